@@ -1,0 +1,54 @@
+"""4D trajectories: waypoints (x, y, z, t) in metres and seconds, and their 1 Hz resampling."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from pydantic import BaseModel, Field, field_validator
+
+from tools.world import XYZT
+
+
+class Trajectory(BaseModel):
+    """Any JSON object with a `waypoints` list of [x, y, z, t] (so a plan_route output is accepted as is)."""
+
+    waypoints: list[XYZT] = Field(min_length=1)
+    uav_id: str | None = None
+
+    @field_validator("waypoints")
+    @classmethod
+    def _time_ordered(cls, wps: list[XYZT]) -> list[XYZT]:
+        if any(b[3] < a[3] for a, b in zip(wps, wps[1:])):
+            raise ValueError("waypoint times must be non-decreasing")
+        return wps
+
+    @property
+    def duration_sec(self) -> float:
+        return self.waypoints[-1][3] - self.waypoints[0][3]
+
+    def array(self) -> np.ndarray:
+        return np.asarray(self.waypoints, dtype=float).reshape(-1, 4)
+
+    def sample(self, dt: float = 1.0) -> np.ndarray:
+        """Positions at t0, t0 + dt, ... up to and including the last waypoint: an (n, 4) array."""
+        return resample(self.array(), dt)
+
+
+def resample(waypoints: np.ndarray, dt: float = 1.0) -> np.ndarray:
+    t = waypoints[:, 3]
+    t0, t1 = float(t[0]), float(t[-1])
+    steps = int(math.floor((t1 - t0) / dt + 1e-9))
+    times = t0 + dt * np.arange(steps + 1)
+    if times[-1] < t1 - 1e-9:
+        times = np.append(times, t1)
+    if len(waypoints) == 1:
+        return np.column_stack([np.repeat(waypoints[:, :3], len(times), axis=0), times])
+    # np.interp needs strictly increasing x; a hover (repeated t) keeps its last position.
+    keep = np.append(np.diff(t) > 0, True)
+    cols = [np.interp(times, t[keep], waypoints[keep, i]) for i in range(3)]
+    return np.column_stack([*cols, times])
+
+
+def path_length(points: np.ndarray) -> float:
+    return float(np.linalg.norm(np.diff(points[:, :3], axis=0), axis=1).sum()) if len(points) > 1 else 0.0
