@@ -1,0 +1,267 @@
+"""Tool-plan execution: dependency order, argument filling, stop at the first failure.
+
+The ordering / filling tests use small fake ToolSpecs (test doubles) whose bodies echo their arguments, so the
+assertions are about the executor alone; the end-to-end test runs the real registry on examples/downtown.json.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import BaseModel, ConfigDict
+
+from graph.ir import LowAltitudeIR
+from graph.plan_execution import default_args, execute_plan, execution_order
+from tools.contract import ToolFailure, ToolOutput
+from tools.registry import ToolRegistry, ToolSpec
+from tools.world import load_world
+
+DOWNTOWN = Path(__file__).resolve().parents[1] / "examples" / "downtown.json"
+
+
+@pytest.fixture(scope="module")
+def world():
+    return load_world(DOWNTOWN)
+
+
+# --- fakes ------------------------------------------------------------------------------------------------
+
+
+class _Args(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class AssignArgs(_Args):
+    origin: str
+    destination: str
+    candidates: list[str] = []
+    payload_kg: float = 0.0
+    battery_reserve_ratio: float = 0.2
+
+
+class RouteArgs(_Args):
+    start: str
+    goal: str
+    waypoints: list[str] = []
+    avoid_zones: list[str] = []
+    altitude_min_m: float = 30.0
+    altitude_max_m: float = 120.0
+    min_separation_m: float = 10.0
+    uav_id: str | None = None
+    deadline_sec: float | None = None
+    payload_kg: float = 0.0
+
+
+class TrajectoryArgs(_Args):
+    waypoints: list[list[float]]
+    uav_id: str | None = None
+    goal: str | None = None
+    ltl: list[str] = []
+    rules: list[str] = ["R1", "R2", "R3", "R4", "R5", "R6"]
+    seed: int = 0
+    stress_level: str = "medium"
+
+
+class ExplainArgs(_Args):
+    decision: dict[str, Any]
+    tool_results: list[dict[str, Any]]
+    rules: list[str] = []
+
+
+def _assign(world, args: AssignArgs) -> ToolOutput:
+    return ToolOutput(result={"uav_id": (args.candidates or ["uav_09"])[0]})
+
+
+def _route(world, args: RouteArgs) -> ToolOutput:
+    x0, y0 = world.position_of(args.start)
+    x1, y1 = world.position_of(args.goal)
+    waypoints = [[x0, y0, args.altitude_min_m, 0.0], [x1, y1, args.altitude_min_m, 60.0]]
+    result = {"waypoints": waypoints, "uav_id": args.uav_id, "eta_sec": 60.0, "energy_wh": 12.5}
+    if args.deadline_sec is not None and args.deadline_sec < 60.0:
+        raise ToolFailure("deadline_risk", "eta 60 s > deadline", recoverable=True, result=result)
+    return ToolOutput(result=result)
+
+
+def _echo(world, args: BaseModel) -> ToolOutput:
+    return ToolOutput(result={"echo": args.model_dump(), "events": [{"type": "gust", "time_sec": 3.0}]})
+
+
+def _broken_sim(world, args: TrajectoryArgs) -> ToolOutput:
+    raise ToolFailure("collision", "hit traffic", recoverable=False)
+
+
+def fake_registry(simulate=_echo) -> ToolRegistry:
+    return ToolRegistry(
+        [
+            ToolSpec("assign_uav", "fake", AssignArgs, _assign),
+            ToolSpec("plan_route", "fake", RouteArgs, _route, needs=("assign_uav",)),
+            ToolSpec("verify_ltl_stl", "fake", TrajectoryArgs, _echo, needs=("plan_route",)),
+            ToolSpec("simulate_scenario", "fake", TrajectoryArgs, simulate, needs=("plan_route",)),
+            ToolSpec("explain_decision", "fake", ExplainArgs, _echo),
+        ]
+    )
+
+
+def make_ir(
+    steps: list[dict[str, Any]], program_rules: tuple[str, ...] = ("R1", "R2", "R3", "R4"), **constraints: Any
+) -> LowAltitudeIR:
+    return LowAltitudeIR.model_validate(
+        {
+            "task_id": "t1",
+            "intent": "emergency",
+            "priority": "high",
+            "entities": {
+                "origin": "hospital_A",
+                "destination": "accident_site_3",
+                "candidate_uavs": ["uav_03"],
+                "avoid_zones": ["nfz_temp_1"],
+                "sensitive_zones": ["school_zone_2"],
+            },
+            "constraints": {"deadline_sec": 600, "payload_kg": 1.5, **constraints},
+            "tool_plan": steps,
+            "verification_specs": {"ltl": ["G !in_nfz_temp_1"], "program_rules": list(program_rules)},
+        }
+    )
+
+
+FULL_PLAN = [
+    {"id": "assign", "tool": "assign_uav"},
+    {"id": "route", "tool": "plan_route", "depends_on": ["assign"]},
+    {"id": "verify", "tool": "verify_ltl_stl", "depends_on": ["route"]},
+    {"id": "sim", "tool": "simulate_scenario", "depends_on": ["route"]},
+    {"id": "explain", "tool": "explain_decision", "depends_on": ["verify", "sim"]},
+]
+
+
+# --- ordering ---------------------------------------------------------------------------------------------
+
+
+def test_order_is_topological_and_keeps_the_ir_order_for_ties():
+    ir = make_ir(
+        [
+            {"id": "explain", "tool": "explain_decision", "depends_on": ["verify", "sim"]},
+            {"id": "sim", "tool": "simulate_scenario", "depends_on": ["route"]},
+            {"id": "verify", "tool": "verify_ltl_stl", "depends_on": ["route"]},
+            {"id": "route", "tool": "plan_route", "depends_on": ["assign"]},
+            {"id": "assign", "tool": "assign_uav"},
+        ]
+    )
+    ordered, stuck = execution_order(ir.tool_plan)
+    assert [s.id for s in ordered] == ["assign", "route", "sim", "verify", "explain"]
+    assert stuck == []
+
+
+def test_executes_every_step_in_dependency_order(world):
+    ir = make_ir(list(reversed(FULL_PLAN)))
+    run = execute_plan(ir, world, fake_registry())
+    assert run.ok and run.failed_step is None
+    assert [r.step_id for r in run.results] == ["assign", "route", "sim", "verify", "explain"]
+
+
+# --- filling ----------------------------------------------------------------------------------------------
+
+
+def test_fills_arguments_from_the_ir_and_from_earlier_steps(world):
+    run = execute_plan(make_ir(FULL_PLAN), world, fake_registry(), seed=7, stress_level="high")
+    args = {r.step_id: r.args for r in run.results}
+    assert args["assign"] == {
+        "origin": "hospital_A",
+        "destination": "accident_site_3",
+        "candidates": ["uav_03"],
+        "payload_kg": 1.5,
+        "battery_reserve_ratio": 0.2,
+    }
+    assert args["route"]["uav_id"] == "uav_03"
+    assert (args["route"]["start"], args["route"]["goal"]) == ("hospital_A", "accident_site_3")
+    assert args["route"]["avoid_zones"] == ["nfz_temp_1", "school_zone_2"]
+    assert args["route"]["deadline_sec"] == 600
+    route_waypoints = run.results[1].result.result["waypoints"]
+    assert args["verify"]["waypoints"] == route_waypoints
+    assert args["verify"]["ltl"] == ["G !in_nfz_temp_1"]
+    assert args["verify"]["rules"] == ["R1", "R2", "R3", "R4"]
+    assert (args["sim"]["seed"], args["sim"]["stress_level"]) == (7, "high")
+    assert [r["request_id"] for r in args["explain"]["tool_results"]] == [r.result.request_id for r in run.results[:4]]
+    assert args["explain"]["decision"]["waypoints"] == route_waypoints
+
+
+def test_given_arguments_win_over_filled_ones(world):
+    plan = [dict(step) for step in FULL_PLAN]
+    plan[1] = {**plan[1], "args": {"altitude_max_m": 100.0, "avoid_zones": ["nfz_gov_1"], "uav_id": "uav_09"}}
+    run = execute_plan(make_ir(plan), world, fake_registry())
+    route_args = run.results[1].args
+    assert route_args["altitude_max_m"] == 100.0
+    assert route_args["avoid_zones"] == ["nfz_gov_1"]
+    assert route_args["uav_id"] == "uav_09"
+    assert run.decision is not None and run.decision.uav_id == "uav_09"
+
+
+def test_empty_ir_lists_leave_the_tool_default(world):
+    run = execute_plan(make_ir(FULL_PLAN, program_rules=()), world, fake_registry())
+    assert "rules" not in run.results[2].args
+    assert run.results[2].result.result["echo"]["rules"] == ["R1", "R2", "R3", "R4", "R5", "R6"]
+
+
+def test_inputs_come_from_the_declared_ancestor_when_two_steps_could_provide_them(world):
+    plan = [
+        {"id": "assign", "tool": "assign_uav"},
+        {"id": "route_a", "tool": "plan_route", "depends_on": ["assign"]},
+        {"id": "route_b", "tool": "plan_route", "args": {"goal": "hospital_B"}, "depends_on": ["assign"]},
+        {"id": "verify", "tool": "verify_ltl_stl", "depends_on": ["route_a"]},
+    ]
+    run = execute_plan(make_ir(plan), world, fake_registry())
+    by_id = {r.step_id: r for r in run.results}
+    assert by_id["verify"].args["waypoints"] == by_id["route_a"].result.result["waypoints"]
+    assert by_id["verify"].args["waypoints"] != by_id["route_b"].result.result["waypoints"]
+
+
+def test_default_args_preview_shows_run_time_links(world):
+    preview = default_args(make_ir(FULL_PLAN), fake_registry())
+    assert preview["route"]["uav_id"] == "<assign.uav_id>"
+    assert preview["verify"]["waypoints"] == "<route.waypoints>"
+    assert preview["explain"]["tool_results"] == "<*>"
+    assert preview["assign"]["candidates"] == ["uav_03"]
+
+
+# --- failures ---------------------------------------------------------------------------------------------
+
+
+def test_stops_at_the_first_failing_step_and_keeps_the_route(world):
+    run = execute_plan(make_ir(FULL_PLAN, deadline_sec=30), world, fake_registry())
+    assert [r.step_id for r in run.results] == ["assign", "route"]
+    assert run.failed_step == "route"
+    assert run.failure is not None and run.failure.type == "deadline_risk"
+    assert run.recoverable is True
+    assert run.decision is not None and run.decision.eta_sec == 60.0 and len(run.decision.waypoints) == 2
+
+
+def test_unrecoverable_failure_is_reported_as_such(world):
+    run = execute_plan(make_ir(FULL_PLAN), world, fake_registry(simulate=_broken_sim))
+    assert run.failed_step == "sim"
+    assert (run.failure.type, run.recoverable) == ("collision", False)
+    assert "explain" not in [r.step_id for r in run.results]
+
+
+def test_unknown_tool_and_bad_arguments_come_back_as_tool_results(world):
+    unknown = execute_plan(make_ir([{"id": "q", "tool": "qurey_airspace"}]), world, fake_registry())
+    assert unknown.failed_step == "q" and unknown.failure.type == "unknown_tool"
+    assert unknown.results[0].result.ok is False
+    bad = execute_plan(make_ir([{"id": "a", "tool": "assign_uav", "args": {"payload": 2}}]), world, fake_registry())
+    assert bad.failure.type == "bad_arguments" and "payload" in bad.failure.message
+
+
+@pytest.mark.parametrize(
+    ("plan", "error_type", "failed_step"),
+    [
+        ([{"id": "a", "tool": "assign_uav", "depends_on": ["b"]}, {"id": "b", "tool": "assign_uav", "depends_on": ["a"]}], "cycle", "a"),
+        ([{"id": "route", "tool": "plan_route"}, {"id": "assign", "tool": "assign_uav"}], "dependency_missing", "route"),
+        ([{"id": "verify", "tool": "verify_ltl_stl"}], "dependency_missing", "verify"),
+        ([{"id": "a", "tool": "assign_uav", "depends_on": ["nope"]}], "dependency_missing", "a"),
+    ],
+)
+def test_plan_defects_fail_before_any_tool_runs(world, plan, error_type, failed_step):
+    run = execute_plan(make_ir(plan), world, fake_registry())
+    assert run.results == []
+    assert (run.failed_step, run.failure.type, run.recoverable) == (failed_step, error_type, True)
+    assert run.failure.suggested_actions
