@@ -1,0 +1,36 @@
+# Two commands do all set-up on a fresh machine: `make demo` (the main job) and `make test`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+DEMO_DB := .cloudbrain/demo.sqlite
+DEMO_WORLD := examples/downtown.json
+DEMO_INSTRUCTION := Send a drone with the defibrillator from hospital_A to accident_site_3 within 10 minutes, keep away from the school and the temporary no-fly zone.
+
+.PHONY: install demo test perf clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	# The CPU build of torch first: left to the resolver, sentence-transformers pulls a multi-GB CUDA build.
+	$(BIN)/pip install --quiet torch==2.13.0
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $@
+
+install: $(STAMP)
+
+demo: $(STAMP)
+	mkdir -p .cloudbrain
+	$(BIN)/cloudbrain run --world $(DEMO_WORLD) --instruction "$(DEMO_INSTRUCTION)" --db $(DEMO_DB) --thread demo-$$(date +%Y%m%d-%H%M%S) --json > .cloudbrain/demo-run.json; \
+	  status=$$?; cat .cloudbrain/demo-run.json; \
+	  $(BIN)/cloudbrain trace --db $(DEMO_DB) --thread $$($(BIN)/python -c "import json;print(json.load(open('.cloudbrain/demo-run.json'))['thread_id'])"); \
+	  exit $$status
+
+test: $(STAMP)
+	$(BIN)/pytest
+
+perf: $(STAMP)
+	$(BIN)/python benchmark/perf/planner_vs_networkx.py
+	$(BIN)/python benchmark/perf/memory_latency.py
+
+clean:
+	rm -rf $(VENV) .cloudbrain .pytest_cache

@@ -1,0 +1,26 @@
+"""Checkpointers. SQLite file by default: one saver per file per process (SQLite is not for several writers
+from several processes; parallel benchmark workers each get their own shard file)."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from pathlib import Path
+
+from langgraph.checkpoint.sqlite import SqliteSaver
+
+DEFAULT_DB = ".cloudbrain/runs.sqlite"
+_SAVERS: dict[Path, SqliteSaver] = {}
+_LOCK = threading.Lock()
+
+
+def sqlite_checkpointer(path: str | Path = DEFAULT_DB) -> SqliteSaver:
+    resolved = Path(path).resolve()
+    with _LOCK:
+        saver = _SAVERS.get(resolved)
+        if saver is None:
+            resolved.parent.mkdir(parents=True, exist_ok=True)
+            saver = SqliteSaver(sqlite3.connect(str(resolved), check_same_thread=False))
+            saver.setup()
+            _SAVERS[resolved] = saver
+        return saver

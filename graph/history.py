@@ -1,0 +1,175 @@
+"""Reading and re-running checkpointed runs: trace, the checkpoint list, replay and fork."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import jsonpatch
+from langgraph.graph.state import CompiledStateGraph
+from pydantic import BaseModel
+
+from graph.context import Context
+from graph.runner import RunOutput, summarise, thread_config
+
+
+class TraceRound(BaseModel):
+    round: int
+    stage: str | None
+    error_type: str | None
+    counterexample: dict[str, Any] | None
+    ir_diff: list[dict[str, Any]]
+    usage: dict[str, Any]
+
+
+class TraceReport(BaseModel):
+    thread_id: str
+    checkpoint_id: str | None
+    rounds: list[TraceRound]
+    final: dict[str, Any]
+
+
+class CheckpointInfo(BaseModel):
+    checkpoint_id: str
+    step: int
+    round: int
+    next: list[str]
+    ran: list[str]
+
+
+class UnknownRunError(LookupError):
+    pass
+
+
+def _snapshot(graph: CompiledStateGraph, thread_id: str, checkpoint_id: str | None = None):
+    snapshot = graph.get_state(thread_config(thread_id, checkpoint_id))
+    if not snapshot.values:
+        where = f"checkpoint {checkpoint_id} of " if checkpoint_id else ""
+        raise UnknownRunError(f"no {where}thread {thread_id!r} in this database")
+    return snapshot
+
+
+def trace(graph: CompiledStateGraph, thread_id: str, checkpoint_id: str | None = None) -> TraceReport:
+    """Per round: the failing stage, error type, counterexample and the IR diff against the previous round."""
+    snapshot = _snapshot(graph, thread_id, checkpoint_id)
+    values = snapshot.values
+    rounds, previous_ir = [], {}
+    for attempt in values.get("attempts") or []:
+        failure = attempt.get("failure") or {}
+        ir = attempt.get("ir") or {}
+        rounds.append(
+            TraceRound(
+                round=attempt["round"],
+                stage=failure.get("stage"),
+                error_type=failure.get("error_type"),
+                counterexample=failure.get("counterexample"),
+                ir_diff=list(jsonpatch.make_patch(previous_ir, ir)),
+                usage=attempt.get("usage") or {},
+            )
+        )
+        previous_ir = ir or previous_ir
+    final = {
+        "status": values.get("status"),
+        "decision": values.get("decision"),
+        "next": list(snapshot.next),
+        "pending_interrupt": snapshot.interrupts[0].value if snapshot.interrupts else None,
+    }
+    return TraceReport(
+        thread_id=thread_id,
+        checkpoint_id=snapshot.config["configurable"].get("checkpoint_id"),
+        rounds=rounds,
+        final=final,
+    )
+
+
+def checkpoints(graph: CompiledStateGraph, thread_id: str) -> list[CheckpointInfo]:
+    """Every checkpoint of the thread, oldest first, with the node(s) that produced it."""
+    history = list(graph.get_state_history(thread_config(thread_id)))
+    if not history:
+        raise UnknownRunError(f"no thread {thread_id!r} in this database")
+    by_id = {s.config["configurable"]["checkpoint_id"]: s for s in history}
+    infos = []
+    for snap in reversed(history):
+        parent_id = (snap.parent_config or {}).get("configurable", {}).get("checkpoint_id")
+        parent = by_id.get(parent_id)
+        infos.append(
+            CheckpointInfo(
+                checkpoint_id=snap.config["configurable"]["checkpoint_id"],
+                step=snap.metadata.get("step", -1),
+                round=snap.values.get("round", 0),
+                next=list(snap.next),
+                ran=list(parent.next) if parent else [],
+            )
+        )
+    return infos
+
+
+def set_path(values: dict[str, Any], path: str, raw_value: str) -> tuple[str, Any]:
+    """Apply PATH=VALUE (dotted path, VALUE as JSON or a bare string) to a copy; returns (top key, new value)."""
+    try:
+        value = json.loads(raw_value)
+    except json.JSONDecodeError:
+        value = raw_value
+    keys = path.split(".")
+    top = keys[0]
+    if len(keys) == 1:
+        return top, value
+    root = copy.deepcopy(values.get(top))
+    if not isinstance(root, dict | list):
+        raise KeyError(f"{top} is not an object in this checkpoint")
+    node = root
+    for key in keys[1:-1]:
+        node = node[int(key)] if isinstance(node, list) else node.setdefault(key, {})
+    last = keys[-1]
+    if isinstance(node, list):
+        node[int(last)] = value
+    else:
+        node[last] = value
+    return top, root
+
+
+def _producer(graph: CompiledStateGraph, thread_id: str, checkpoint_id: str) -> str | None:
+    for info in checkpoints(graph, thread_id):
+        if info.checkpoint_id == checkpoint_id:
+            return info.ran[0] if info.ran else None
+    raise UnknownRunError(f"no checkpoint {checkpoint_id} in thread {thread_id!r}")
+
+
+def replay(graph: CompiledStateGraph, thread_id: str, checkpoint_id: str, context: Context, db: str | None) -> RunOutput:
+    """Re-run from a past checkpoint: nodes after it execute again and append new checkpoints."""
+    _snapshot(graph, thread_id, checkpoint_id)
+    graph.invoke(None, thread_config(thread_id, checkpoint_id), context=context)
+    return _output(graph, thread_id, db)
+
+
+def fork(
+    graph: CompiledStateGraph,
+    thread_id: str,
+    checkpoint_id: str,
+    edits: list[tuple[str, str]],
+    context: Context,
+    db: str | None,
+) -> RunOutput:
+    """Edit the state at a past checkpoint and run on from there, as a new branch of the same thread.
+
+    The edit is applied as if the node that produced the checkpoint had written it, so the routers after that
+    node are evaluated again on the edited state.
+    """
+    snapshot = _snapshot(graph, thread_id, checkpoint_id)
+    update: dict[str, Any] = {}
+    values = dict(snapshot.values)
+    for path, raw in edits:
+        top, new = set_path(values, path, raw)
+        values[top] = new
+        update[top] = new
+    as_node = _producer(graph, thread_id, checkpoint_id)
+    branch = graph.update_state(thread_config(thread_id, checkpoint_id), update, as_node=as_node)
+    graph.invoke(None, branch, context=context)
+    return _output(graph, thread_id, db)
+
+
+def _output(graph: CompiledStateGraph, thread_id: str, db: str | None) -> RunOutput:
+    snapshot = graph.get_state(thread_config(thread_id))
+    interrupted = snapshot.interrupts[0].value if snapshot.interrupts else None
+    return summarise(snapshot.values, thread_id=thread_id, db=db, interrupted=interrupted)

@@ -1,0 +1,103 @@
+"""Running the agent on one task: build the graph for the ablation set, invoke it on a thread, summarise."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+from typing import Any
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from pydantic import BaseModel, Field
+
+from graph.builder import build_graph, parse_without
+from graph.checkpoint import DEFAULT_DB, sqlite_checkpointer
+from graph.context import Context
+from tools.world import World
+
+
+class RunOutput(BaseModel):
+    status: str
+    decision: dict[str, Any]
+    rounds: int = Field(description="repair rounds used")
+    thread_id: str
+    db: str | None
+    task_id: str
+    explanation: dict[str, Any] | None = None
+    failure: dict[str, Any] | None = None
+    interrupted: dict[str, Any] | None = Field(default=None, description="the pending interrupt, interactive runs")
+    usage: dict[str, Any] = Field(default_factory=dict)
+
+
+def thread_config(thread_id: str, checkpoint_id: str | None = None) -> dict[str, Any]:
+    configurable = {"thread_id": thread_id}
+    if checkpoint_id:
+        configurable["checkpoint_id"] = checkpoint_id
+    return {"configurable": configurable, "recursion_limit": 200}
+
+
+def run_config_of(context: Context) -> dict[str, Any]:
+    """The non-secret part of a Context, stored with the run so replay and fork rebuild the same graph."""
+    return {
+        "model": context.model,
+        "base_url": context.base_url,
+        "max_repairs": context.max_repairs,
+        "stress_level": context.stress_level,
+        "sim_seed": context.sim_seed,
+        "without": sorted(context.without),
+        "top_k_cases": context.top_k_cases,
+    }
+
+
+def new_thread_id() -> str:
+    return f"run-{uuid.uuid4().hex[:12]}"
+
+
+def total_usage(attempts: list[dict[str, Any]]) -> dict[str, Any]:
+    keys = ("prompt_tokens", "completion_tokens", "llm_calls", "llm_latency_sec")
+    return {k: round(sum((a.get("usage") or {}).get(k, 0) for a in attempts), 4) for k in keys}
+
+
+def summarise(values: dict[str, Any], *, thread_id: str, db: str | None, interrupted: Any = None) -> RunOutput:
+    attempts = values.get("attempts") or []
+    return RunOutput(
+        status=values.get("status") or "human_confirm",
+        decision=values.get("decision") or {},
+        rounds=values.get("round", 0),
+        thread_id=thread_id,
+        db=db,
+        task_id=values.get("task_id", ""),
+        explanation=(values.get("explanation") or {}).get("result"),
+        failure=values.get("failure"),
+        interrupted=interrupted,
+        usage=total_usage(attempts),
+    )
+
+
+def run_task(
+    world: World,
+    instruction: str,
+    *,
+    context: Context,
+    thread_id: str | None = None,
+    db: str | Path | None = DEFAULT_DB,
+    checkpointer: BaseCheckpointSaver | None = None,
+    task_id: str | None = None,
+    gold_ir: dict[str, Any] | None = None,
+) -> RunOutput:
+    """One headless run. `db` picks the SQLite file; pass `checkpointer` to use another saver instead."""
+    saver = checkpointer or sqlite_checkpointer(db or DEFAULT_DB)
+    graph = build_graph(parse_without(context.without), checkpointer=saver)
+    thread_id = thread_id or new_thread_id()
+    config = thread_config(thread_id)
+    inputs = {
+        "instruction": instruction,
+        "world": world.model_dump(mode="json"),
+        "task_id": task_id or thread_id,
+        "gold_ir": gold_ir,
+        "run_config": run_config_of(context),
+    }
+    graph.invoke(inputs, config, context=context)
+    snapshot = graph.get_state(config)
+    interrupted = snapshot.interrupts[0].value if snapshot.interrupts else None
+    db_name = None if checkpointer is not None else str(db or DEFAULT_DB)
+    return summarise(snapshot.values, thread_id=thread_id, db=db_name, interrupted=interrupted)

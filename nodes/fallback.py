@@ -1,0 +1,74 @@
+"""fallback: the run could not reach a verified plan. Headless: human_confirm or safe_refusal by the IR's
+fallback policy. Interactive: pause with interrupt() and let the operator approve, refuse or edit the IR.
+
+Only an operator's explicit approval can turn an unverified candidate into `execute`, and it is recorded.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from langgraph.runtime import Runtime
+from langgraph.types import interrupt
+
+from graph.attempts import close_attempt
+from graph.context import Context
+from graph.state import Decision, State
+
+READS = ("failure", "ir", "candidate", "attempts", "answer")
+
+HUMAN_POLICIES = {"human_confirm", "ground_transfer_or_human_confirm"}
+
+
+def _status_by_policy(state: State) -> str:
+    policy = (state.get("ir") or {}).get("fallback_policy")
+    return "human_confirm" if policy in HUMAN_POLICIES else "safe_refusal"
+
+
+def _reason(state: State) -> str:
+    failure = state.get("failure") or {}
+    if not failure:
+        return "no verified plan"
+    ce = failure.get("counterexample") or {}
+    rule = f" ({ce['violated_rule']})" if ce.get("violated_rule") else ""
+    rounds = state.get("round", 0)
+    return f"{failure.get('stage')}: {failure.get('error_type')}{rule} after {rounds} repair round(s)"
+
+
+def _best_candidate(state: State) -> dict[str, Any] | None:
+    """The latest candidate route, which is what the operator is shown and may approve."""
+    return state.get("candidate")
+
+
+def fallback(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+    status = _status_by_policy(state)
+    candidate = _best_candidate(state)
+    reason = _reason(state)
+    update: dict[str, Any] = {**close_attempt(state), "operator_reply": None}
+    if runtime.context.interactive and status == "human_confirm":
+        reply = interrupt(
+            {
+                "question": "The agent could not verify a plan. approve / refuse / edit?",
+                "reason": reason,
+                "policy": (state.get("ir") or {}).get("fallback_policy"),
+                "best_candidate": candidate,
+                "options": ["approve", "refuse", "edit"],
+            }
+        )
+        reply = reply if isinstance(reply, dict) else {"action": str(reply)}
+        action = reply.get("action")
+        if action == "edit" and isinstance(reply.get("ir"), dict):
+            return {**update, "operator_reply": reply, "raw_output": json.dumps(reply["ir"]), "attempt_open": True}
+        update["operator_reply"] = reply
+        if action == "approve" and candidate and candidate.get("waypoints"):
+            decision = Decision(
+                status="execute", reason=f"operator approved despite: {reason}", approved_by_operator=True, **candidate
+            )
+            return {**update, "status": "execute", "decision": decision.model_dump(mode="json")}
+        status = "safe_refusal"
+        if action == "refuse":
+            reason = f"operator refused: {reason}"
+    # A refusal or a confirmation request carries the candidate only as a proposal, never as waypoints to fly.
+    decision = Decision(status=status, reason=reason, proposal=candidate if status == "human_confirm" else None)
+    return {**update, "status": status, "decision": decision.model_dump(mode="json")}

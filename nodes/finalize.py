@@ -1,0 +1,49 @@
+"""finalize: the candidate passed every enabled check; issue the decision with an explanation that cites only
+tool results and rule ids, and remember the repair (if the run needed one) in the safety memory.
+
+R8: an answer that itself says it needs human confirmation, or lacks information, never leaves as `execute`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from graph.attempts import close_attempt
+from graph.context import Context
+from graph.state import Decision, State
+from graph.worlds import world_from_state
+from tools.catalog import default_registry
+
+READS = ("candidate", "tool_results", "verdict", "simulation", "ir", "answer", "attempts")
+
+
+def _needs_human(state: State) -> list[str]:
+    uncertainty = (state.get("answer") or {}).get("uncertainty") or {}
+    reasons = [f"missing information: {item}" for item in uncertainty.get("missing_information") or []]
+    if uncertainty.get("needs_human_confirmation"):
+        reasons.append("the model asked for human confirmation")
+    return reasons
+
+
+def finalize(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+    candidate = state.get("candidate") or {}
+    checks = {"verified": state.get("verdict") is not None, "simulated": state.get("simulation") is not None}
+    human_reasons = _needs_human(state)
+    if human_reasons:
+        decision = Decision(status="human_confirm", reason="R8: " + "; ".join(human_reasons), proposal=candidate, **checks)
+    else:
+        decision = Decision(status="execute", reason="all enabled checks passed", **candidate, **checks)
+    rules = ((state.get("ir") or {}).get("verification_specs") or {}).get("program_rules") or []
+    explanation = default_registry().call(
+        "explain_decision",
+        world_from_state(state),
+        {"decision": decision.model_dump(mode="json"), "tool_results": state.get("tool_results") or [], "rules": rules},
+    )
+    return {
+        **close_attempt(state),
+        "status": decision.status,
+        "decision": decision.model_dump(mode="json"),
+        "explanation": explanation.model_dump(mode="json"),
+    }

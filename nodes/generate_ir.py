@@ -1,0 +1,63 @@
+"""generate_ir: the LLM (or a reference model) writes the LowAltitudeIR answer for this round.
+
+Transport errors propagate: the node's RetryPolicy retries them, then the graph's error handler routes to
+fallback (graph/builder.py). Everything else about the answer is judged by `validate`, not here.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from graph.context import Context
+from graph.llm.base import GenerationRequest, RepairFeedback, RetrievedContext
+from graph.llm.factory import make_generator
+from graph.state import State, Usage
+from graph.worlds import world_from_state
+
+READS = ("instruction", "world", "context", "feedback", "round", "gold_ir")
+
+
+def generate_ir(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+    ctx = runtime.context
+    generator = make_generator(ctx.model, base_url=ctx.base_url, api_key=ctx.api_key, sample_gold=state.get("gold_ir"))
+    feedback = state.get("feedback")
+    request = GenerationRequest(
+        instruction=state["instruction"],
+        world=world_from_state(state),
+        task_id=state.get("task_id") or "task",
+        context=RetrievedContext.model_validate(state.get("context") or {}),
+        feedback=RepairFeedback.model_validate(feedback) if feedback else None,
+        round=state.get("round", 0),
+    )
+    result = generator.generate(request)
+    usage = Usage(
+        prompt_tokens=result.usage.prompt_tokens,
+        completion_tokens=result.usage.completion_tokens,
+        llm_calls=0 if result.cached else 1,
+        llm_latency_sec=result.latency_sec,
+    )
+    answer = result.answer or {}
+    return {
+        "raw_output": result.raw_text,
+        "answer": {
+            "rationale_summary": answer.get("rationale_summary", ""),
+            "uncertainty": answer.get("uncertainty", {}),
+            "model": result.model,
+            "prompt_version": result.prompt_version,
+            "cached": result.cached,
+        },
+        # A new round starts: nothing judged about the previous IR may leak into it.
+        "round_started_at": time.time(),
+        "attempt_open": True,
+        "usage": usage.model_dump(),
+        "ir": None,
+        "validation": None,
+        "tool_results": [],
+        "candidate": None,
+        "verdict": None,
+        "simulation": None,
+        "failure": None,
+    }

@@ -1,0 +1,42 @@
+"""validate: the layered validator (json -> schema -> grounding -> tool dependencies -> policy)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from graph.context import Context
+from graph.state import Counterexample, Failure, State
+from graph.validation import validate_ir
+from graph.worlds import world_from_state
+from tools.catalog import default_registry
+
+READS = ("raw_output", "world")
+
+
+def validate(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+    report = validate_ir(state.get("raw_output") or "", world_from_state(state), default_registry())
+    update: dict[str, Any] = {
+        "validation": report.model_dump(mode="json", exclude={"ir"}),
+        "ir": report.ir.model_dump(mode="json") if report.ir is not None else None,
+        "failure": None,
+    }
+    if not report.valid:
+        allowed = [str(a) for a in report.allowed]
+        hint = f"replace {report.value!r} at {report.field} with one of {allowed}" if allowed else report.message
+        update["failure"] = Failure(
+            stage="validate",
+            error_type=report.error_type or "invalid",
+            recoverable=True,
+            message=report.message,
+            counterexample=Counterexample(
+                failure_stage=f"validate.{report.stage}",
+                failure_type=report.error_type or "invalid",
+                field=report.field,
+                value=report.value,
+                allowed=allowed,
+                suggested_repair=hint,
+            ),
+        ).model_dump(mode="json")
+    return update
