@@ -1,0 +1,255 @@
+"""SafetyMemory: repair cases and rule texts in Qdrant, searched by embedding similarity.
+
+Storage: Qdrant's embedded local mode (`QdrantClient(path=...)`, default `.cloudbrain/memory` under the current
+directory) or a Qdrant server (`url=`, or the CLOUDBRAIN_QDRANT_URL environment variable); the same code runs on
+both. Local mode has two limits to plan around:
+
+- one client per folder: a second process (or a second SafetyMemory in the same process) opening the same path
+  gets `MemoryLockedError`. Open one SafetyMemory per process and share it; parallel benchmark workers each need
+  their own copy of the folder, or a Qdrant server.
+- it is a brute-force index meant for small collections: Qdrant warns past 20,000 points. Use a server beyond.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+import warnings
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel
+from qdrant_client import QdrantClient, models
+
+from memory.cases import CASE_ID_NAMESPACE, CaseHit, RepairCase
+from memory.embeddings import EMBEDDING_DIM, Embedder, shared_embedder
+from memory.entities import EntityMatch, relevant_entities
+from memory.rules_corpus import RULES, RuleText, corpus_fingerprint
+from tools.world import World
+
+CASES_COLLECTION = "repair_cases"
+RULES_COLLECTION = "rules"
+URL_ENV = "CLOUDBRAIN_QDRANT_URL"
+DEFAULT_MEMORY_PATH = Path(".cloudbrain") / "memory"
+CASE_INDEXED_FIELDS = ("failure_type",)
+RULE_INDEXED_FIELDS = ("kind",)
+UPSERT_BATCH = 256
+# Local-mode filtered search: how many unfiltered neighbours to fetch before falling back to a filtered query.
+OVERFETCH_MIN = 64
+OVERFETCH_PER_RESULT = 16
+SERVER_TIMEOUT_SEC = 10
+
+
+class MemoryStoreError(Exception):
+    """The safety memory cannot be opened or used; the message says why and what to do."""
+
+
+class MemoryLockedError(MemoryStoreError):
+    """Another Qdrant client holds the local storage folder."""
+
+
+class RuleHit(BaseModel):
+    score: float
+    rule: RuleText
+
+
+def default_memory_path() -> Path:
+    return Path.cwd() / DEFAULT_MEMORY_PATH
+
+
+def _open_local(path: Path) -> QdrantClient:
+    try:
+        return QdrantClient(path=str(path))
+    except RuntimeError as exc:
+        if "already accessed" not in str(exc):
+            raise
+        raise MemoryLockedError(
+            f"safety memory {path} is already open (Qdrant local mode allows one client per folder: another "
+            f"process, or another SafetyMemory in this one, holds it). Close the other command, give each parallel worker its own copy of the folder, or run a "
+            f"Qdrant server and pass --qdrant-url / set {URL_ENV}."
+        ) from None
+
+
+def _failure_filter(failure_type: str) -> models.Filter:
+    return models.Filter(must=[models.FieldCondition(key="failure_type", match=models.MatchValue(value=failure_type))])
+
+
+class SafetyMemory:
+    """Repair-case memory and rule retrieval. Construct with a local path or a server URL; `close()` when done."""
+
+    def __init__(self, path: str | Path | None = None, url: str | None = None, embedder: Embedder | None = None):
+        if path is not None and url is not None:
+            raise ValueError("give a local path or a server url, not both")
+        self.url = url or (None if path is not None else os.environ.get(URL_ENV) or None)
+        self.path = None if self.url else Path(path) if path is not None else default_memory_path()
+        self._embedder = embedder
+        self.filtered_query_fallbacks = 0
+        self._rules_ready = False
+        if self.path is not None:
+            self.path.mkdir(parents=True, exist_ok=True)
+            self.client = _open_local(self.path)
+        else:
+            self.client = QdrantClient(url=self.url, timeout=SERVER_TIMEOUT_SEC)
+        try:
+            self._ensure_collection(CASES_COLLECTION, CASE_INDEXED_FIELDS)
+            self._ensure_collection(RULES_COLLECTION, RULE_INDEXED_FIELDS)
+        except Exception as exc:
+            self.client.close()
+            if isinstance(exc, MemoryStoreError):
+                raise
+            raise MemoryStoreError(f"cannot use Qdrant at {self.location}: {exc}") from None
+
+    # --- lifecycle ------------------------------------------------------------------------------------------
+    @property
+    def is_local(self) -> bool:
+        return self.path is not None
+
+    @property
+    def location(self) -> str:
+        return str(self.path) if self.path is not None else str(self.url)
+
+    @property
+    def embedder(self) -> Embedder:
+        if self._embedder is None:
+            self._embedder = shared_embedder()
+        return self._embedder
+
+    def close(self) -> None:
+        self.client.close()
+
+    def __enter__(self) -> "SafetyMemory":
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def _ensure_collection(self, name: str, indexed_fields: tuple[str, ...]) -> None:
+        if self.client.collection_exists(name):
+            size = self.client.get_collection(name).config.params.vectors.size
+            if size != EMBEDDING_DIM:
+                raise MemoryStoreError(f"collection {name} at {self.location} has vectors of size {size}, "
+                                       f"expected {EMBEDDING_DIM}: it was built with another embedding model")
+            return
+        # Vectors are unit length, so DOT is the cosine; it also spares local mode re-normalising every vector.
+        self.client.create_collection(name, vectors_config=models.VectorParams(size=EMBEDDING_DIM,
+                                                                               distance=models.Distance.DOT))
+        with warnings.catch_warnings():
+            # Local mode ignores payload indexes (and says so); they serve the server, same code for both.
+            warnings.filterwarnings("ignore", message="Payload indexes have no effect")
+            for field in indexed_fields:
+                self.client.create_payload_index(name, field, field_schema=models.PayloadSchemaType.KEYWORD)
+
+    # --- repair cases ---------------------------------------------------------------------------------------
+    def store_case(self, case: RepairCase) -> str:
+        """Insert or replace the case; returns its point id (uuid5 of thread_id and round)."""
+        self.store_cases([case])
+        return case.point_id
+
+    def store_cases(self, cases: Iterable[RepairCase], batch_size: int = UPSERT_BATCH) -> int:
+        """Batch-encode and upsert; re-storing a (thread_id, round) replaces it. Returns the number written."""
+        written = 0
+        batch: list[RepairCase] = []
+        for case in cases:
+            batch.append(case)
+            if len(batch) == batch_size:
+                written += self._upsert_cases(batch)
+                batch = []
+        return written + (self._upsert_cases(batch) if batch else 0)
+
+    def _upsert_cases(self, cases: list[RepairCase]) -> int:
+        vectors = self.embedder.encode([case.embedding_text() for case in cases])
+        self.upsert_case_vectors(cases, vectors)
+        return len(cases)
+
+    def upsert_case_vectors(self, cases: list[RepairCase], vectors: np.ndarray) -> None:
+        """Upsert cases whose vectors are already computed (unit length, one row per case)."""
+        points = [
+            models.PointStruct(id=case.point_id, vector=vector.tolist(), payload=case.model_dump(mode="json"))
+            for case, vector in zip(cases, vectors, strict=True)
+        ]
+        self.client.upsert(CASES_COLLECTION, points=points, wait=True)
+
+    def search_cases(self, query_text: str, failure_type: str | None = None, k: int = 3) -> list[CaseHit]:
+        """The k stored cases most similar to the query, only of that failure type when one is given."""
+        if k <= 0:
+            return []
+        return self.search_cases_by_vector(self.embedder.encode_one(query_text), failure_type, k)
+
+    def search_cases_by_vector(self, vector: np.ndarray, failure_type: str | None = None, k: int = 3) -> list[CaseHit]:
+        points = self._query_cases(vector.tolist(), failure_type, k)
+        return [CaseHit(score=p.score, case=RepairCase.model_validate(p.payload)) for p in points]
+
+    def _query_cases(self, vector: list[float], failure_type: str | None, k: int) -> list[models.ScoredPoint]:
+        if failure_type is not None and self.is_local:
+            # Local mode checks a payload filter in Python on every point (~0.1 s at 10k points). The unfiltered
+            # top-N is exact for the filtered top-k once it holds k matches: every point not fetched scores lower.
+            limit = max(OVERFETCH_MIN, OVERFETCH_PER_RESULT * k)
+            candidates = self._query(CASES_COLLECTION, vector, None, limit)
+            matches = [p for p in candidates if p.payload["failure_type"] == failure_type]
+            if len(matches) >= k or len(candidates) < limit:
+                return matches[:k]
+            self.filtered_query_fallbacks += 1
+        query_filter = _failure_filter(failure_type) if failure_type is not None else None
+        return self._query(CASES_COLLECTION, vector, query_filter, k)
+
+    def _query(
+        self, collection: str, vector: list[float], query_filter: models.Filter | None, limit: int
+    ) -> list[models.ScoredPoint]:
+        return self.client.query_points(
+            collection, query=vector, query_filter=query_filter, limit=limit, with_payload=True
+        ).points
+
+    def count_cases(self) -> int:
+        return self.client.count(CASES_COLLECTION, exact=True).count
+
+    # --- rules and entities ---------------------------------------------------------------------------------
+    def ensure_rules_indexed(self) -> None:
+        """Index the rule corpus once; re-index when its texts changed since the folder was built."""
+        if self._rules_ready:
+            return
+        fingerprint = corpus_fingerprint()
+        ids = [_rule_point_id(rule) for rule in RULES]
+        stored = self.client.retrieve(RULES_COLLECTION, ids=ids, with_payload=["corpus"])
+        up_to_date = len(stored) == len(ids) and all(p.payload.get("corpus") == fingerprint for p in stored)
+        if not up_to_date or self.client.count(RULES_COLLECTION, exact=True).count != len(ids):
+            self.client.delete_collection(RULES_COLLECTION)
+            self._ensure_collection(RULES_COLLECTION, RULE_INDEXED_FIELDS)
+            vectors = self.embedder.encode([rule.embedding_text() for rule in RULES])
+            points = [
+                models.PointStruct(id=pid, vector=vec.tolist(), payload={**rule.model_dump(), "corpus": fingerprint})
+                for pid, rule, vec in zip(ids, RULES, vectors, strict=True)
+            ]
+            self.client.upsert(RULES_COLLECTION, points=points, wait=True)
+        self._rules_ready = True
+
+    def search_rules(self, query: str, k: int = 3) -> list[RuleHit]:
+        """The k rule texts (R1-R8 and airspace rules) most similar to the query, best first."""
+        if k <= 0:
+            return []
+        self.ensure_rules_indexed()
+        points = self._query(RULES_COLLECTION, self.embedder.encode_one(query).tolist(), None, k)
+        return [RuleHit(score=p.score, rule=_rule_from_payload(p.payload)) for p in points]
+
+    def relevant_entities(self, world: World, instruction: str, k: int = 8) -> list[EntityMatch]:
+        return relevant_entities(world, instruction, k, self.embedder)
+
+    # --- reporting ------------------------------------------------------------------------------------------
+    def stats(self) -> dict[str, Any]:
+        failure_types = self.client.facet(CASES_COLLECTION, key="failure_type", limit=1000, exact=True)
+        return {
+            "backend": "local" if self.is_local else "server",
+            "location": self.location,
+            "repair_cases": self.count_cases(),
+            "rules": self.client.count(RULES_COLLECTION, exact=True).count,
+            "failure_types": {str(hit.value): hit.count for hit in failure_types.hits},
+        }
+
+
+def _rule_point_id(rule: RuleText) -> str:
+    return str(uuid.uuid5(CASE_ID_NAMESPACE, f"rule/{rule.id}"))
+
+
+def _rule_from_payload(payload: dict[str, Any]) -> RuleText:
+    return RuleText.model_validate({key: payload[key] for key in RuleText.model_fields})

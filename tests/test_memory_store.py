@@ -1,0 +1,235 @@
+"""Safety memory on a real embedded Qdrant (tmp path) with the real packaged MiniLM model."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from graph.commands import memory_cmd
+from graph.commands.common import CommandError
+from memory import store as store_module
+from memory.cases import RepairCase, format_case_for_prompt
+from memory.embeddings import EMBEDDING_DIM, Embedder, shared_embedder
+from memory.rules_corpus import RULES
+from memory.store import MemoryLockedError, SafetyMemory
+from tools.world import load_world
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+@pytest.fixture(scope="session")
+def embedder() -> Embedder:
+    model = shared_embedder()
+    model.encode(["warm up"])  # the ~10 s import and the load happen once, here
+    return model
+
+
+@pytest.fixture
+def memory(tmp_path: Path, embedder: Embedder):
+    with SafetyMemory(path=tmp_path / "memory", embedder=embedder) as opened:
+        yield opened
+
+
+def _case(thread_id: str, **fields) -> RepairCase:
+    return RepairCase(thread_id=thread_id, round=1, outcome="repaired", model="mock", **fields)
+
+
+NFZ_CASE = _case(
+    "t-nfz",
+    instruction="Fly the defibrillator from hospital_A to accident_site_3 as fast as possible",
+    scenario_type="medical_emergency",
+    failure_stage="verify",
+    failure_type="spec_violation",
+    violated_rule="R1",
+    counterexample={"time_sec": 31, "robustness": -22.0, "offending_entity": "nfz_temp_1",
+                    "suggested_repair": "add nfz_temp_1 to avoid_zones and re-plan"},
+    failing_ir_summary="route hospital_A -> accident_site_3, avoid_zones []",
+    repaired_ir_diff="+ constraints.avoid_zones: [nfz_temp_1]\n+ ltl: G !in_nfz_temp_1",
+)
+SCHOOL_CASE = _case(
+    "t-school",
+    instruction="Inspect the roof of the metro station and come back to the depot",
+    scenario_type="inspection",
+    failure_stage="verify",
+    failure_type="spec_violation",
+    violated_rule="R2",
+    counterexample={"time_sec": 88, "robustness": -6.0, "offending_entity": "school_zone_2",
+                    "suggested_repair": "keep 30 m from the school buffer"},
+    repaired_ir_diff="+ constraints.avoid_zones: [school_zone_2]",
+)
+BATTERY_CASE = _case(
+    "t-battery",
+    instruction="Deliver a blood sample from hospital_B to the central police station",
+    scenario_type="medical_logistics",
+    failure_stage="execute",
+    failure_type="low_battery_candidates",
+    violated_rule="R5",
+    counterexample={"offending_entity": "uav_07", "suggested_repair": "assign uav_03 instead"},
+    repaired_ir_diff="- candidates: [uav_07]\n+ candidates: [uav_03]",
+)
+THREE_CASES = [NFZ_CASE, SCHOOL_CASE, BATTERY_CASE]
+
+
+def test_paraphrased_query_with_failure_filter_finds_the_right_case(memory: SafetyMemory) -> None:
+    memory.store_cases(THREE_CASES)
+    query = "emergency AED drone to the crash scene went straight through the temporary restricted airspace"
+
+    hits = memory.search_cases(query, failure_type="spec_violation", k=3)
+
+    assert [hit.case.thread_id for hit in hits][0] == "t-nfz"
+    assert {hit.case.failure_type for hit in hits} == {"spec_violation"}
+    assert len(hits) == 2  # the battery case is filtered out even though k=3
+    assert hits[0].score > hits[1].score
+
+
+def test_failure_filter_excludes_a_closer_case_of_another_type(memory: SafetyMemory) -> None:
+    memory.store_cases(THREE_CASES)
+    query = "the drone picked for the blood delivery had too little charge left"
+
+    unfiltered = memory.search_cases(query, k=1)
+    filtered = memory.search_cases(query, failure_type="spec_violation", k=1)
+
+    assert unfiltered[0].case.thread_id == "t-battery"
+    assert filtered[0].case.failure_type == "spec_violation"
+    assert memory.search_cases(query, failure_type="no_such_type", k=3) == []
+
+
+def test_restoring_the_same_thread_and_round_replaces_instead_of_duplicating(memory: SafetyMemory) -> None:
+    memory.store_cases(THREE_CASES)
+    updated = NFZ_CASE.model_copy(update={"outcome": "safe_refusal"})
+
+    point_id = memory.store_case(updated)
+    memory.store_cases(THREE_CASES[1:])
+
+    assert memory.count_cases() == 3
+    assert point_id == NFZ_CASE.point_id
+    hit = memory.search_cases(NFZ_CASE.instruction, failure_type="spec_violation", k=1)[0]
+    assert hit.case.outcome == "safe_refusal"
+
+
+def test_next_round_of_the_same_thread_is_a_new_case(memory: SafetyMemory) -> None:
+    memory.store_case(NFZ_CASE)
+    memory.store_case(NFZ_CASE.model_copy(update={"round": 2}))
+    assert memory.count_cases() == 2
+
+
+def test_cases_persist_across_reopening_the_folder(tmp_path: Path, embedder: Embedder) -> None:
+    with SafetyMemory(path=tmp_path / "m", embedder=embedder) as first:
+        first.store_cases(THREE_CASES)
+    with SafetyMemory(path=tmp_path / "m", embedder=embedder) as second:
+        assert second.count_cases() == 3
+        assert second.stats()["failure_types"] == {"spec_violation": 2, "low_battery_candidates": 1}
+
+
+def test_second_client_on_the_same_folder_gets_a_clear_error(memory: SafetyMemory) -> None:
+    with pytest.raises(MemoryLockedError, match="qdrant-url"):
+        SafetyMemory(path=memory.path)
+
+
+def test_rules_retrieval_finds_r1_for_a_no_fly_zone_question(memory: SafetyMemory) -> None:
+    hits = memory.search_rules("Is the drone allowed to cross the no-fly zone on its way?", k=3)
+
+    assert "R1" in [hit.rule.id for hit in hits]
+    assert memory.stats()["rules"] == len(RULES)
+
+
+def test_rules_retrieval_finds_the_battery_rule(memory: SafetyMemory) -> None:
+    ids = [hit.rule.id for hit in memory.search_rules("how much charge must remain when the UAV lands", k=3)]
+    assert "R5" in ids or "AS-battery-reserve" in ids
+
+
+def test_entities_named_by_id_come_first_then_by_meaning(memory: SafetyMemory) -> None:
+    world = load_world(EXAMPLES / "downtown.json")
+    instruction = "Take the medicine from depot_1 to the children's hospital up north, avoid the school"
+
+    matches = memory.relevant_entities(world, instruction, k=4)
+
+    assert matches[0].id == "depot_1" and matches[0].mentioned
+    assert "hospital_B" in [m.id for m in matches[1:]]
+    assert len(matches) == 4
+
+
+def test_filtered_search_is_exact_on_both_local_paths(memory: SafetyMemory, monkeypatch) -> None:
+    rng = np.random.default_rng(7)
+    vectors = rng.normal(size=(300, EMBEDDING_DIM)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    types = ["rare" if i % 50 == 0 else f"common_{i % 3}" for i in range(300)]
+    cases = [
+        RepairCase(instruction=f"case {i}", failure_stage="verify", failure_type=t, outcome="repaired",
+                   thread_id=f"s-{i}", round=0)
+        for i, t in enumerate(types)
+    ]
+    memory.upsert_case_vectors(cases, vectors)
+    query = rng.normal(size=EMBEDDING_DIM).astype(np.float32)
+    query /= np.linalg.norm(query)
+
+    for failure_type in ("rare", "common_1"):
+        allowed = [i for i, t in enumerate(types) if t == failure_type]
+        expected = [f"s-{i}" for i in sorted(allowed, key=lambda i: -float(vectors[i] @ query))[:3]]
+        got = [hit.case.thread_id for hit in memory.search_cases_by_vector(query, failure_type, k=3)]
+        assert got == expected
+    assert memory.filtered_query_fallbacks == 1  # only the rare type needed Qdrant's own filter
+
+    monkeypatch.setattr(store_module, "OVERFETCH_MIN", 1)
+    monkeypatch.setattr(store_module, "OVERFETCH_PER_RESULT", 1)
+    forced = memory.search_cases_by_vector(query, "common_1", k=3)
+    assert [hit.case.thread_id for hit in forced] == expected
+    assert memory.filtered_query_fallbacks == 2
+
+
+def test_prompt_example_is_short_and_carries_the_fix() -> None:
+    text = format_case_for_prompt(NFZ_CASE)
+
+    assert len(text.splitlines()) <= 6
+    assert "R1" in text and "nfz_temp_1" in text and "avoid_zones" in text
+
+
+def test_counterexample_is_compressed_to_the_spec_fields() -> None:
+    case = NFZ_CASE.model_copy(update={"counterexample": {}})
+    raw = {"violated_rule": "R1", "offending_segment": list(range(40)), "trajectory": [[0, 0, 0, 0]] * 500}
+
+    compressed = RepairCase.model_validate({**case.model_dump(), "counterexample": raw}).counterexample
+
+    assert "trajectory" not in compressed
+    assert compressed["offending_segment"] == list(range(6))
+
+
+def _memory_cli(*argv: str) -> tuple[int, argparse.Namespace]:
+    parser = argparse.ArgumentParser(prog="cloudbrain")
+    memory_cmd.register(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(list(argv))
+    return args.run(args), args
+
+
+def test_cli_seed_from_jsonl_then_search_as_json(tmp_path: Path, embedder: Embedder, capsys) -> None:
+    cases_file = tmp_path / "cases.jsonl"
+    cases_file.write_text("\n".join(case.model_dump_json() for case in THREE_CASES) + "\n", encoding="utf-8")
+    where = ("--memory-path", str(tmp_path / "mem"))
+
+    assert _memory_cli("memory", "seed", "--from", str(cases_file), *where)[0] == 0
+    capsys.readouterr()
+    code, _ = _memory_cli("memory", "search", "UAV battery too weak for the job", "--failure-type",
+                          "low_battery_candidates", "--k", "2", "--json", *where)
+    results = json.loads(capsys.readouterr().out)["results"]
+
+    assert code == 0
+    assert [r["case"]["thread_id"] for r in results] == ["t-battery"]
+    assert _memory_cli("memory", "stats", "--json", *where)[0] == 0
+    assert json.loads(capsys.readouterr().out)["repair_cases"] == 3
+
+
+def test_cli_seed_rejects_a_bad_record_with_its_line(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(NFZ_CASE.model_dump_json() + "\n" + json.dumps({"instruction": "x"}) + "\n", encoding="utf-8")
+
+    with pytest.raises(CommandError, match="line 2"):
+        _memory_cli("memory", "seed", "--from", str(bad), "--memory-path", str(tmp_path / "mem"))
+
+
+def test_cli_seed_without_file_says_graph_seeding_is_not_there(tmp_path: Path) -> None:
+    with pytest.raises(CommandError, match="--from"):
+        _memory_cli("memory", "seed", "--memory-path", str(tmp_path / "mem"))
