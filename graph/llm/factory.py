@@ -1,0 +1,49 @@
+"""Chooses the IR generator from a model string: `openai:<model>`, `oracle` or `rules`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from graph.ir import LLMAnswer, LowAltitudeIR
+from graph.llm.base import IRGenerator
+from graph.llm.oracle import OracleGenerator
+from graph.llm.rules_parser import RuleBasedGenerator
+from tools.registry import ToolRegistry
+
+MODEL_CHOICES = ("openai:<model>", "oracle", "rules")
+
+
+def make_generator(
+    model: str,
+    *,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    sample_gold: dict[str, Any] | LowAltitudeIR | LLMAnswer | None = None,
+    registry: ToolRegistry | None = None,
+    max_retries: int = 2,
+    timeout_sec: float = 120.0,
+) -> IRGenerator:
+    """`base_url` / `api_key` default to OPENAI_BASE_URL / OPENAI_API_KEY; `registry` to the default catalog."""
+    if model == "rules":
+        return RuleBasedGenerator()
+    if model == "oracle":
+        if sample_gold is None:
+            raise ValueError("the oracle backend needs the sample's gold IR (sample_gold)")
+        return OracleGenerator(sample_gold)
+    prefix, _, model_name = model.partition(":")
+    if prefix == "openai" and model_name:
+        from graph.llm.openai_backend import OpenAIGenerator  # langchain-openai is heavy; import it only when used
+
+        if registry is None:
+            from tools.catalog import default_registry  # imports every tool module
+
+            registry = default_registry()
+        return OpenAIGenerator(
+            model_name,
+            registry=registry,
+            base_url=base_url,
+            api_key=api_key,
+            max_retries=max_retries,
+            timeout_sec=timeout_sec,
+        )
+    raise ValueError(f"unknown model {model!r}; choose one of: {', '.join(MODEL_CHOICES)}")

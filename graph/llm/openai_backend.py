@@ -1,0 +1,149 @@
+"""`openai:<model>`: any OpenAI-compatible chat-completions server (OpenAI, vLLM, llama.cpp...) via ChatOpenAI.
+
+The answer schema is offered as a non-strict `response_format` json_schema (free-form tool args cannot be strict);
+a server that rejects response_format gets plain requests from then on, and the answer is always extracted
+tolerantly from the text, since many servers accept the parameter and still answer in prose.
+Token counts come from the server's `usage`; nothing is tokenised locally (that would download encodings).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+import openai
+from langchain_openai import ChatOpenAI
+
+from graph.ir import LLMAnswer
+from graph.llm.base import (
+    SHARED_CACHE,
+    GenerationRequest,
+    GenerationResult,
+    IRGenerator,
+    LLMTransportError,
+    ResponseCache,
+    TokenUsage,
+    extract_answer,
+)
+from graph.prompts import PROMPT_VERSION, build_prompt
+from tools.registry import ToolRegistry
+
+DEFAULT_API_KEY = "EMPTY"  # local servers accept any key; the client refuses to start without one
+REJECTED_FORMAT_STATUSES = (400, 422)
+RETRYABLE_STATUSES = (408, 409, 429)
+# (base_url, model) of servers that rejected response_format: the graph builds a generator per round, and a
+# known refusal should not cost one failed request each time.
+_FORMAT_REJECTED: set[tuple[str | None, str]] = set()
+
+
+def answer_response_format(schema: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {
+        "type": "json_schema",
+        "json_schema": {"name": "LLMAnswer", "schema": schema or LLMAnswer.model_json_schema(), "strict": False},
+    }
+
+
+def _transport_error(exc: Exception, model: str) -> LLMTransportError:
+    if isinstance(exc, openai.APIStatusError):
+        retryable = exc.status_code >= 500 or exc.status_code in RETRYABLE_STATUSES
+        return LLMTransportError(
+            f"{model}: {exc.message}", model=model, status_code=exc.status_code, retryable=retryable
+        )
+    if isinstance(exc, openai.APIConnectionError):  # also covers timeouts
+        return LLMTransportError(f"{model}: cannot reach the server: {exc}", model=model)
+    return LLMTransportError(f"{model}: unusable response: {type(exc).__name__}: {exc}", model=model)
+
+
+class OpenAIGenerator(IRGenerator):
+    def __init__(
+        self,
+        model_name: str,
+        *,
+        registry: ToolRegistry,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        structured_output: bool = True,
+        temperature: float = 0.0,
+        repair_temperature: float = 0.2,
+        max_tokens: int = 4096,
+        timeout_sec: float = 120.0,
+        max_retries: int = 2,
+        cache: ResponseCache = SHARED_CACHE,
+    ):
+        self.model = f"openai:{model_name}"
+        self.base_url = base_url or os.environ.get("OPENAI_BASE_URL")
+        self._registry = registry
+        self._server_key = (self.base_url, model_name)
+        self._structured_output = structured_output and self._server_key not in _FORMAT_REJECTED
+        self._temperatures = (temperature, repair_temperature)
+        self._max_tokens = max_tokens
+        self._cache = cache
+        self._chat = ChatOpenAI(
+            model=model_name,
+            base_url=self.base_url,
+            api_key=api_key or os.environ.get("OPENAI_API_KEY") or DEFAULT_API_KEY,
+            max_tokens=max_tokens,
+            timeout=timeout_sec,
+            max_retries=max_retries,
+            use_responses_api=False,
+        )
+
+    def generate(self, request: GenerationRequest) -> GenerationResult:
+        prompt = build_prompt(request, self._registry)
+        temperature = self._temperatures[0 if request.round == 0 else 1]
+        response_format = answer_response_format(request.json_schema) if self._structured_output else None
+        key = ResponseCache.key(self.model, self.base_url, temperature, self._max_tokens, response_format, prompt.text)
+        if (hit := self._cache.get(key)) is not None:
+            return hit.model_copy(update={"cached": True})
+        started = time.perf_counter()
+        raw_text, usage, structured = self._complete(prompt.messages(), temperature, response_format)
+        result = GenerationResult(
+            raw_text=raw_text,
+            answer=extract_answer(raw_text),
+            usage=usage,
+            latency_sec=time.perf_counter() - started,
+            model=self.model,
+            prompt_version=PROMPT_VERSION,
+            structured_output=structured,
+        )
+        self._cache.put(key, result)
+        return result
+
+    def _complete(
+        self, messages: list[dict[str, str]], temperature: float, response_format: dict[str, Any] | None
+    ) -> tuple[str, TokenUsage, bool]:
+        """One completion; falls back to a plain request (for good) when the server rejects response_format."""
+        if response_format is not None:
+            try:
+                return (*self._invoke(messages, temperature=temperature, response_format=response_format), True)
+            except openai.APIStatusError as exc:
+                if exc.status_code not in REJECTED_FORMAT_STATUSES:
+                    raise _transport_error(exc, self.model) from exc
+                self._structured_output = False
+                _FORMAT_REJECTED.add(self._server_key)
+            except (openai.OpenAIError, ValueError, KeyError) as exc:
+                raise _transport_error(exc, self.model) from exc
+        try:
+            return (*self._invoke(messages, temperature=temperature), False)
+        except (openai.OpenAIError, ValueError, KeyError) as exc:
+            raise _transport_error(exc, self.model) from exc
+
+    def _invoke(self, messages: list[dict[str, str]], **kwargs: Any) -> tuple[str, TokenUsage]:
+        try:
+            message = self._chat.invoke(messages, **kwargs)
+        except openai.LengthFinishReasonError as exc:
+            # the structured-output client refuses truncated answers; the text still goes to the validator
+            return _completion_text_and_usage(exc.completion)
+        usage = message.usage_metadata or {}
+        return message.text, TokenUsage(
+            prompt_tokens=usage.get("input_tokens", 0), completion_tokens=usage.get("output_tokens", 0)
+        )
+
+
+def _completion_text_and_usage(completion: Any) -> tuple[str, TokenUsage]:
+    text = (completion.choices[0].message.content or "") if completion.choices else ""
+    usage = completion.usage
+    return text, TokenUsage(
+        prompt_tokens=usage.prompt_tokens if usage else 0, completion_tokens=usage.completion_tokens if usage else 0
+    )
