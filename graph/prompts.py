@@ -1,4 +1,6 @@
-"""The IR-writing prompt, built in one place (seed section 9.5): role, IR schema, tool registry, task + state + feedback.
+"""The IR-writing prompt, built in one place (seed section 9.5).
+
+Four parts: role, IR schema, tool registry, and task + state + feedback.
 
 The first three parts only depend on the registry and go in the system message (stable across tasks, so servers
 can reuse their prefix cache); the task, world state, retrieved context and repair feedback go in the user message.
@@ -14,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from graph.ir import LLMAnswer
 from tools.registry import ToolRegistry
-from tools.world import World
+from tools.world import UAV, Corridor, NoFlyZone, World
 
 if TYPE_CHECKING:  # graph.llm imports this module; the request type is only needed for annotations
     from graph.llm.base import GenerationRequest, RepairFeedback
@@ -30,7 +32,8 @@ uncertainty.needs_human_confirmation, list missing_information and pick fallback
 safe_refusal. Reply with one JSON object matching LLMAnswer and nothing else; rationale_summary is one or two
 sentences, not step-by-step reasoning."""
 
-SPEC_GUIDE = """Specs: put every zone to keep out of in entities.avoid_zones and as LTL "G !in_<zone_id>"; add "F at_goal".
+SPEC_GUIDE = """Specs: put every zone to keep out of in entities.avoid_zones and as LTL "G !in_<zone_id>";
+add "F at_goal".
 LTL atoms: in_<zone_id>, at_<entity_id>, at_origin, at_goal, airborne; operators G F X U ! & | ->.
 program_rules: R1 no active no-fly zone, R2 min separation, R3 altitude band, R4 deadline, R5 battery reserve,
 R6 corridor capacity (always R1-R6); R7 critical priority never relaxes R1-R3 (add it when critical);
@@ -142,44 +145,56 @@ def _box(shape_bounds: tuple[float, ...]) -> str:
     return "box(" + ",".join(_num(v) for v in shape_bounds) + ")"
 
 
+def _xy(position: tuple[float, float]) -> str:
+    return f"({_num(position[0])},{_num(position[1])})"
+
+
+def _nfz_line(zone: NoFlyZone) -> str:
+    window = zone.active_window
+    active = f"active {_num(window.start_sec)}-{_num(window.end_sec)} s" if window else "always active"
+    kind = "temporary" if zone.temporary else "permanent"
+    reason = f' "{zone.reason}"' if zone.reason else ""
+    band = f"alt {_num(zone.alt_min_m)}-{_num(zone.alt_max_m)} m"
+    return f"- {zone.id} {_box(zone.shape.bounds)} {band} {active} {kind}{reason}"
+
+
+def _corridor_line(corridor: Corridor) -> str:
+    path = "->".join(_xy(point) for point in corridor.polyline)
+    full = " FULL" if corridor.free_capacity <= 0 else ""
+    band = f"alt {_num(corridor.alt_min_m)}-{_num(corridor.alt_max_m)} m"
+    return f"- {corridor.id} {path} {band} capacity {corridor.capacity} load {corridor.load}{full}"
+
+
+def _uav_line(uav: UAV) -> str:
+    return (
+        f"- {uav.id} {uav.status.value} battery {_num(uav.battery_ratio)} of {_num(uav.battery_capacity_wh)} Wh, "
+        f"payload {_num(uav.payload_capacity_kg)} kg, {_num(uav.cruise_speed_mps)} m/s, "
+        f"wind limit {_num(uav.max_wind_mps)} m/s at {_xy(uav.position)}"
+    )
+
+
 def summarize_world(world: World) -> str:
     """Ids and the state an IR needs (zones with their active windows, corridors, fleet, weather), one per line."""
-    lines = [
-        f"WORLD {world.world_id}: {_num(world.grid.width_m)}x{_num(world.grid.depth_m)} m, "
-        f"flight layers {_num(world.grid.layer_base_m)}-{_num(world.grid.ceiling_m)} m, now t=0 s",
+    grid = world.grid
+    return "\n".join([
+        f"WORLD {world.world_id}: {_num(grid.width_m)}x{_num(grid.depth_m)} m, "
+        f"flight layers {_num(grid.layer_base_m)}-{_num(grid.ceiling_m)} m, now t=0 s",
         "Entities:",
-    ]
-    lines += [f"- {e.id} {e.kind.value} \"{e.name}\" ({_num(e.position[0])},{_num(e.position[1])})" for e in world.entities]
-    lines.append("No-fly zones:")
-    for z in world.no_fly_zones:
-        window = z.active_window
-        active = f"active {_num(window.start_sec)}-{_num(window.end_sec)} s" if window else "always active"
-        kind = "temporary" if z.temporary else "permanent"
-        reason = f" \"{z.reason}\"" if z.reason else ""
-        lines.append(f"- {z.id} {_box(z.shape.bounds)} alt {_num(z.alt_min_m)}-{_num(z.alt_max_m)} m {active} {kind}{reason}")
-    lines.append("Sensitive zones:")
-    lines += [
-        f"- {z.id} {z.kind} \"{z.name}\" {_box(z.shape.bounds)} buffer {_num(z.buffer_m)} m" for z in world.sensitive_zones
-    ]
-    lines.append("Corridors:")
-    for c in world.corridors:
-        path = "->".join(f"({_num(x)},{_num(y)})" for x, y in c.polyline)
-        full = " FULL" if c.free_capacity <= 0 else ""
-        lines.append(f"- {c.id} {path} alt {_num(c.alt_min_m)}-{_num(c.alt_max_m)} m capacity {c.capacity} load {c.load}{full}")
-    lines.append("Fleet:")
-    lines += [
-        f"- {u.id} {u.status.value} battery {_num(u.battery_ratio)} of {_num(u.battery_capacity_wh)} Wh, "
-        f"payload {_num(u.payload_capacity_kg)} kg, {_num(u.cruise_speed_mps)} m/s, wind limit {_num(u.max_wind_mps)} m/s "
-        f"at ({_num(u.position[0])},{_num(u.position[1])})"
-        for u in world.fleet
-    ]
-    lines.append("Weather (first matching region applies):")
-    lines += [
-        f"- {w.id} {_box(w.bbox)} wind {_num(w.wind_speed_mps)} m/s gust {_num(w.gust_mps)} risk {w.risk_level.value}"
-        for w in world.weather
-    ]
-    lines.append(f"Buildings: {len(world.buildings)} (masked by the planner). Other traffic tracks: {len(world.traffic)}.")
-    return "\n".join(lines)
+        *(f'- {e.id} {e.kind.value} "{e.name}" {_xy(e.position)}' for e in world.entities),
+        "No-fly zones:",
+        *map(_nfz_line, world.no_fly_zones),
+        "Sensitive zones:",
+        *(f'- {z.id} {z.kind} "{z.name}" {_box(z.shape.bounds)} buffer {_num(z.buffer_m)} m'
+          for z in world.sensitive_zones),
+        "Corridors:",
+        *map(_corridor_line, world.corridors),
+        "Fleet:",
+        *map(_uav_line, world.fleet),
+        "Weather (first matching region applies):",
+        *(f"- {w.id} {_box(w.bbox)} wind {_num(w.wind_speed_mps)} m/s gust {_num(w.gust_mps)} risk {w.risk_level.value}"
+          for w in world.weather),
+        f"Buildings: {len(world.buildings)} (masked by the planner). Other traffic tracks: {len(world.traffic)}.",
+    ])
 
 
 def _quote_untrusted(instruction: str) -> str:

@@ -78,6 +78,10 @@ def _envelope(task_id: str = "task_00042") -> dict:
     return {"low_altitude_ir": _gold(task_id), "rationale_summary": "avoid the NFZ", "uncertainty": {}}
 
 
+def _feedback() -> RepairFeedback:
+    return RepairFeedback(counterexample={"failure_type": "nfz_intrusion", "offending_entity": "nfz_temp_1"})
+
+
 def _generator(server: OpenAIStubServer, **options) -> OpenAIGenerator:
     return OpenAIGenerator("stub-model", registry=_registry(), base_url=server.url, max_retries=0,
                            cache=ResponseCache(), **options)
@@ -128,12 +132,13 @@ def test_rejected_response_format_falls_back_to_plain_requests_and_tolerant_extr
 
 
 def test_identical_calls_are_served_from_the_cache(request_):
-    with OpenAIStubServer(StubReply(json.dumps(_envelope()), prompt_tokens=500), StubReply(json.dumps(_envelope()))) as server:
+    replies = [StubReply(json.dumps(_envelope()), prompt_tokens=500), StubReply(json.dumps(_envelope()))]
+    with OpenAIStubServer(*replies) as server:
         generator = _generator(server)
         first = generator.generate(request_)
         second = generator.generate(request_)
-        repair = request_.model_copy(update={"round": 1, "feedback": RepairFeedback(counterexample={"failure_type": "x"})})
-        third = generator.generate(repair)
+        third_request = request_.model_copy(update={"round": 1, "feedback": _feedback()})
+        third = generator.generate(third_request)
     assert len(server.requests) == 2
     assert second.cached and not first.cached and not third.cached
     assert second.answer == first.answer and second.usage.prompt_tokens == 500
@@ -213,9 +218,9 @@ def test_oracle_returns_the_gold_on_every_round(request_):
     oracle = make_generator("oracle", sample_gold=_gold())
     first = oracle.generate(request_)
     first.answer["low_altitude_ir"]["intent"] = "patrol"  # callers may mutate what they get
-    repair = request_.model_copy(update={"round": 1, "feedback": RepairFeedback(counterexample={"failure_type": "x"})})
-    again = oracle.generate(repair)
-    assert again.answer["low_altitude_ir"] == LLMAnswer.model_validate(_envelope()).low_altitude_ir.model_dump(mode="json")
+    again = oracle.generate(request_.model_copy(update={"round": 1, "feedback": _feedback()}))
+    gold = LLMAnswer.model_validate(_envelope()).low_altitude_ir
+    assert again.answer["low_altitude_ir"] == gold.model_dump(mode="json")
     assert again.model == "oracle" and again.usage.prompt_tokens == 0
     assert json.loads(again.raw_text) == again.answer
 

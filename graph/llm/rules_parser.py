@@ -54,14 +54,17 @@ _INTENT_CUES: dict[Intent, str] = {
     Intent.patrol: r"\bpatrol\w*|巡逻|巡查",
     Intent.inspection: r"\binspect\w*|\bsurvey\w*|巡检|检查|勘察",
     Intent.monitoring: r"\bmonitor\w*|\bsurveil\w*|\bwatch\b|\bobserve\b|监控|监视|监测",
-    Intent.delivery: r"\bdeliver\w*|\bcarry\b|\btransport\w*|\bbring\b|\bdrop[\s-]off\b|\bship\b|配送|运送|递送|送达|送往|送到|送",
+    Intent.delivery: (
+        r"\bdeliver\w*|\bcarry\b|\btransport\w*|\bbring\b|\bdrop[\s-]off\b|\bship\b|配送|运送|递送|送达|送往|送到|送"
+    ),
 }
 _PRIORITY_CUES: tuple[tuple[Priority, str], ...] = (
     (Priority.low, r"not urgent|no rush|low[\s-]priority|whenever|不急|不紧急|低优先级"),
-    (Priority.critical, r"\bcritical\b|life[\s-]threatening|life[\s-]critical|cardiac|危急|生命|最高优先级|特急"),
+    (Priority.critical, r"\bcritical\b|life[\s-](?:threatening|critical)|cardiac|危急|生命|最高优先级|特急"),
     (
         Priority.high,
-        r"\burgent\w*|emergenc\w*|\basap\b|as soon as possible|immediately|high[\s-]priority|紧急|急救|尽快|加急|立即|马上|高优先级",
+        r"\burgent\w*|emergenc\w*|\basap\b|as soon as possible|immediately|high[\s-]priority|"
+        r"紧急|急救|尽快|加急|立即|马上|高优先级",
     ),
 )
 _INJECTION_CUES = (
@@ -71,11 +74,18 @@ _INJECTION_CUES = (
 
 # Role cues: the last cue between the previous mention and a mention decides its role.
 _ROLE_CUES: tuple[tuple[str, str], ...] = (
-    ("avoid", r"away from|avoid\w*|stay (?:out|clear) of|keep (?:out|clear) of|clear of|bypass\w*|\bnot (?:enter|cross|fly over)|"
-     r"outside|\bignore\b|\bdisregard\b|远离|避开|避让|绕开|绕过|不要?进入|不得进入|不经过|忽略|无视"),
+    (
+        "avoid",
+        r"away from|avoid\w*|stay (?:out|clear) of|keep (?:out|clear) of|clear of|bypass\w*|"
+        r"\bnot (?:enter|cross|fly over)|outside|\bignore\b|\bdisregard\b|"
+        r"远离|避开|避让|绕开|绕过|不要?进入|不得进入|不经过|忽略|无视",
+    ),
     ("origin", r"\bfrom\b|\bleaving\b|\bdepart\w*(?: from)?|\bstart\w* (?:at|from)\b|\bpick\w* up (?:at|from)\b|从|自"),
-    ("destination", r"\bto\b|\btowards?\b|\breach\b|\bover\b|\baround\b|\bdestination\b|->|→|\binspect\w*|\bpatrol\w*|"
-     r"\bmonitor\w*|\bsurvey\w*|到|至|去|往|前往|飞往|抵达|巡检|巡逻|监控"),
+    (
+        "destination",
+        r"\bto\b|\btowards?\b|\breach\b|\bover\b|\baround\b|\bdestination\b|->|→|"
+        r"\binspect\w*|\bpatrol\w*|\bmonitor\w*|\bsurvey\w*|到|至|去|往|前往|飞往|抵达|巡检|巡逻|监控",
+    ),
     ("via", r"\bvia\b|\bthrough\b|\bpassing(?: by)?\b|\bby way of\b|经过|途经|经由"),
     ("handoff", r"hand[\s-]?off (?:at|to)|\btransfer (?:at|to)\b|交接|转运|换乘"),
 )
@@ -97,22 +107,32 @@ _KIND_WORDS: dict[str, str] = {
     "office": r"\boffices?\b|办公楼",
     "inspection_site": r"\binspection site\b|巡检点",
 }
-_NFZ_WORDS = re.compile(r"no[\s-]?fly(?:[\s-]+(?:zones?|areas?))?|\bnfzs?\b|restricted (?:airspace|areas?|zones?)|禁飞区?|管制区|限飞区")
+_NFZ_WORDS = re.compile(
+    r"no[\s-]?fly(?:[\s-]+(?:zones?|areas?))?|\bnfzs?\b|restricted (?:airspace|areas?|zones?)|禁飞区?|管制区|限飞区"
+)
 _SENSITIVE_WORDS = re.compile(r"sensitive (?:zones?|areas?)|敏感区")
 _TEMPORARY_WORDS = re.compile(r"temporar\w*|\btemp\b|临时")
 _PERMANENT_WORDS = re.compile(r"permanent\w*|government|\bgov\b|永久|政府")
-_QUALIFIER_TRANSLATIONS = {"北": "north", "南": "south", "东": "east", "西": "west", "儿童": "children's", "中心": "central"}
+_QUALIFIER_TRANSLATIONS = {
+    "北": "north", "南": "south", "东": "east", "西": "west", "儿童": "children's", "中心": "central"
+}
 _STOPWORDS = frozenset({"the", "a", "an", "on", "of", "at", "in", "side", "no.", "and"})
 
-_DURATION_UNITS_SEC = {"h": 3600.0, "hr": 3600.0, "hour": 3600.0, "min": 60.0, "minute": 60.0, "s": 1.0, "sec": 1.0, "second": 1.0}
+_DURATION_UNITS_SEC = {
+    "h": 3600.0, "hr": 3600.0, "hour": 3600.0, "min": 60.0, "minute": 60.0, "s": 1.0, "sec": 1.0, "second": 1.0
+}
 _EN_DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*-?\s*(hours?|hrs?|h|minutes?|mins?|min|seconds?|secs?|sec|s)(?![a-z])")
 # a bare 分 only counts before 内 ("十分" alone means "very")
-_ZH_DURATION = re.compile(r"(\d+(?:\.\d+)?|[零一二两三四五六七八九十百半]+)\s*个?\s*(小时|分钟|分(?=之?内|以内)|秒钟|秒)")
+_ZH_DURATION = re.compile(
+    r"(\d+(?:\.\d+)?|[零一二两三四五六七八九十百半]+)\s*个?\s*(小时|分钟|分(?=之?内|以内)|秒钟|秒)"
+)
 _ZH_UNITS_SEC = {"小时": 3600.0, "分钟": 60.0, "分": 60.0, "秒钟": 1.0, "秒": 1.0}
 _CN_DIGITS = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
 
 _M = r"\s*(?:m|meters?|metres?|米)(?![a-z/])"
-_NOT_DISTANCE = r"(?!\s*(?:of\s+)?(?:separation|clearance|apart|spacing|from|away|distance|between|间隔|间距|距离))"
+_NOT_DISTANCE = (
+    r"(?!\s*(?:of\s+)?(?:separation|clearance|apart|spacing|from|away|distance|between|间隔|间距|距离))"
+)
 _SEPARATION_PATTERNS = (
     re.compile(r"(\d+(?:\.\d+)?)" + _M + r"\s*(?:of\s+)?(?:separation|clearance|spacing|apart|buffer)"),
     re.compile(r"(?:separation|clearance|spacing)\s*(?:of|:)?\s*(?:at least\s*)?(\d+(?:\.\d+)?)" + _M),
@@ -120,22 +140,24 @@ _SEPARATION_PATTERNS = (
     re.compile(r"(?:间隔|间距|安全距离)\D{0,6}?(\d+(?:\.\d+)?)" + _M),
     re.compile(r"(\d+(?:\.\d+)?)" + _M + r"\s*的?(?:间隔|间距|安全距离)"),
 )
-_ALTITUDE_RANGE_PATTERNS = (
-    re.compile(r"(?:altitude|height|fly|flying|cruise|stay|level|高度|飞行高度)[^.;\d]{0,25}?(\d+(?:\.\d+)?)\s*(?:m|meters?|metres?|米)?"
-               r"\s*(?:-|to|and|~|到|至|和)\s*(\d+(?:\.\d+)?)" + _M),
+_ALTITUDE_RANGE_PATTERN = re.compile(
+    r"(?:altitude|height|fly|flying|cruise|stay|level|between|\bat\b|高度|飞行高度)[^.;\d]{0,25}?"
+    r"(\d+(?:\.\d+)?)\s*(?:m|meters?|metres?|米)?\s*(?:-|to|and|~|到|至|和)\s*(\d+(?:\.\d+)?)" + _M
 )
 _ALTITUDE_MIN_PATTERN = re.compile(
-    r"(?:above|over|at least|no lower than|not below|higher than|min(?:imum)? altitude(?: of)?|floor of|不低于|高于|至少|最低)\s*"
-    r"(\d+(?:\.\d+)?)" + _M + _NOT_DISTANCE
+    r"(?:above|over|at least|no lower than|not below|higher than|min(?:imum)? altitude(?: of)?|floor of|"
+    r"不低于|高于|至少|最低)\s*(\d+(?:\.\d+)?)" + _M + _NOT_DISTANCE
 )
 _ALTITUDE_MAX_PATTERN = re.compile(
-    r"(?:below|under|at most|no higher than|not above|lower than|max(?:imum)? altitude(?: of)?|ceiling of|不高于|低于|不超过|最高)\s*"
-    r"(\d+(?:\.\d+)?)" + _M + _NOT_DISTANCE
+    r"(?:below|under|at most|no higher than|not above|lower than|max(?:imum)? altitude(?: of)?|ceiling of|"
+    r"不高于|低于|不超过|最高)\s*(\d+(?:\.\d+)?)" + _M + _NOT_DISTANCE
 )
 _PAYLOAD_PATTERN = re.compile(r"(\d+(?:\.\d+)?)\s*(?:kg|kilograms?|kilos?|公斤|千克)(?![a-z])")
 _ALTITUDE_IN_TEXT = re.compile(r"(?:altitude|floor|height|高度)\D{0,25}?(\d+(?:\.\d+)?)")
 
-_GROUNDING_FIELDS = ("origin", "destination", "candidate_uavs", "avoid_zones", "sensitive_zones", "waypoints", "handoff_points")
+_GROUNDING_FIELDS = (
+    "origin", "destination", "candidate_uavs", "avoid_zones", "sensitive_zones", "waypoints", "handoff_points"
+)
 
 
 @dataclass
@@ -368,7 +390,7 @@ def parse_altitude_and_separation(text: str, defaults: OperationConstraints) -> 
     band: dict[str, float] = {}
     if separation is not None:
         band["min_separation_m"] = separation
-    range_match = next((m for p in _ALTITUDE_RANGE_PATTERNS if (m := p.search(text))), None)
+    range_match = _ALTITUDE_RANGE_PATTERN.search(text)
     if range_match:
         low, high = sorted((float(range_match.group(1)), float(range_match.group(2))))
         band.update(altitude_min_m=low, altitude_max_m=high)
@@ -414,17 +436,13 @@ def _nearest_entity(world: World, kinds: tuple[str, ...], position: tuple[float,
     return min(options, key=lambda e: (Point(position).distance(e.point), e.id)).id
 
 
-def _pick(mentions: list[Mention], role: str, exclude: set[str]) -> Mention | None:
-    return next((m for m in mentions if m.role == role and not set(m.ids) <= exclude), None)
-
-
-def _mission_horizon(constraints: OperationConstraints) -> float:
-    return constraints.deadline_sec or DEFAULT_HORIZON_SEC
+def _pick(mentions: list[Mention], role: str) -> Mention | None:
+    return next((m for m in mentions if m.role == role), None)
 
 
 def safety_prior_zones(world: World, entities: EntityRefs, constraints: OperationConstraints) -> list[str]:
     """NFZs active at any time of the mission window, and sensitive zones near the straight-line route."""
-    horizon = _mission_horizon(constraints)
+    horizon = constraints.deadline_sec or DEFAULT_HORIZON_SEC
     zones = [z.id for z in world.no_fly_zones if z.active_window is None or z.active_window.start_sec <= horizon]
     stops = [entities.origin, *entities.waypoints, entities.destination]
     if all(s is not None and (s in world.entity_index or s in world.uav_index) for s in stops):
@@ -456,7 +474,8 @@ def _default_endpoints(task: ParsedTask, world: World) -> None:
         if kinds and (nearest := _nearest_entity(world, kinds, anchor)):
             refs.destination = nearest
             task.notes.append(f"destination defaults to the nearest {kinds[0]} {nearest}")
-    if refs.origin is None and refs.destination is not None and task.intent in (Intent.inspection, Intent.patrol, Intent.monitoring):
+    site_visit = task.intent in (Intent.inspection, Intent.patrol, Intent.monitoring)
+    if refs.origin is None and refs.destination is not None and site_visit:
         depot = _nearest_entity(world, ("depot", "vertiport"), world.position_of(refs.destination))
         if depot is not None:
             refs.origin = depot
@@ -496,7 +515,7 @@ def _fill_entities(task: ParsedTask, mentions: list[Mention], world: World) -> N
             avoid += [z for entity_id in m.ids for z in _zones_near_entity(world, entity_id)]
         elif m.kind == "uav" and m.ids[0] not in refs.candidate_uavs:
             refs.candidate_uavs.append(m.ids[0])
-    origin, destination = _pick(places, "origin", set()), _pick(places, "destination", set())
+    origin, destination = _pick(places, "origin"), _pick(places, "destination")
     unassigned = [m for m in places if m.role is None]
     if origin is None and destination is None and len(unassigned) >= 2:
         origin, destination = unassigned[0], unassigned[1]
@@ -626,7 +645,9 @@ def _grounded(slot: str, value: str, world: World) -> bool:
     return value in world.entity_index
 
 
-def _replace_grounded(task: ParsedTask, world: World, field_path: str, bad_value: Any, allowed: list[str]) -> str | None:
+def _replace_grounded(
+    task: ParsedTask, world: World, field_path: str, bad_value: Any, allowed: list[str]
+) -> str | None:
     """Swaps an ungrounded id for the validator's nearest allowed value (list slots also drop other bad ids)."""
     slot = next((f for f in _GROUNDING_FIELDS if f in field_path), None)
     if slot is None:
@@ -649,7 +670,8 @@ def _replace_grounded(task: ParsedTask, world: World, field_path: str, bad_value
 
 def _raise_floor(task: ParsedTask, world: World, text: str) -> str | None:
     c = task.constraints
-    stated = [float(n) for n in _ALTITUDE_IN_TEXT.findall(text.lower()) if c.altitude_min_m < float(n) < c.altitude_max_m]
+    numbers = map(float, _ALTITUDE_IN_TEXT.findall(text.lower()))
+    stated = [n for n in numbers if c.altitude_min_m < n < c.altitude_max_m]
     target = stated[0] if stated else c.altitude_min_m + world.grid.layer_height_m
     target = min(target, c.altitude_max_m - world.grid.layer_height_m)
     if target <= c.altitude_min_m:
