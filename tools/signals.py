@@ -1,0 +1,298 @@
+"""Per-sample safety signals on a sampled 4D trajectory: an (n, 4) array of rows (x, y, z, t).
+
+The verifier feeds these signals to its STL monitor (rules R1-R6) and its LTL atoms; the simulator calls the same
+functions on its perturbed positions (with its own extra traffic and pop-up zones), so every function takes plain
+arrays and optional entity lists instead of a Trajectory.
+
+Distances are in metres. A signal that has nothing to measure at a sample (no active zone, no other UAV in the air)
+takes the value `far_distance(world)`, which is larger than any distance on the map, so that `min` over samples and
+entities stays meaningful and the numbers stay JSON-friendly.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import shapely
+from shapely.geometry import Polygon
+
+from tools.energy import battery_profile
+from tools.world import UAV, Corridor, NoFlyZone, SensitiveZone, TrafficTrack, World
+
+AIRBORNE_MIN_ALT_M = 1.0  # the `airborne` atom: above this altitude
+
+
+@dataclass(frozen=True)
+class Margin:
+    """A signal that is a minimum over entities, with the entity that attains it at each sample."""
+
+    values: np.ndarray  # (n,) float
+    entities: tuple[str | None, ...]  # (n,) worst entity id per sample; None where nothing applies
+
+    def worst(self) -> tuple[int, float, str | None]:
+        """(sample index, value, entity) of the smallest value over the whole trajectory."""
+        index = int(np.argmin(self.values))
+        return index, float(self.values[index]), self.entities[index]
+
+
+@dataclass(frozen=True)
+class CorridorLoad:
+    """Corridor occupancy while we fly: load counts us (+1) and the other traffic inside the same corridor."""
+
+    load: np.ndarray  # (n,) slots taken in the worst corridor we are inside, ours included (0 outside corridors)
+    capacity: np.ndarray  # (n,) that corridor's capacity (the largest capacity on the map outside corridors)
+    entities: tuple[str | None, ...]  # corridor id per sample; None outside corridors
+
+    @property
+    def margin(self) -> Margin:
+        return Margin(self.capacity - self.load, self.entities)
+
+
+@dataclass(frozen=True)
+class SignalSet:
+    """All signals of one sampled trajectory, by the names the STL specs use."""
+
+    samples: np.ndarray
+    nfz: Margin
+    obstacle: Margin
+    sensitive: Margin
+    separation: Margin
+    corridor: CorridorLoad
+    altitude_margin: np.ndarray
+    goal_dist: np.ndarray | None
+    battery: np.ndarray | None
+
+    @property
+    def times(self) -> np.ndarray:
+        return self.samples[:, 3]
+
+    def stl_dataset(self) -> dict[str, np.ndarray]:
+        """Signal name -> values, the variables an STL spec may use (see tools/stl_monitor.SIGNAL_DOCS)."""
+        data = {
+            "nfz_margin": self.nfz.values,
+            "obstacle_clearance": self.obstacle.values,
+            "sensitive_clearance": self.sensitive.values,
+            "separation": self.separation.values,
+            "clearance": np.minimum(self.obstacle.values, self.separation.values),
+            "alt": self.samples[:, 2],
+            "alt_margin": self.altitude_margin,
+            "load": self.corridor.load,
+            "capacity": self.corridor.capacity,
+        }
+        if self.goal_dist is not None:
+            data["goal_dist"] = self.goal_dist
+        if self.battery is not None:
+            data["battery"] = self.battery
+        return data
+
+
+def far_distance(world: World) -> float:
+    """A distance larger than any on the map (the value of a signal with nothing to measure)."""
+    return 2.0 * math.hypot(world.grid.width_m, world.grid.depth_m, world.grid.ceiling_m)
+
+
+def signed_distance(polygon: Polygon, xy: np.ndarray) -> np.ndarray:
+    """Horizontal distance to the polygon's boundary: positive outside, negative inside."""
+    points = shapely.points(xy[:, 0], xy[:, 1])
+    distance = shapely.distance(polygon.boundary, points)
+    inside = shapely.contains_xy(polygon, xy[:, 0], xy[:, 1])
+    return np.where(inside, -distance, distance)
+
+
+def positions_at(waypoints: np.ndarray, times: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Interpolated (x, y, z) of a 4D track at `times`, and whether the track is in the air at each time."""
+    t = waypoints[:, 3]
+    flying = (times >= t[0]) & (times <= t[-1])
+    keep = np.append(np.diff(t) > 0, True)  # a hover (repeated t) keeps its last position
+    xyz = np.column_stack([np.interp(times, t[keep], waypoints[keep, i]) for i in range(3)])
+    return xyz, flying
+
+
+def nfz_margin(world: World, samples: np.ndarray, zones: Sequence[NoFlyZone] | None = None) -> Margin:
+    """Signed distance to the no-fly zones active at each second: negative inside one (rule R1).
+
+    Inside a zone's altitude band the distance is horizontal (how far to fly sideways to leave it); above or below
+    the band it is the 3D distance to the zone's volume, so the signal stays continuous at the band's edges.
+    """
+    zones = world.no_fly_zones if zones is None else zones
+    far = far_distance(world)
+    z, t = samples[:, 2], samples[:, 3]
+    columns = []
+    for zone in zones:
+        horizontal = signed_distance(zone.shape, samples[:, :2])
+        gap = np.maximum.reduce([zone.alt_min_m - z, z - zone.alt_max_m, np.zeros_like(z)])
+        value = np.where(gap > 0, np.hypot(np.maximum(horizontal, 0.0), gap), horizontal)
+        active = _active(zone, t)
+        columns.append(np.where(active, value, far))
+    return _min_over(columns, [zone.id for zone in zones], len(samples), far)
+
+
+def obstacle_clearance(world: World, samples: np.ndarray) -> Margin:
+    """Clearance to buildings: horizontal at or below the roof, 3D over it; negative inside a building."""
+    far = far_distance(world)
+    z = samples[:, 2]
+    columns = []
+    for building in world.buildings:
+        horizontal = signed_distance(building.shape, samples[:, :2])
+        over_roof = z > building.height_m
+        columns.append(np.where(over_roof, np.hypot(np.maximum(horizontal, 0.0), z - building.height_m), horizontal))
+    return _min_over(columns, [b.id for b in world.buildings], len(samples), far)
+
+
+def sensitive_clearance(world: World, samples: np.ndarray, exempt: Iterable[str] = ()) -> Margin:
+    """Horizontal distance to each sensitive zone minus its buffer (negative inside the buffer), any altitude.
+
+    `exempt` names zones the task cannot keep clear of (its own origin or destination lies inside them).
+    """
+    skipped = set(exempt)
+    zones = [zone for zone in world.sensitive_zones if zone.id not in skipped]
+    columns = [signed_distance(zone.shape, samples[:, :2]) - zone.buffer_m for zone in zones]
+    return _min_over(columns, [zone.id for zone in zones], len(samples), far_distance(world))
+
+
+def zones_containing(world: World, xy: Iterable[tuple[float, float]]) -> list[str]:
+    """Sensitive zones whose buffered area contains one of the points (the task's own origin / destination)."""
+    points = list(xy)
+    return [z.id for z in world.sensitive_zones if any(z.buffered_shape.covers(shapely.Point(p)) for p in points)]
+
+
+def traffic_separation(world: World, samples: np.ndarray, tracks: Sequence[TrafficTrack] | None = None) -> Margin:
+    """3D distance to every other UAV in the air at the same second (tracks interpolated)."""
+    tracks = world.traffic if tracks is None else tracks
+    far = far_distance(world)
+    columns = []
+    for track in tracks:
+        xyz, flying = positions_at(np.asarray(track.waypoints, dtype=float), samples[:, 3])
+        columns.append(np.where(flying, np.linalg.norm(xyz - samples[:, :3], axis=1), far))
+    return _min_over(columns, [track.id for track in tracks], len(samples), far)
+
+
+def inside_corridor(corridor: Corridor, xyz: np.ndarray) -> np.ndarray:
+    in_band = (xyz[:, 2] >= corridor.alt_min_m) & (xyz[:, 2] <= corridor.alt_max_m)
+    return in_band & shapely.contains_xy(corridor.shape, xyz[:, 0], xyz[:, 1])
+
+
+def corridor_load(
+    world: World, samples: np.ndarray, tracks: Sequence[TrafficTrack] | None = None, own_slots: int = 1
+) -> CorridorLoad:
+    """Load of the corridors we are inside (rule R6): the world's current load + other traffic inside + our slots."""
+    tracks = world.traffic if tracks is None else tracks
+    n = len(samples)
+    outside_capacity = float(max((c.capacity for c in world.corridors), default=1))
+    load, capacity = np.zeros(n), np.full(n, outside_capacity)
+    entities: list[str | None] = [None] * n
+    track_positions = [positions_at(np.asarray(t.waypoints, dtype=float), samples[:, 3]) for t in tracks]
+    for corridor in world.corridors:
+        ours = inside_corridor(corridor, samples[:, :3])
+        others = sum((flying & inside_corridor(corridor, xyz)).astype(int) for xyz, flying in track_positions)
+        corridor_load_now = corridor.load + others + own_slots
+        worse = ours & (corridor.capacity - corridor_load_now < capacity - load)
+        load = np.where(worse, corridor_load_now, load)
+        capacity = np.where(worse, corridor.capacity, capacity)
+        entities = [corridor.id if w else e for w, e in zip(worse, entities)]
+    return CorridorLoad(load.astype(float), capacity, tuple(entities))
+
+
+def terminal_phase(samples: np.ndarray, tolerance_m: float) -> np.ndarray:
+    """Samples of the take-off / landing verticals: within the tolerance (horizontally) of the first or last point."""
+    xy = samples[:, :2]
+    near_start = np.linalg.norm(xy - xy[0], axis=1) <= tolerance_m
+    near_end = np.linalg.norm(xy - xy[-1], axis=1) <= tolerance_m
+    return near_start | near_end
+
+
+def altitude_margin(samples: np.ndarray, alt_min_m: float, alt_max_m: float, tolerance_m: float) -> np.ndarray:
+    """Distance inside the altitude band (rule R3), negative outside it.
+
+    The floor does not apply on the take-off and landing verticals over the origin and the goal (a UAV must climb
+    through it); the ceiling always does.
+    """
+    z = samples[:, 2]
+    above_floor = np.where(terminal_phase(samples, tolerance_m), np.inf, z - alt_min_m)
+    return np.minimum(above_floor, alt_max_m - z)
+
+
+def horizontal_distance(samples: np.ndarray, xy: tuple[float, float]) -> np.ndarray:
+    return np.linalg.norm(samples[:, :2] - np.asarray(xy, dtype=float), axis=1)
+
+
+def compute_signals(
+    world: World,
+    samples: np.ndarray,
+    *,
+    alt_min_m: float,
+    alt_max_m: float,
+    goal_xy: tuple[float, float] | None = None,
+    uav: UAV | None = None,
+    payload_kg: float = 0.0,
+    exempt_sensitive: Iterable[str] = (),
+    own_slots: int = 1,
+) -> SignalSet:
+    return SignalSet(
+        samples=samples,
+        nfz=nfz_margin(world, samples),
+        obstacle=obstacle_clearance(world, samples),
+        sensitive=sensitive_clearance(world, samples, exempt_sensitive),
+        separation=traffic_separation(world, samples),
+        corridor=corridor_load(world, samples, own_slots=own_slots),
+        altitude_margin=altitude_margin(samples, alt_min_m, alt_max_m, world.arrival_tolerance_m),
+        goal_dist=None if goal_xy is None else horizontal_distance(samples, goal_xy),
+        battery=None if uav is None else battery_profile(world, uav, samples, payload_kg),
+    )
+
+
+# --- LTL atoms -------------------------------------------------------------------------------------------------
+def zone_atoms(world: World) -> dict[str, NoFlyZone | SensitiveZone | Corridor]:
+    """`in_<id>` atoms: no-fly zones, sensitive zones and corridors."""
+    return {f"in_{zone_id}": zone for zone_id, zone in {**world.zone_index, **world.corridor_index}.items()}
+
+
+def known_atoms(world: World) -> set[str]:
+    entity_atoms = {f"at_{entity_id}" for entity_id in world.entity_index}
+    return set(zone_atoms(world)) | entity_atoms | {"at_origin", "at_goal", "airborne"}
+
+
+def atom_values(
+    world: World, samples: np.ndarray, atom: str, origin_xy: tuple[float, float], goal_xy: tuple[float, float]
+) -> np.ndarray:
+    """Truth of one LTL atom at each sample (KeyError for an atom not in `known_atoms(world)`).
+
+    in_<nfz>: inside the polygon and altitude band while active; in_<sensitive zone>: inside its polygon (the
+    buffer is R2's business); in_<corridor>: inside its area and band; at_<entity> / at_origin / at_goal: within
+    the world's arrival tolerance horizontally; airborne: above AIRBORNE_MIN_ALT_M.
+    """
+    tolerance = world.arrival_tolerance_m
+    if atom == "airborne":
+        return samples[:, 2] > AIRBORNE_MIN_ALT_M
+    if atom in ("at_origin", "at_goal"):
+        return horizontal_distance(samples, origin_xy if atom == "at_origin" else goal_xy) <= tolerance
+    if atom.startswith("at_") and atom[3:] in world.entity_index:
+        return horizontal_distance(samples, world.entity_index[atom[3:]].position) <= tolerance
+    zone = zone_atoms(world)[atom]
+    if isinstance(zone, Corridor):
+        return inside_corridor(zone, samples[:, :3])
+    inside = shapely.contains_xy(zone.shape, samples[:, 0], samples[:, 1])
+    if isinstance(zone, NoFlyZone):
+        z = samples[:, 2]
+        inside &= (z >= zone.alt_min_m) & (z <= zone.alt_max_m) & _active(zone, samples[:, 3])
+    return inside
+
+
+def _active(zone: NoFlyZone, times: np.ndarray) -> np.ndarray:
+    window = zone.active_window
+    if window is None:
+        return np.ones(len(times), dtype=bool)
+    return (times >= window.start_sec) & (times <= window.end_sec)
+
+
+def _min_over(columns: list[np.ndarray], ids: list[str], n: int, far: float) -> Margin:
+    if not columns:
+        return Margin(np.full(n, far), (None,) * n)
+    stacked = np.vstack(columns)
+    worst = np.argmin(stacked, axis=0)
+    values = np.minimum(stacked[worst, np.arange(n)], far)
+    entities = tuple(ids[w] if v < far else None for w, v in zip(worst, values))
+    return Margin(values, entities)

@@ -1,0 +1,101 @@
+"""Offline STL monitoring with rtamt (discrete time) on the 1 Hz trajectory signals.
+
+rtamt counts temporal bounds in samples of its sampling period; the period is set to 1 s, so `eventually[0:600]`
+means "within 600 samples", i.e. 600 s on the 1 Hz resampled trajectory. A spec is a single rtamt expression over
+the signal names in SIGNAL_DOCS and the constants in CONSTANT_DOCS; anything else (unknown names, declarations,
+imports, several statements) is rejected before rtamt sees it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import rtamt
+
+SAMPLING_PERIOD_SEC = 1
+
+SIGNAL_DOCS = {
+    "nfz_margin": "m, signed distance to the active no-fly zones (negative inside)",
+    "obstacle_clearance": "m, clearance to buildings (horizontal below the roof, 3D above)",
+    "sensitive_clearance": "m, distance to sensitive zones minus their buffer",
+    "separation": "m, 3D distance to the nearest other UAV in the air",
+    "clearance": "m, min(obstacle_clearance, separation)",
+    "alt": "m, altitude",
+    "alt_margin": "m, distance inside the altitude band (floor waived on take-off / landing verticals)",
+    "goal_dist": "m, horizontal distance to the goal",
+    "battery": "battery ratio 0..1 (needs uav_id)",
+    "load": "UAVs in the corridor we are in, us included (0 outside corridors)",
+    "capacity": "capacity of that corridor",
+}
+CONSTANT_DOCS = {
+    "d_min": "m, min_separation_m",
+    "a_min": "m, altitude_min_m",
+    "a_max": "m, altitude_max_m",
+    "tol": "m, the world's arrival tolerance",
+    "reserve": "battery_reserve_ratio",
+}
+# Operator and literal words of rtamt's STL grammar that may appear in an expression (found with rtamt's lexer).
+_GRAMMAR_WORDS = frozenset(
+    "always G eventually F historically H once O since S until U unless W next X prev Y and or not implies iff "
+    "xor rise fall abs sqrt exp pow s ms us ns ps true false TRUE FALSE".split()
+)
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_ASSIGNMENT = re.compile(r"(?<![<>=!])=(?!=)")
+
+
+class StlSpecError(ValueError):
+    """The spec does not parse, or uses a name that is neither a signal nor a constant."""
+
+
+@dataclass(frozen=True)
+class StlVerdict:
+    spec: str
+    robustness: float  # at the first sample: the spec's robustness over the trajectory
+    series: np.ndarray  # robustness of the spec at every sample (a suffix of the trajectory each)
+
+    @property
+    def satisfied(self) -> bool:
+        return self.robustness >= 0
+
+
+def unknown_names(spec: str, known: set[str]) -> list[str]:
+    words = _IDENTIFIER.findall(_strip_numbers(spec))
+    return sorted({w for w in words if w not in known and w not in _GRAMMAR_WORDS})
+
+
+def _strip_numbers(spec: str) -> str:
+    """Drop numeric literals (1e-3, 2.5) so that their exponent letters are not read as names."""
+    return re.sub(r"(?<![A-Za-z0-9_])\d+(\.\d*)?([eE][-+]?\d+)?", " ", spec)
+
+
+def monitor(
+    spec: str, signals: Mapping[str, np.ndarray], times: np.ndarray, constants: Mapping[str, float] | None = None
+) -> StlVerdict:
+    """Robustness of one STL expression over sampled signals (all arrays share `times`)."""
+    constants = dict(constants or {})
+    if not spec.strip() or ";" in spec or "\n" in spec or _ASSIGNMENT.search(spec):
+        raise StlSpecError(f"an STL spec must be one expression: {spec!r}")
+    unknown = unknown_names(spec, set(signals) | set(constants))
+    if unknown:
+        raise StlSpecError(f"unknown name(s) {', '.join(unknown)} in {spec!r}; signals: {', '.join(sorted(signals))}")
+    used = set(_IDENTIFIER.findall(_strip_numbers(spec)))
+    monitor_spec = rtamt.StlDiscreteTimeOfflineSpecification()
+    for name in sorted(used & set(signals)):
+        monitor_spec.declare_var(name, "float")
+    for name in sorted(used & set(constants)):
+        monitor_spec.declare_const(name, "float", float(constants[name]))
+    monitor_spec.spec = spec
+    monitor_spec.set_sampling_period(SAMPLING_PERIOD_SEC, "s", 0.1)
+    dataset: dict[str, list[float]] = {"time": [float(t) for t in times]}
+    dataset.update({name: np.asarray(signals[name], dtype=float).tolist() for name in used & set(signals)})
+    try:
+        monitor_spec.parse()
+        result = monitor_spec.evaluate(dataset)
+    except Exception as exc:  # rtamt reports syntax and bound errors with several exception types
+        message = str(exc).replace("RTAMT Exception: ", "").splitlines()[0][:200]
+        raise StlSpecError(f"{spec!r}: {message}") from None
+    series = np.array([value for _, value in result], dtype=float)
+    return StlVerdict(spec=spec, robustness=float(series[0]), series=series)

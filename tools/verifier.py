@@ -1,0 +1,461 @@
+"""verify_ltl_stl: the trajectory against rules R1-R6 (STL, monitored by rtamt) and the IR's own LTL / STL specs.
+
+Rules as monitored (signals from tools/signals.py on the 1 Hz resampled trajectory, constants from the arguments):
+  R1 always (nfz_margin >= 0)
+  R2 always ((obstacle_clearance - d_min >= 0) and (separation - d_min >= 0) and (sensitive_clearance >= 0))
+     (sensitive zones keep their own buffer; zones that contain the task's origin or goal are exempt)
+  R3 always (alt_margin >= 0)            (the band; the floor is waived on the take-off / landing verticals)
+  R4 eventually[0:k] (goal_dist <= tol)  (k = samples up to the deadline; not_applicable without a deadline)
+  R5 always (battery - reserve >= 0)     (not_applicable without uav_id)
+  R6 always (capacity - load >= 0)       (load counts us with corridor_capacity_required slots)
+rtamt gives each rule's robustness; the first violating second and the offending entity are read from the same
+signals. The counterexample reports the first failing rule in the order R1..R6, then the IR's STL, then its LTL.
+A critical-priority request never relaxes R1-R3 (R7): its separation and altitude band are raised to the safety
+baseline and R1-R3 are always checked, with a warning.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from rapidfuzz import process
+
+from tools import ltl, signals
+from tools.contract import ToolFailure, ToolOutput
+from tools.program_rules import missing_mandatory_ltl, nfz_on_the_way, safety_baseline
+from tools.registry import ToolSpec
+from tools.stl_monitor import StlSpecError, monitor
+from tools.trajectory import Trajectory
+from tools.world import UAV, XY, XYZT, SensitiveZone, World
+
+STL_ENGINE = "rtamt"
+RuleId = Literal["R1", "R2", "R3", "R4", "R5", "R6", "R7", "R8"]
+DEFAULT_RULES: list[RuleId] = ["R1", "R2", "R3", "R4", "R5", "R6"]
+MONITORED_RULES = ("R1", "R2", "R3", "R4", "R5", "R6")
+RULE_TEXT = {
+    "R1": "never enter an active no-fly zone",
+    "R2": "keep minimum separation from obstacles, sensitive zones and other UAVs",
+    "R3": "stay inside the altitude band",
+    "R4": "arrive before the deadline",
+    "R5": "keep the battery reserve on arrival",
+    "R6": "never exceed corridor capacity",
+    "R7": "a critical priority never relaxes R1-R3",
+    "R8": "unsatisfiable or under-specified tasks end in safe refusal / human confirmation, never in execute",
+}
+SEGMENT_RADIUS = 2  # samples either side of the offending second in a counterexample
+DIGITS = 3
+
+
+class WaypointArgs(BaseModel):
+    """A 4D trajectory argument, as plan_route returns it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    waypoints: list[XYZT] = Field(min_length=1, description="[[x, y, z, t], ...] metres and seconds, t non-decreasing")
+    uav_id: str | None = None
+
+    @field_validator("waypoints")
+    @classmethod
+    def _finite_and_ordered(cls, waypoints: list[XYZT]) -> list[XYZT]:
+        if not all(math.isfinite(v) for point in waypoints for v in point):
+            raise ValueError("waypoint coordinates must be finite numbers")
+        if any(b[3] < a[3] for a, b in zip(waypoints, waypoints[1:])):
+            raise ValueError("waypoint times must be non-decreasing")
+        return waypoints
+
+
+class VerifyArgs(WaypointArgs):
+    goal: str | None = Field(default=None, description="entity or UAV id; default: the last waypoint")
+    origin: str | None = Field(default=None, description="entity or UAV id; default: the first waypoint")
+    ltl: list[str] = Field(default_factory=list, description="Spot syntax over in_<zone>, at_<entity>, at_goal ...")
+    stl: list[str] = Field(default_factory=list, description="rtamt expressions over the signals of tools/stl_monitor")
+    rules: list[RuleId] = Field(default_factory=lambda: list(DEFAULT_RULES))
+    altitude_min_m: float = Field(default=30.0, ge=0)
+    altitude_max_m: float = Field(default=120.0, gt=0)
+    min_separation_m: float = Field(default=10.0, ge=0)
+    deadline_sec: float | None = Field(default=None, gt=0)
+    battery_reserve_ratio: float = Field(default=0.2, ge=0, le=1)
+    payload_kg: float = Field(default=0.0, ge=0)
+    corridor_capacity_required: int = Field(default=1, ge=1)
+    priority: Literal["low", "normal", "high", "critical"] = "normal"
+
+    @model_validator(mode="after")
+    def _band_ordered(self) -> "VerifyArgs":
+        if self.altitude_min_m >= self.altitude_max_m:
+            raise ValueError("altitude_min_m must be lower than altitude_max_m")
+        return self
+
+
+# --- shared with the simulator -------------------------------------------------------------------------------------
+def resolve_uav(world: World, uav_id: str | None) -> UAV | None:
+    if uav_id is None:
+        return None
+    if uav_id not in world.uav_index:
+        raise _unknown_id("uav_id", uav_id, list(world.uav_index))
+    return world.uav_index[uav_id]
+
+
+def resolve_position(world: World, field: str, ref: str | None, fallback: XY) -> XY:
+    """Position of an entity or UAV id; `fallback` when no id is given."""
+    if ref is None:
+        return fallback
+    if ref not in world.entity_index and ref not in world.uav_index:
+        raise _unknown_id(field, ref, [*world.entity_index, *world.uav_index])
+    return world.position_of(ref)
+
+
+def _unknown_id(field: str, value: str, known: list[str]) -> ToolFailure:
+    nearest = [match for match, _, _ in process.extract(value, known, limit=3)]
+    return ToolFailure(
+        "bad_arguments",
+        f"{field}: unknown id {value!r}",
+        recoverable=True,
+        suggested_actions=[f"use one of: {', '.join(nearest)}"] if nearest else [],
+    )
+
+
+def offending_segment(samples: np.ndarray, index: int, radius: int = SEGMENT_RADIUS) -> list[list[float]]:
+    """The few samples around `index`, as [x, y, z, t] rows (never the whole trajectory)."""
+    lo, hi = max(0, index - radius), min(len(samples), index + radius + 1)
+    return [[round(float(v), 1) for v in row] for row in samples[lo:hi]]
+
+
+def suggest_repair(world: World, rule: str, entity: str | None) -> str:
+    """One concrete repair an LLM can apply to the IR for a violation of `rule` caused by `entity`."""
+    if rule == "R1":
+        return f"add {entity} to entities.avoid_zones (plan_route avoid_zones) and re-plan"
+    if rule == "R2":
+        zone = world.zone_index.get(entity or "")
+        if isinstance(zone, SensitiveZone):
+            return f"add {entity} to entities.avoid_zones (the planner then keeps its {zone.buffer_m:g} m buffer)"
+        if entity in {t.id for t in world.traffic}:
+            return f"separate from traffic {entity}: change depart_time_sec or the altitude band"
+        return f"re-plan with plan_route keeping min_separation_m from {entity}, or raise altitude_min_m above it"
+    if rule == "R3":
+        if entity == "altitude_max_m":
+            return "lower the route's altitude_max_m to the allowed ceiling and re-plan"
+        return "raise the route's altitude_min_m to the allowed floor and re-plan"
+    if rule == "R4":
+        return "choose a faster UAV or a shorter route, or ask a human to confirm a later deadline"
+    if rule == "R5":
+        return "choose a UAV with more battery (assign_uav objective max_reserve) or reduce the payload"
+    if rule == "R6":
+        return f"keep out of {entity} (plan_route avoid_congested_corridors=true) or depart later"
+    return f"re-plan so that {rule} holds"
+
+
+def build_counterexample(
+    *,
+    failure_stage: str,
+    failure_type: str,
+    violated_rule: str,
+    time_sec: float,
+    robustness: float | None,
+    offending_segment: list[list[float]],
+    offending_entity: str | None,
+    suggested_repair: str,
+) -> dict[str, Any]:
+    """The short failure summary the repair prompt gets (SPEC section 6)."""
+    return {
+        "failure_stage": failure_stage,
+        "failure_type": failure_type,
+        "violated_rule": violated_rule,
+        "time_sec": round(float(time_sec), 1),
+        "robustness": None if robustness is None else round(float(robustness), DIGITS),
+        "offending_segment": offending_segment,
+        "offending_entity": offending_entity,
+        "suggested_repair": suggested_repair,
+    }
+
+
+# --- rule monitoring -------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class RuleCheck:
+    rule: str
+    spec: str
+    margin: np.ndarray  # per-sample margin (negative = violated at that second)
+    entities: Sequence[str | None]
+    deadline_index: int | None = None  # R4: the violation is "not there by this sample"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The thresholds actually checked (after R7's tightening of critical requests)."""
+
+    rules: list[str]
+    min_separation_m: float
+    altitude_min_m: float
+    altitude_max_m: float
+
+
+def effective_settings(world: World, args: VerifyArgs) -> tuple[Settings, list[str]]:
+    ordered = sorted(set(args.rules), key=list(RULE_TEXT).index)
+    settings = Settings(ordered, args.min_separation_m, args.altitude_min_m, args.altitude_max_m)
+    if args.priority != "critical":
+        return settings, []
+    base = safety_baseline(world)
+    tightened = Settings(
+        rules=sorted({"R1", "R2", "R3", *settings.rules}, key=list(RULE_TEXT).index),
+        min_separation_m=max(settings.min_separation_m, base.min_separation_m),
+        altitude_min_m=max(settings.altitude_min_m, base.altitude_min_m),
+        altitude_max_m=min(settings.altitude_max_m, base.altitude_max_m),
+    )
+    warnings = [
+        f"R7: critical priority checks {name}={getattr(tightened, name)} instead of {getattr(settings, name)}"
+        for name in ("rules", "min_separation_m", "altitude_min_m", "altitude_max_m")
+        if getattr(tightened, name) != getattr(settings, name)
+    ]
+    return tightened, warnings
+
+
+def _rule_checks(sig: signals.SignalSet, settings: Settings, args: VerifyArgs, goal_id: str | None) -> dict:
+    d_min = settings.min_separation_m
+    obstacle, separation = sig.obstacle.values - d_min, sig.separation.values - d_min
+    r2_parts = np.vstack([obstacle, separation, sig.sensitive.values])
+    r2_source = np.argmin(r2_parts, axis=0)
+    r2_entities = [(sig.obstacle, sig.separation, sig.sensitive)[s].entities[i] for i, s in enumerate(r2_source)]
+    floor_side = sig.altitude_margin < settings.altitude_max_m - sig.samples[:, 2]
+    checks = {
+        "R1": RuleCheck("R1", "always (nfz_margin >= 0)", sig.nfz.values, sig.nfz.entities),
+        "R2": RuleCheck(
+            "R2",
+            "always ((obstacle_clearance - d_min >= 0) and (separation - d_min >= 0) and (sensitive_clearance >= 0))",
+            r2_parts.min(axis=0),
+            r2_entities,
+        ),
+        "R3": RuleCheck(
+            "R3",
+            "always (alt_margin >= 0)",
+            sig.altitude_margin,
+            ["altitude_min_m" if low else "altitude_max_m" for low in floor_side],
+        ),
+        "R6": RuleCheck("R6", "always (capacity - load >= 0)", sig.corridor.margin.values, sig.corridor.entities),
+    }
+    if args.deadline_sec is not None and sig.goal_dist is not None:
+        in_time = int(np.count_nonzero(sig.times <= args.deadline_sec + 1e-9))
+        bound = max(in_time - 1, 0)
+        checks["R4"] = RuleCheck(
+            "R4",
+            f"eventually[0:{bound}] (goal_dist <= tol)",
+            np.full(len(sig.samples), np.nan),
+            [goal_id] * len(sig.samples),
+            deadline_index=bound,
+        )
+    if sig.battery is not None:
+        reserve = args.battery_reserve_ratio
+        checks["R5"] = RuleCheck("R5", "always (battery - reserve >= 0)", sig.battery - reserve, [args.uav_id] * len(sig.samples))
+    return checks
+
+
+def _not_applicable_reason(rule: str) -> str:
+    return {
+        "R4": "no deadline_sec",
+        "R5": "no uav_id",
+        "R7": "program check on the IR (tools.program_rules.check_r7)",
+        "R8": "program check on the outcome (tools.program_rules.check_r8)",
+    }[rule]
+
+
+def _first_violation(check: RuleCheck) -> int:
+    if check.deadline_index is not None:
+        return check.deadline_index
+    below = np.flatnonzero(check.margin < 0)
+    return int(below[0]) if len(below) else int(np.argmin(check.margin))
+
+
+def _violation(
+    samples: np.ndarray, rule: str, index: int, robustness: float | None, entity: str | None, **extra: Any
+) -> dict[str, Any]:
+    return {
+        "rule": rule,
+        "time_sec": round(float(samples[index, 3]), 1),
+        "robustness": None if robustness is None else round(robustness, DIGITS),
+        "segment": offending_segment(samples, index),
+        "entity": entity,
+        **extra,
+    }
+
+
+# --- LTL -----------------------------------------------------------------------------------------------------------
+def _parse_ltl(world: World, engine: ltl.LtlEngine, specs: list[str]) -> list[Any]:
+    known = signals.known_atoms(world)
+    parsed = []
+    for text in specs:
+        try:
+            formula = engine.parse(text)
+        except ltl.LtlSyntaxError as exc:
+            raise ToolFailure("invalid_spec", f"LTL spec {text!r} does not parse: {exc}", recoverable=False) from None
+        unknown = sorted(engine.atoms(formula) - known)
+        if unknown:
+            nearest = [m for m, _, _ in process.extract(unknown[0], sorted(known), limit=3)]
+            raise ToolFailure(
+                "invalid_spec",
+                f"LTL spec {text!r} uses unknown atom(s) {', '.join(unknown)}",
+                recoverable=False,
+                suggested_actions=[f"atoms look like: {', '.join(nearest)}"],
+            )
+        parsed.append(formula)
+    return parsed
+
+
+def _ltl_rule(atoms: set[str], world: World) -> str:
+    """The safety rule an LTL spec expresses, read from its atoms (R1 zones, R2 sensitive zones, R4 the goal)."""
+    zones = [world.zone_index.get(atom[3:]) for atom in atoms if atom.startswith("in_")]
+    if any(zone is not None and not isinstance(zone, SensitiveZone) for zone in zones):
+        return "R1"
+    if any(isinstance(zone, SensitiveZone) for zone in zones):
+        return "R2"
+    return "R4" if "at_goal" in atoms else "LTL"
+
+
+# --- the tool --------------------------------------------------------------------------------------------------
+def verify(world: World, args: VerifyArgs) -> ToolOutput:
+    uav = resolve_uav(world, args.uav_id)
+    samples = Trajectory(waypoints=args.waypoints).sample(1.0)
+    origin_xy = resolve_position(world, "origin", args.origin, tuple(samples[0, :2]))
+    goal_xy = resolve_position(world, "goal", args.goal, tuple(samples[-1, :2]))
+    settings, warnings = effective_settings(world, args)
+    engine = ltl.default_engine()
+    engines = {"stl": STL_ENGINE, "ltl": engine.name}
+    parsed_ltl = _parse_ltl(world, engine, args.ltl)
+    if parsed_ltl and engine.satisfiable(parsed_ltl) is False:
+        raise ToolFailure(
+            "spec_unsat",
+            "the LTL specs are jointly unsatisfiable: no flight can meet them all",
+            recoverable=True,
+            suggested_actions=["remove or correct the contradictory LTL spec(s) in verification_specs.ltl"],
+            result={"pass": False, "engine": engines, "ltl": [{"spec": s, "status": "unsat"} for s in args.ltl]},
+            engine=engines,
+        )
+
+    exempt = signals.zones_containing(world, [origin_xy, goal_xy])
+    warnings += [f"R2: sensitive zone {z} contains the task's origin or goal; its buffer is not checked" for z in exempt]
+    sig = signals.compute_signals(
+        world,
+        samples,
+        alt_min_m=settings.altitude_min_m,
+        alt_max_m=settings.altitude_max_m,
+        goal_xy=goal_xy,
+        uav=uav,
+        payload_kg=args.payload_kg,
+        exempt_sensitive=exempt,
+        own_slots=args.corridor_capacity_required,
+    )
+    dataset = sig.stl_dataset()
+    constants = {
+        "d_min": settings.min_separation_m,
+        "a_min": settings.altitude_min_m,
+        "a_max": settings.altitude_max_m,
+        "tol": world.arrival_tolerance_m,
+        "reserve": args.battery_reserve_ratio,
+    }
+    goal_id = args.goal
+    rules: dict[str, dict[str, Any]] = {}
+    violations: list[dict[str, Any]] = []
+    checks = _rule_checks(sig, settings, args, goal_id)
+    for rule in settings.rules:
+        check = checks.get(rule)
+        if check is None:
+            rules[rule] = {"status": "not_applicable", "robustness": None, "reason": _not_applicable_reason(rule)}
+            continue
+        verdict = monitor(check.spec, dataset, sig.times, constants)
+        rules[rule] = {"status": "pass" if verdict.satisfied else "fail", "robustness": round(verdict.robustness, DIGITS)}
+        if not verdict.satisfied:
+            index = _first_violation(check)
+            violations.append(_violation(samples, rule, index, verdict.robustness, check.entities[index]))
+
+    stl_results = []
+    for text in args.stl:
+        try:
+            verdict = monitor(text, dataset, sig.times, constants)
+        except StlSpecError as exc:
+            raise ToolFailure("invalid_spec", f"STL spec: {exc}", recoverable=False, engine=engines) from None
+        stl_results.append({"spec": text, "status": "pass" if verdict.satisfied else "fail", "robustness": round(verdict.robustness, DIGITS)})
+        if not verdict.satisfied:
+            index = int(np.flatnonzero(verdict.series < 0)[0]) if (verdict.series < 0).any() else 0
+            violations.append(_violation(samples, "STL", index, verdict.robustness, None, spec=text))
+
+    ltl_results = []
+    atoms_needed = set().union(*(engine.atoms(f) for f in parsed_ltl)) if parsed_ltl else set()
+    trace = {atom: signals.atom_values(world, samples, atom, origin_xy, goal_xy) for atom in sorted(atoms_needed)}
+    for text, formula in zip(args.ltl, parsed_ltl):
+        holds = engine.check_trace(formula, trace)
+        ltl_results.append({"spec": text, "status": "pass" if holds else "fail"})
+        if not holds:
+            atoms = engine.atoms(formula)
+            index = ltl.first_violation(formula, trace) if isinstance(formula, ltl.Formula) else 0
+            entity = next((a[3:] for a in sorted(atoms) if a.startswith("in_")), goal_id if "at_goal" in atoms else None)
+            violations.append(_violation(samples, _ltl_rule(atoms, world), index, None, entity, spec=text))
+
+    missing = []
+    if args.ltl:
+        nearby = nfz_on_the_way(world, [tuple(p) for p in samples[:, :2]], float(samples[0, 3]), float(samples[-1, 3]))
+        missing = missing_mandatory_ltl(args.ltl, nearby, engine)
+        warnings += [f"the LTL specs do not entail the mandatory {m}" for m in missing]
+
+    result = {
+        "pass": not violations,
+        "engine": engines,
+        "rules": rules,
+        "stl": stl_results,
+        "ltl": ltl_results,
+        "ltl_missing_mandatory": missing,
+        "violations": violations,
+        "counterexample": _counterexample(world, violations) if violations else None,
+        "checked": {
+            "min_separation_m": settings.min_separation_m,
+            "altitude_min_m": settings.altitude_min_m,
+            "altitude_max_m": settings.altitude_max_m,
+            "samples": len(samples),
+            "duration_sec": round(float(samples[-1, 3] - samples[0, 3]), 1),
+        },
+    }
+    if violations:
+        first = violations[0]
+        raise ToolFailure(
+            "spec_violation",
+            f"{first['rule']} violated at t={first['time_sec']} s ({first['entity'] or first.get('spec', '')})",
+            recoverable=True,
+            suggested_actions=[result["counterexample"]["suggested_repair"]],
+            result=result,
+            engine=engines,
+        )
+    return ToolOutput(result=result, warnings=warnings, engine=engines)
+
+
+def _counterexample(world: World, violations: list[dict[str, Any]]) -> dict[str, Any]:
+    first = violations[0]
+    rule = first["rule"]
+    from_ltl = "spec" in first and rule != "STL"
+    repair = suggest_repair(world, rule, first["entity"]) if rule in MONITORED_RULES else f"re-plan so that {first['spec']} holds"
+    return build_counterexample(
+        failure_stage="verify",
+        failure_type="ltl_violation" if from_ltl else "stl_robustness_negative",
+        violated_rule=first["spec"] if rule in ("STL", "LTL") else rule,
+        time_sec=first["time_sec"],
+        robustness=first["robustness"],
+        offending_segment=first["segment"],
+        offending_entity=first["entity"],
+        suggested_repair=repair,
+    )
+
+
+SPEC = ToolSpec(
+    name="verify_ltl_stl",
+    description=(
+        "Verify a 4D trajectory against safety rules R1-R6 (STL robustness via rtamt) and the IR's LTL specs "
+        "(Spot syntax over in_<zone>, at_<entity>, at_origin, at_goal, airborne) and STL specs (rtamt syntax over "
+        "nfz_margin, obstacle_clearance, sensitive_clearance, separation, clearance, alt, alt_margin, goal_dist, "
+        "battery, load, capacity and constants d_min, a_min, a_max, tol, reserve; bounds in seconds). Returns pass, "
+        "per-rule robustness, violations and a short counterexample with a suggested repair."
+    ),
+    args_model=VerifyArgs,
+    body=verify,
+    data_sources=("world", "trajectory"),
+    needs=("plan_route",),
+)
