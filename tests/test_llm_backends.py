@@ -131,6 +131,14 @@ def test_rejected_response_format_falls_back_to_plain_requests_and_tolerant_extr
     assert later.answer == _envelope()
 
 
+def test_prose_despite_response_format_is_still_extracted(request_):
+    prose = "Sure! Here is the IR:\n```json\n" + json.dumps(_envelope()) + "\n```"
+    with OpenAIStubServer(StubReply(prose)) as server:
+        result = _generator(server).generate(request_)
+    assert "response_format" in server.bodies()[0]
+    assert result.answer == _envelope() and result.raw_text == prose
+
+
 def test_identical_calls_are_served_from_the_cache(request_):
     replies = [StubReply(json.dumps(_envelope()), prompt_tokens=500), StubReply(json.dumps(_envelope()))]
     with OpenAIStubServer(*replies) as server:
