@@ -1,0 +1,138 @@
+"""simulate_scenario through the registry on examples/downtown.json."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from tools import simulator
+from tools.registry import ToolRegistry
+from tools.world import load_world
+
+DOWNTOWN = Path(__file__).resolve().parents[1] / "examples" / "downtown.json"
+
+
+@pytest.fixture(scope="module")
+def world():
+    return load_world(DOWNTOWN)
+
+
+@pytest.fixture(scope="module")
+def registry():
+    return ToolRegistry([simulator.SPEC])
+
+
+def timed(points, z=90.0, speed=12.0, t0=0.0):
+    out, t = [], t0
+    for i, p in enumerate(points):
+        if i:
+            t += math.dist(points[i - 1][:2], p[:2]) / speed
+        out.append([p[0], p[1], z, round(t, 3)])
+    return out
+
+
+DETOUR = timed([(100, 100), (300, 140), (450, 140), (650, 420)])  # clear of nfz_temp_1, 20 m over the roofs
+
+
+def simulate(registry, world, **args):
+    args.setdefault("waypoints", DETOUR)
+    return registry.call("simulate_scenario", world, args)
+
+
+def _result_json(res) -> str:
+    return json.dumps(res.model_dump(exclude={"latency_sec"}), sort_keys=True)
+
+
+def test_same_seed_is_byte_identical_and_seeds_differ(registry, world):
+    first = simulate(registry, world, uav_id="uav_03", seed=5, stress_level="high")
+    again = simulate(registry, world, uav_id="uav_03", seed=5, stress_level="high")
+    assert _result_json(first) == _result_json(again)
+    others = {json.dumps(simulate(registry, world, uav_id="uav_03", seed=s, stress_level="high").result) for s in range(6)}
+    assert len(others) > 1
+
+
+def test_low_stress_on_a_clear_route_succeeds(registry, world):
+    res = simulate(registry, world, uav_id="uav_03", stress_level="low", deadline_sec=600)
+    assert res.ok, res.error
+    r = res.result
+    assert r["success"] and r["events"] == [] and r["counterexample"] is None
+    assert r["popup_nfz"] is None and r["crossing_tracks"] == []
+    assert 0 < r["final_battery_ratio"] < world.uav_index["uav_03"].battery_ratio
+    assert r["energy_used_wh"] > 0 and r["delay_sec"] >= 0
+
+
+def test_stress_adds_a_popup_zone_and_crossing_traffic(registry, world):
+    medium = simulate(registry, world, stress_level="medium", seed=1).result
+    high = simulate(registry, world, stress_level="high", seed=1).result
+    assert medium["popup_nfz"] is not None and len(medium["crossing_tracks"]) == 1
+    assert len(high["crossing_tracks"]) == 2
+
+
+def test_holding_for_a_popup_zone_costs_time_and_energy(registry, world):
+    low = simulate(registry, world, uav_id="uav_03", stress_level="low").result
+    held = [
+        r
+        for r in (simulate(registry, world, uav_id="uav_03", stress_level="high", seed=s).result for s in range(8))
+        if r["hover_sec"] > 0 and r["arrival_time_sec"] is not None
+    ]
+    assert held, "no seed in 0..7 made the UAV hold"
+    for r in held:
+        assert r["delay_sec"] >= r["hover_sec"] - 1
+        assert r["energy_used_wh"] > low["energy_used_wh"]
+
+
+def test_flying_into_a_building_is_an_unrecoverable_collision(registry, world):
+    # bldg_tower_1 (180..230 x 240..300) is 150 m tall; cross it at 60 m.
+    res = simulate(registry, world, waypoints=timed([(150, 270), (260, 270)], z=60.0), stress_level="low")
+    assert not res.ok and res.error.type == "collision" and not res.error.recoverable
+    cx = res.result["counterexample"]
+    assert cx["failure_stage"] == "simulate" and cx["failure_type"] == "collision"
+    assert cx["offending_entity"] == "bldg_tower_1" and cx["violated_rule"] == "R2"
+    assert res.result["events"][-1]["type"] == "collision" and res.result["arrival_time_sec"] is None
+
+
+def test_nfz_intrusion_is_a_recoverable_sim_failure(registry, world):
+    res = simulate(registry, world, waypoints=timed([(100, 100), (650, 420)], z=60.0), stress_level="low")
+    assert not res.ok and res.error.type == "sim_failure" and res.error.recoverable
+    first = res.result["events"][0]
+    assert (first["type"], first["entity"]) == ("nfz_intrusion", "nfz_temp_1")
+    assert res.result["counterexample"]["violated_rule"] == "R1"
+    assert res.result["counterexample"]["robustness"] < 0
+
+
+def test_battery_and_deadline_events(registry, world):
+    weak = simulate(registry, world, uav_id="uav_07", stress_level="low")
+    assert weak.error.type == "sim_failure"
+    assert any(e["type"] == "battery_depleted" and e["entity"] == "uav_07" for e in weak.result["events"])
+    late = simulate(registry, world, uav_id="uav_03", stress_level="low", deadline_sec=DETOUR[-1][3] / 2)
+    assert late.error.type == "sim_failure"
+    missed = next(e for e in late.result["events"] if e["type"] == "deadline_missed")
+    assert missed["time_sec"] <= DETOUR[-1][3] / 2
+
+
+def test_near_miss_is_an_error_unless_high_risk_is_accepted(registry, world):
+    # A route that shares corridor_c1's line with track_t2 (80 m, 0..70 s) a few metres above it.
+    waypoints = [[100, 500, 92, 5], [700, 500, 92, 65]]
+    strict = simulate(registry, world, waypoints=waypoints, stress_level="low", min_separation_m=10)
+    assert strict.error.type == "near_miss" and strict.error.recoverable
+    assert strict.result["min_separation_m"] < simulator.NEAR_MISS_FACTOR * 10
+    tolerant = simulate(registry, world, waypoints=waypoints, stress_level="low", max_risk_level="high")
+    assert tolerant.ok and any("near miss" in w for w in tolerant.warnings)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        {"stress_level": "extreme"},
+        {"seed": -1},
+        {"uav_id": "uav_99"},
+        {"waypoints": []},
+        {"battery_reserve_ratio": 2},
+    ],
+)
+def test_bad_arguments_are_tool_errors(registry, world, args):
+    res = simulate(registry, world, **args)
+    assert not res.ok and res.error.type == "bad_arguments"

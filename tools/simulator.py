@@ -1,0 +1,358 @@
+"""simulate_scenario: fly the planned trajectory through a seeded, discrete-time (1 s) stress scenario.
+
+Everything random comes from one numpy Generator seeded with `seed`, so the same (world, arguments, seed) gives a
+byte-identical result. The stress level scales three disturbances:
+- wind gusts (from the world's weather regions): a lateral drift (a first-order autoregressive offset from the
+  nominal path), slower progress in head-wind gusts, and extra energy per m/s of gust;
+- other traffic: the world's tracks, plus random tracks crossing the route near a random point of it (medium: one,
+  passing at 1.6-4 x min separation, outside the near-miss band; high: two, at 0.5-3 x), so separation is tested where the route actually goes;
+- a pop-up no-fly zone on the route (medium and high): a square centred on a random point of the route, announced
+  with some notice before the UAV gets there (high: sometimes none). The UAV holds (hovers) outside it until it
+  expires, which costs time and energy; a zone that pops up over the UAV is an intrusion.
+Events: nfz_intrusion, separation_violation, near_miss, battery_depleted, deadline_missed, collision (with a
+building or another UAV). A near miss is tolerated only with max_risk_level "high".
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+import shapely
+from pydantic import Field
+from shapely.geometry import Polygon, box
+
+from tools import signals
+from tools.contract import ToolFailure, ToolOutput
+from tools.energy import segment_energies_wh
+from tools.registry import ToolSpec
+from tools.trajectory import Trajectory
+from tools.verifier import (
+    WaypointArgs,
+    build_counterexample,
+    offending_segment,
+    resolve_uav,
+    suggest_repair,
+)
+from tools.world import NoFlyZone, TimeWindow, TrafficTrack, World
+
+DEFAULT_SPEED_MPS = 10.0
+DRIFT_KEEP = 0.6  # share of last second's lateral drift the position controller has not yet corrected
+DRIFT_GAIN = 0.25  # metres of drift per m/s of gust
+GUST_ENERGY_PER_MPS = 0.03  # extra energy share per m/s of gust
+COLLISION_RADIUS_M = 3.0
+NEAR_MISS_FACTOR = 1.5  # other traffic closer than this x min separation is a near miss
+HOLD_MARGIN_M = 5.0  # the UAV stops this far outside a pop-up zone
+CROSSING_SPEED_MPS = (8.0, 12.0)
+CROSSING_HALF_LENGTH_SEC = 60.0
+TERMINAL_EVENTS = ("collision", "nfz_intrusion", "separation_violation", "battery_depleted", "deadline_missed")
+EVENT_RULE = {
+    "nfz_intrusion": "R1",
+    "collision": "R2",
+    "separation_violation": "R2",
+    "near_miss": "R2",
+    "deadline_missed": "R4",
+    "battery_depleted": "R5",
+}
+DIGITS = 3
+
+
+@dataclass(frozen=True)
+class StressProfile:
+    gust_scale: float
+    crossing_tracks: int
+    crossing_miss: tuple[float, float]  # closest approach, in multiples of min separation
+    popup_half_size_m: float | None  # None: no pop-up zone
+    popup_notice_sec: tuple[float, float] = (0.0, 0.0)
+    popup_duration_sec: tuple[float, float] = (0.0, 0.0)
+
+
+STRESS = {
+    "low": StressProfile(gust_scale=0.5, crossing_tracks=0, crossing_miss=(0.0, 0.0), popup_half_size_m=None),
+    "medium": StressProfile(1.0, 1, (1.6, 4.0), 20.0, popup_notice_sec=(20.0, 40.0), popup_duration_sec=(10.0, 40.0)),
+    "high": StressProfile(1.6, 2, (0.5, 3.0), 30.0, popup_notice_sec=(-5.0, 25.0), popup_duration_sec=(30.0, 90.0)),
+}
+
+
+class SimulateArgs(WaypointArgs):
+    seed: int = Field(default=0, ge=0)
+    stress_level: Literal["low", "medium", "high"] = "medium"
+    payload_kg: float = Field(default=0.0, ge=0)
+    deadline_sec: float | None = Field(default=None, gt=0)
+    min_separation_m: float = Field(default=10.0, ge=0)
+    battery_reserve_ratio: float = Field(default=0.2, ge=0, le=1)
+    max_risk_level: Literal["low", "medium", "high"] = "medium"
+
+
+# --- the scenario ----------------------------------------------------------------------------------------------
+def _nominal_at(nominal: np.ndarray, s: float) -> np.ndarray:
+    xyz, _ = signals.positions_at(nominal, np.array([s]))
+    return xyz[0]
+
+
+def _popup_zone(world: World, nominal: np.ndarray, profile: StressProfile, rng: np.random.Generator) -> NoFlyZone | None:
+    """A square no-fly zone centred on a random point of the route, active from some notice before arrival."""
+    fraction = rng.uniform(0.35, 0.65)
+    notice = rng.uniform(*profile.popup_notice_sec)
+    duration = rng.uniform(*profile.popup_duration_sec)
+    half = profile.popup_half_size_m
+    if half is None or len(nominal) < 2:
+        return None
+    t0, t1 = nominal[0, 3], nominal[-1, 3]
+    centre = _nominal_at(nominal, t0 + fraction * (t1 - t0))[:2]
+    ends = nominal[[0, -1], :2]
+    if np.min(np.linalg.norm(ends - centre, axis=1)) <= 2 * half:
+        return None  # too short a route to close part of it without closing its origin or goal
+    square = box(centre[0] - half, centre[1] - half, centre[0] + half, centre[1] + half)
+    entering = np.flatnonzero(shapely.contains_xy(square, nominal[:, 0], nominal[:, 1]))
+    reach_time = nominal[entering[0], 3] if len(entering) else t0 + fraction * (t1 - t0)
+    start = round(max(0.0, float(reach_time - notice)), 1)
+    return NoFlyZone(
+        id="popup_nfz",
+        polygon=[tuple(p) for p in np.round(np.asarray(square.exterior.coords)[:-1], 3)],
+        active_window=TimeWindow(start_sec=start, end_sec=round(start + float(duration), 1)),
+        reason=f"pop-up restriction (stress scenario, notice {notice:.0f} s)",
+        temporary=True,
+    )
+
+
+def _crossing_tracks(
+    nominal: np.ndarray, profile: StressProfile, min_separation_m: float, rng: np.random.Generator
+) -> list[TrafficTrack]:
+    """Straight tracks that pass a random point of the route, at a random miss distance, when we are due there."""
+    tracks = []
+    t0, t1 = nominal[0, 3], nominal[-1, 3]
+    for k in range(profile.crossing_tracks):
+        when = t0 + rng.uniform(0.2, 0.8) * (t1 - t0)
+        heading, speed = rng.uniform(0, 2 * math.pi), rng.uniform(*CROSSING_SPEED_MPS)
+        miss, tilt = rng.uniform(*profile.crossing_miss) * min_separation_m, rng.uniform(-math.pi / 2, math.pi / 2)
+        direction = np.array([math.cos(heading), math.sin(heading)])
+        across = np.array([-direction[1], direction[0]])
+        point = _nominal_at(nominal, when)
+        closest = np.array([*(point[:2] + across * miss * math.cos(tilt)), max(5.0, point[2] + miss * math.sin(tilt))])
+        travel = np.array([*(direction * speed * CROSSING_HALF_LENGTH_SEC), 0.0])
+        ends = [closest - travel, closest + travel]
+        times = [when - CROSSING_HALF_LENGTH_SEC, when + CROSSING_HALF_LENGTH_SEC]
+        waypoints = [tuple(round(float(v), 3) for v in (*end, t)) for end, t in zip(ends, times)]
+        tracks.append(TrafficTrack(id=f"crossing_{k + 1}", waypoints=waypoints))
+    return tracks
+
+
+@dataclass(frozen=True)
+class Flight:
+    samples: np.ndarray  # (m, 4) simulated x, y, z, t
+    gusts: np.ndarray  # (m,) gust speed at each second
+    hovering: np.ndarray  # (m,) bool: holding outside a pop-up zone
+
+
+def _fly(
+    world: World, nominal: np.ndarray, speed: float, scale: float, popup: NoFlyZone | None, rng: np.random.Generator
+) -> Flight:
+    t_end = nominal[-1, 3]
+    s = tau = nominal[0, 3]
+    drift = np.zeros(2)
+    hold_area: Polygon | None = popup.shape.buffer(HOLD_MARGIN_M) if popup else None
+    rows, gusts, hovering = [[*nominal[0, :3], tau]], [0.0], [False]
+    max_steps = int(3 * (t_end - s) + 600)
+    while s < t_end - 1e-9 and len(rows) <= max_steps:
+        here = _nominal_at(nominal, s)
+        region = world.wind_at(here[0], here[1])
+        gust = rng.normal(0.0, (region.gust_mps if region else 0.0) * scale, 2)
+        drift = DRIFT_KEEP * drift + DRIFT_GAIN * gust
+        ahead = _nominal_at(nominal, min(s + 1.0, t_end))
+        heading = ahead[:2] - here[:2]
+        norm = np.linalg.norm(heading)
+        head_gust = max(0.0, -float(gust @ heading) / norm) if norm > 0 else 0.0
+        next_s = min(s + 1.0 / (1.0 + head_gust / speed), t_end)
+        tau += 1.0
+        hold = (
+            hold_area is not None
+            and popup.active_at(tau)
+            and hold_area.contains(shapely.Point(*_nominal_at(nominal, next_s)[:2]))
+            and not hold_area.contains(shapely.Point(*here[:2]))
+        )
+        s = s if hold else next_s
+        position = _nominal_at(nominal, s)
+        rows.append([position[0] + drift[0], position[1] + drift[1], position[2], tau])
+        gusts.append(float(np.linalg.norm(gust)))
+        hovering.append(hold)
+    return Flight(np.asarray(rows), np.asarray(gusts), np.asarray(hovering))
+
+
+def _energy_steps(world: World, flight: Flight, speed: float, payload_kg: float) -> np.ndarray:
+    """Energy (Wh) of each simulated second: flight energy plus gust penalty, or hover power while holding."""
+    model = world.energy
+    flying = segment_energies_wh(world, flight.samples, payload_kg) * (1.0 + GUST_ENERGY_PER_MPS * flight.gusts[1:])
+    hover_wh = (model.base_wh_per_m + model.payload_wh_per_m_per_kg * payload_kg) * speed * model.conservative_factor
+    return np.where(flight.hovering[1:], hover_wh, flying)
+
+
+# --- events ----------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Event:
+    type: str
+    index: int
+    detail: str
+    entity: str | None
+    margin: float  # how far past the limit (negative), for the counterexample's robustness
+
+
+def _episodes(mask: np.ndarray) -> list[int]:
+    """First index of every run of True."""
+    starts = np.flatnonzero(mask & ~np.concatenate([[False], mask[:-1]]))
+    return [int(i) for i in starts]
+
+
+def _margin_events(kind: str, mask: np.ndarray, margin: signals.Margin, limit: float, detail: str) -> list[Event]:
+    return [
+        Event(kind, i, detail.format(value=margin.values[i], entity=margin.entities[i]), margin.entities[i],
+              float(margin.values[i] - limit))
+        for i in _episodes(mask)
+    ]
+
+
+def _events(
+    args: SimulateArgs, flight: Flight, zones: list[NoFlyZone], tracks: list[TrafficTrack], world: World,
+    battery: np.ndarray | None,
+) -> list[Event]:
+    samples, d_min = flight.samples, args.min_separation_m
+    nfz = signals.nfz_margin(world, samples, zones)
+    obstacle = signals.obstacle_clearance(world, samples)
+    separation = signals.traffic_separation(world, samples, tracks)
+    sep = separation.values
+    events = [
+        *_margin_events("collision", obstacle.values <= 0, obstacle, 0.0, "hit building {entity}"),
+        *_margin_events("collision", sep < COLLISION_RADIUS_M, separation, d_min, "collided with {entity}"),
+        *_margin_events("nfz_intrusion", nfz.values < 0, nfz, 0.0, "{value:.1f} m into {entity}"),
+        *_margin_events(
+            "separation_violation", (sep >= COLLISION_RADIUS_M) & (sep < d_min), separation, d_min,
+            "{value:.1f} m from {entity}",
+        ),
+        *_margin_events(
+            "near_miss", (sep >= d_min) & (sep < NEAR_MISS_FACTOR * d_min), separation, d_min,
+            "{value:.1f} m from {entity}",
+        ),
+        *_margin_events(
+            "near_miss", (obstacle.values > 0) & (obstacle.values < d_min), obstacle, d_min,
+            "{value:.1f} m from building {entity}",
+        ),
+    ]
+    if battery is not None:
+        reserve = args.battery_reserve_ratio
+        empty = np.flatnonzero(battery <= 0)
+        if len(empty):
+            events.append(Event("battery_depleted", int(empty[0]), "battery empty in flight", args.uav_id, float(battery[empty[0]] - reserve)))
+        elif battery[-1] < reserve:
+            detail = f"arrived with {battery[-1]:.3f} of battery, below the reserve {reserve}"
+            events.append(Event("battery_depleted", len(battery) - 1, detail, args.uav_id, float(battery[-1] - reserve)))
+    arrival = float(samples[-1, 3])
+    if args.deadline_sec is not None and arrival > args.deadline_sec:
+        index = int(np.count_nonzero(samples[:, 3] <= args.deadline_sec)) - 1
+        detail = f"arrived at {arrival:.0f} s, deadline {args.deadline_sec:g} s"
+        events.append(Event("deadline_missed", max(index, 0), detail, None, args.deadline_sec - arrival))
+    order = ["collision", *TERMINAL_EVENTS[1:], "near_miss"]
+    events.sort(key=lambda e: (e.index, order.index(e.type)))
+    collision = next((e.index for e in events if e.type == "collision"), None)
+    return [e for e in events if collision is None or e.index <= collision]  # nothing happens after a crash
+
+
+def _decisive(events: list[Event], max_risk_level: str) -> Event | None:
+    """The event that fails the run: a collision first, else the earliest terminal event, else a near miss."""
+    for kinds in (("collision",), TERMINAL_EVENTS, () if max_risk_level == "high" else ("near_miss",)):
+        found = next((e for e in events if e.type in kinds), None)
+        if found:
+            return found
+    return None
+
+
+# --- the tool --------------------------------------------------------------------------------------------------
+def simulate(world: World, args: SimulateArgs) -> ToolOutput:
+    uav = resolve_uav(world, args.uav_id)
+    profile = STRESS[args.stress_level]
+    rng = np.random.default_rng(args.seed)
+    nominal = Trajectory(waypoints=args.waypoints).sample(1.0)
+    speed = uav.cruise_speed_mps if uav else DEFAULT_SPEED_MPS
+    popup = _popup_zone(world, nominal, profile, rng)
+    crossing = _crossing_tracks(nominal, profile, args.min_separation_m, rng)
+    flight = _fly(world, nominal, speed, profile.gust_scale, popup, rng)
+    energy = np.concatenate([[0.0], np.cumsum(_energy_steps(world, flight, speed, args.payload_kg))])
+    battery = None if uav is None else uav.battery_ratio - energy / uav.battery_capacity_wh
+    zones = [*world.no_fly_zones, *([popup] if popup else [])]
+    tracks = [*world.traffic, *crossing]
+    events = _events(args, flight, zones, tracks, world, battery)
+    crashed = bool(events) and events[-1].type == "collision"
+    last = events[-1].index if crashed else len(flight.samples) - 1
+    separation = signals.traffic_separation(world, flight.samples[: last + 1], tracks).values
+    far = signals.far_distance(world)
+    decisive = _decisive(events, args.max_risk_level)
+    result: dict[str, Any] = {
+        "success": decisive is None,
+        "events": [_event_json(flight.samples, e) for e in events],
+        "min_separation_m": _rounded(separation.min()) if separation.min() < far else None,
+        "min_obstacle_clearance_m": _rounded(signals.obstacle_clearance(world, flight.samples[: last + 1]).values.min()),
+        "delay_sec": None if crashed else _rounded(flight.samples[-1, 3] - nominal[-1, 3]),
+        "hover_sec": int(flight.hovering[: last + 1].sum()),
+        "energy_used_wh": _rounded(energy[last]),
+        "final_battery_ratio": None if battery is None else _rounded(battery[last]),
+        "arrival_time_sec": None if crashed else _rounded(flight.samples[-1, 3]),
+        "stress_level": args.stress_level,
+        "seed": args.seed,
+        "popup_nfz": popup.model_dump(include={"id", "polygon", "active_window"}) if popup else None,
+        "crossing_tracks": [t.model_dump() for t in crossing],
+        "counterexample": None if decisive is None else _counterexample(world, flight.samples, decisive),
+    }
+    if decisive is None:
+        near = [e for e in events if e.type == "near_miss"]
+        warnings = [f"near miss at t={flight.samples[e.index, 3]:.0f} s: {e.detail}" for e in near]
+        return ToolOutput(result=result, warnings=warnings)
+    error_type = {"collision": "collision", "near_miss": "near_miss"}.get(decisive.type, "sim_failure")
+    raise ToolFailure(
+        error_type,
+        f"{decisive.type} at t={flight.samples[decisive.index, 3]:.0f} s: {decisive.detail}",
+        recoverable=error_type != "collision",
+        suggested_actions=[result["counterexample"]["suggested_repair"]],
+        result=result,
+    )
+
+
+def _rounded(value: float) -> float:
+    return round(float(value), DIGITS)
+
+
+def _event_json(samples: np.ndarray, event: Event) -> dict[str, Any]:
+    return {"type": event.type, "time_sec": _rounded(samples[event.index, 3]), "detail": event.detail, "entity": event.entity}
+
+
+def _counterexample(world: World, samples: np.ndarray, event: Event) -> dict[str, Any]:
+    rule = EVENT_RULE[event.type]
+    if event.entity == "popup_nfz":
+        repair = "the route crosses a pop-up no-fly zone: keep a wider time margin or ask for human confirmation"
+    else:
+        repair = suggest_repair(world, rule, event.entity)
+    return build_counterexample(
+        failure_stage="simulate",
+        failure_type=event.type,
+        violated_rule=rule,
+        time_sec=samples[event.index, 3],
+        robustness=event.margin,
+        offending_segment=offending_segment(samples, event.index),
+        offending_entity=event.entity,
+        suggested_repair=repair,
+    )
+
+
+SPEC = ToolSpec(
+    name="simulate_scenario",
+    description=(
+        "Fly a 4D trajectory through a seeded stress scenario (1 s steps): wind-gust drift, delay and extra energy, "
+        "other traffic plus random crossing tracks, and (medium/high) a pop-up no-fly zone on the route. Returns "
+        "success, events (nfz_intrusion, separation_violation, near_miss, battery_depleted, deadline_missed, "
+        "collision), min separation, delay, energy used, final battery and a counterexample."
+    ),
+    args_model=SimulateArgs,
+    body=simulate,
+    data_sources=("world", "trajectory", "stress_scenario"),
+    needs=("verify_ltl_stl",),
+)
