@@ -131,6 +131,18 @@ def test_rejected_response_format_falls_back_to_plain_requests_and_tolerant_extr
     assert later.answer == _envelope()
 
 
+def test_other_bad_requests_do_not_switch_structured_output_off(request_):
+    replies = [StubReply(status=400, error="maximum context length is 2048 tokens"), StubReply(json.dumps(_envelope()))]
+    with OpenAIStubServer(*replies) as server:
+        generator = _generator(server)
+        with pytest.raises(LLMTransportError) as caught:
+            generator.generate(request_)
+        result = generator.generate(request_)
+    assert caught.value.status_code == 400 and not caught.value.retryable
+    assert ["response_format" in body for body in server.bodies()] == [True, True]
+    assert result.structured_output
+
+
 def test_prose_despite_response_format_is_still_extracted(request_):
     prose = "Sure! Here is the IR:\n```json\n" + json.dumps(_envelope()) + "\n```"
     with OpenAIStubServer(StubReply(prose)) as server:

@@ -31,6 +31,7 @@ from tools.registry import ToolRegistry
 
 DEFAULT_API_KEY = "EMPTY"  # local servers accept any key; the client refuses to start without one
 REJECTED_FORMAT_STATUSES = (400, 422)
+FORMAT_ERROR_WORDS = ("response_format", "json_schema", "schema", "guided", "structured")
 RETRYABLE_STATUSES = (408, 409, 429)
 # (base_url, model) of servers that rejected response_format: the graph builds a generator per round, and a
 # known refusal should not cost one failed request each time.
@@ -42,6 +43,12 @@ def answer_response_format(schema: dict[str, Any] | None = None) -> dict[str, An
         "type": "json_schema",
         "json_schema": {"name": "LLMAnswer", "schema": schema or LLMAnswer.model_json_schema(), "strict": False},
     }
+
+
+def _rejects_response_format(exc: openai.APIStatusError) -> bool:
+    """A 400/422 about the output format (not, say, about the context length)."""
+    message = str(exc).lower()
+    return exc.status_code in REJECTED_FORMAT_STATUSES and any(word in message for word in FORMAT_ERROR_WORDS)
 
 
 def _transport_error(exc: Exception, model: str) -> LLMTransportError:
@@ -118,7 +125,7 @@ class OpenAIGenerator(IRGenerator):
             try:
                 return (*self._invoke(messages, temperature=temperature, response_format=response_format), True)
             except openai.APIStatusError as exc:
-                if exc.status_code not in REJECTED_FORMAT_STATUSES:
+                if not _rejects_response_format(exc):
                     raise _transport_error(exc, self.model) from exc
                 self._structured_output = False
                 _FORMAT_REJECTED.add(self._server_key)
