@@ -2,7 +2,7 @@
 
 Dropping a node never changes a node's code: its incoming edges re-route to the next enabled node of the
 pipeline (a dropped `repair` means failures go straight to `fallback`). `ir` off replaces the typed-IR path
-(generate_ir -> validate -> execute_tools) with `direct_tools`, where the model calls tools from free text.
+(validate -> execute_tools) with `direct_tools`, which runs the tool calls found in the model's free text.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ NODE_FUNCTIONS: dict[str, Callable[..., Any]] = {
 }
 DROPS: dict[str, tuple[str, ...]] = {
     "rag": ("context",),
-    "ir": ("generate_ir", "validate", "execute_tools"),
+    "ir": ("validate", "execute_tools"),
     "verifier": ("verify",),
     "simulator": ("simulate",),
     "repair": ("repair",),
@@ -65,7 +65,6 @@ ROUTERS: dict[str, Callable[[State], str]] = {
     "repair": routers.route_after_repair,
     "fallback": routers.route_after_fallback,
 }
-LLM_NODES = ("generate_ir", "direct_tools")
 LLM_RETRY = RetryPolicy(
     max_attempts=3,
     initial_interval=0.5,
@@ -103,7 +102,7 @@ def resolver(nodes: list[str]) -> Callable[[str], str]:
             return END
         if target in enabled:
             return target
-        if target in ("generate_ir", "validate", "execute_tools") and "direct_tools" in enabled:
+        if target in ("validate", "execute_tools") and "direct_tools" in enabled:
             return "direct_tools"
         if target == "repair":
             return resolve("fallback")
@@ -149,7 +148,7 @@ def build_graph(
         builder.add_node(
             name,
             NODE_FUNCTIONS[name],
-            retry_policy=LLM_RETRY if name in ("generate_ir", "direct_tools") else None,
+            retry_policy=LLM_RETRY if name == "generate_ir" else None,
             error_handler=_on_fallback_error if name == "fallback" else on_error,
         )
 

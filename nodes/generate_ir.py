@@ -33,11 +33,16 @@ def generate_ir(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         round=state.get("round", 0),
     )
     result = generator.generate(request)
-    usage = Usage(
-        prompt_tokens=result.usage.prompt_tokens,
-        completion_tokens=result.usage.completion_tokens,
-        llm_calls=0 if result.cached else 1,
-        llm_latency_sec=result.latency_sec,
+    # A cached answer cost this run nothing: its tokens and latency belong to the original call.
+    usage = (
+        Usage()
+        if result.cached
+        else Usage(
+            prompt_tokens=result.usage.prompt_tokens,
+            completion_tokens=result.usage.completion_tokens,
+            llm_calls=1,
+            llm_latency_sec=result.latency_sec,
+        )
     )
     answer = result.answer or {}
     return {
