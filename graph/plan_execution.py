@@ -61,7 +61,7 @@ FLOWS: tuple[Flow, ...] = (
     ),
     Flow("risk_assess", "sim_events", "simulate_scenario", "events"),
 )
-# explain_decision receives every earlier result and the decision built from them (see _explain_inputs).
+# explain_decision receives every earlier result and the decision built from them (see _linked_values).
 EXPLAIN_TOOL = "explain_decision"
 
 
@@ -96,7 +96,7 @@ class PlannedStep(BaseModel):
 
 
 class PlanAnalysis(BaseModel):
-    steps: list[PlannedStep] = Field(description="in execution order")
+    steps: list[PlannedStep] = Field(description="in execution order (steps stuck on a cycle last)")
     problem: PlanProblem | None = None
 
 
@@ -225,10 +225,11 @@ def _ir_values(tool: str, ir: LowAltitudeIR, seed: int, stress_level: StressLeve
             **safety,
             "max_risk_level": cons.max_risk_level.value,
         },
-        "risk_assess": {"max_risk_level": cons.max_risk_level.value},
+        "risk_assess": {**safety, "max_risk_level": cons.max_risk_level.value},
         EXPLAIN_TOOL: {"rules": specs.program_rules},
     }
-    # None and [] mean "the IR says nothing": the tool's own default applies (e.g. the verifier's rule set).
+    # Only the arguments a tool's args model declares are kept (see _plan_step). None and [] mean "the IR says
+    # nothing": the tool's own default applies (e.g. the verifier's rule set).
     return {k: v for k, v in per_tool.get(tool, {}).items() if v is not None and v != []}
 
 
@@ -247,6 +248,8 @@ def _plan_step(
     stress_level: StressLevel,
 ) -> tuple[PlannedStep, list[Flow]]:
     """The planned step and the required flows no earlier step can satisfy."""
+    # A null argument means "not given" (LLMs write null for "fill this in"), so it is filled like a missing one.
+    given = {k: v for k, v in step.args.items() if v is not None}
     accepted = _accepted_args(step.tool, registry)
     from_ir = {
         k: v for k, v in _ir_values(step.tool, ir, seed, stress_level).items() if accepted is None or k in accepted
@@ -255,7 +258,7 @@ def _plan_step(
     from_steps: dict[str, str] = {}
     unmet: list[Flow] = []
     for flow in (f for f in FLOWS if f.consumer == step.tool):
-        if flow.arg in step.args:
+        if flow.arg in given:
             continue
         if flow.ir_first and flow.arg in from_ir:
             continue
@@ -267,9 +270,9 @@ def _plan_step(
         elif flow.required:
             unmet.append(flow)
     if step.tool == EXPLAIN_TOOL:
-        from_steps.update({a: ALL_EARLIER_RESULTS for a in ("decision", "tool_results") if a not in step.args})
+        from_steps.update({a: ALL_EARLIER_RESULTS for a in ("decision", "tool_results") if a not in given})
     planned = PlannedStep(
-        step_id=step.id, index=index, tool=step.tool, given=dict(step.args), from_ir=from_ir, from_steps=from_steps
+        step_id=step.id, index=index, tool=step.tool, given=given, from_ir=from_ir, from_steps=from_steps
     )
     return planned, unmet
 
@@ -312,7 +315,8 @@ def analyse_plan(
             message="depends_on forms a cycle: " + " -> ".join(cycle),
             suggested_action="remove one depends_on edge of the cycle",
         )
-    for position, step in enumerate(ordered):
+    # Steps stuck on a cycle never run, but are planned too (after the others) so their arguments can be checked.
+    for position, step in enumerate(ordered + stuck):
         step_plan, unmet = _plan_step(
             step, index_of[step.id], ordered[:position], by_id, ir, registry, seed, stress_level
         )

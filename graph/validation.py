@@ -14,18 +14,18 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, Field, ValidationError
-from shapely.geometry import LineString
 
 from graph.ir import RULE_IDS, FallbackPolicy, LLMAnswer, LowAltitudeIR, Uncertainty
-from graph.plan_execution import MAX_SUGGESTIONS, PlanAnalysis, analyse_plan, nearest
+from graph.plan_execution import MAX_SUGGESTIONS, PlannedStep, analyse_plan, nearest
+from tools.ltl import LtlSyntaxError, default_engine
+from tools.program_rules import check_r7, safety_relaxations
 from tools.registry import ToolRegistry
-from tools.world import EntityKind, NoFlyZone, UAVStatus, World
+from tools.world import EntityKind, UAVStatus, World
 
 Stage = Literal["json", "schema", "entity_grounding", "constraint_grounding", "tool_dependency", "policy"]
 STAGES: tuple[Stage, ...] = get_args(Stage)
 MANDATORY_RULES = ("R1", "R2", "R3")
 HUMAN_CONFIRM_POLICIES = (FallbackPolicy.human_confirm, FallbackPolicy.ground_transfer_or_human_confirm)
-NFZ_NEAR_ROUTE_M = 50.0
 
 
 class ValidationReport(BaseModel):
@@ -38,11 +38,7 @@ class ValidationReport(BaseModel):
     message: str = ""
     ir: LowAltitudeIR | None = Field(default=None, description="the parsed IR once the schema stage passed")
     uncertainty: Uncertainty | None = Field(default=None, description="from the LLMAnswer envelope, if given")
-    warnings: list[str] = Field(default_factory=list)
-
-    def feedback(self) -> dict[str, Any]:
-        """The part a repair prompt needs (no IR echo)."""
-        return self.model_dump(include={"stage", "error_type", "field", "value", "allowed", "message"})
+    warnings: list[str] = Field(default_factory=list, description="R1-R3 relaxations left to the verifier")
 
 
 @dataclass
@@ -56,25 +52,25 @@ class Failure:
 
 # --- json -------------------------------------------------------------------------------------------------
 
-_FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
+MAX_OBJECT_STARTS = 100  # each failed parse costs O(text length); an answer's object starts early
+_ANSWER_KEYS = set(LowAltitudeIR.model_fields) | set(LLMAnswer.model_fields)
 
 
-def _balanced_objects(text: str) -> Iterator[str]:
-    """Every balanced {...} substring, by starting brace, aware of JSON strings and escapes."""
-    for start in (i for i, ch in enumerate(text) if ch == "{"):
-        depth, in_string, escaped = 0, False, False
-        for end in range(start, len(text)):
-            ch = text[end]
-            if in_string:
-                escaped = ch == "\\" and not escaped
-                in_string = escaped or ch != '"'
-            elif ch == '"':
-                in_string = True
-            elif ch in "{}":
-                depth += 1 if ch == "{" else -1
-                if depth == 0:
-                    yield text[start : end + 1]
-                    break
+def _embedded_answer(text: str) -> dict | None:
+    """The first JSON object in the text that has a top-level key of an IR or of an LLMAnswer envelope.
+
+    Objects without such a key are skipped: prose like "{as asked}", or the inner objects of a truncated answer.
+    """
+    decoder = json.JSONDecoder()
+    starts = [i for i, ch in enumerate(text) if ch == "{"][:MAX_OBJECT_STARTS]
+    for start in starts:
+        try:
+            value, _ = decoder.raw_decode(text, start)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(value, dict) and value.keys() & _ANSWER_KEYS:
+            return value
+    return None
 
 
 def _parse_json(raw: str | dict) -> tuple[dict | None, Failure | None]:
@@ -92,14 +88,10 @@ def _parse_json(raw: str | dict) -> tuple[dict | None, Failure | None]:
         return None, Failure(
             "not_an_object", None, type(data).__name__, f"the answer is a JSON {type(data).__name__}, not an object"
         )
-    # Models wrap JSON in markdown fences or prose: take the first embedded object that parses.
-    for candidate in [*_FENCE.findall(raw), *_balanced_objects(raw)]:
-        try:
-            data = json.loads(candidate)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(data, dict):
-            return data, None
+    # Models wrap JSON in markdown fences or prose.
+    data = _embedded_answer(raw)
+    if data is not None:
+        return data, None
     return None, Failure(
         "invalid_json",
         None,
@@ -168,7 +160,7 @@ def _parse_schema(data: dict) -> tuple[LowAltitudeIR | None, Uncertainty | None,
     except ValidationError as exc:
         error = exc.errors()[0]
         loc = tuple(error["loc"])
-        if envelope and loc[:1] == ("low_altitude_ir",):
+        if envelope and len(loc) > 1 and loc[0] == "low_altitude_ir":
             return None, None, _schema_failure(error, LowAltitudeIR, loc[1:])
         return None, None, _schema_failure(error, LLMAnswer if envelope else LowAltitudeIR, loc)
 
@@ -243,8 +235,8 @@ _ARG_KINDS = {
     "avoid_zones": "zone",
     "region": "region",
 }
-_LTL_ATOM = re.compile(r"\b(in|at)_([A-Za-z0-9_]+)")
 _SPECIAL_AT_ATOMS = ("goal", "origin")
+_PLAIN_ATOMS = ("airborne",)
 
 
 def _id_refs(ir: LowAltitudeIR) -> Iterator[tuple[str, str, str]]:
@@ -273,18 +265,28 @@ def _id_refs(ir: LowAltitudeIR) -> Iterator[tuple[str, str, str]]:
                     yield kind, value, f"tool_plan.{i}.args.{arg}{suffix}"
 
 
+def _valid_atoms(world: World) -> list[str]:
+    entities = [*_SPECIAL_AT_ATOMS, *world.entity_index]
+    return [*(f"in_{z}" for z in world.zone_index), *(f"at_{e}" for e in entities), *_PLAIN_ATOMS]
+
+
 def _spec_atom_failure(ir: LowAltitudeIR, world: World) -> Failure | None:
-    """LTL atoms in_<zone> / at_<entity> must name real zones and entities."""
-    for i, formula in enumerate(ir.verification_specs.ltl):
-        for prefix, ref in _LTL_ATOM.findall(formula):
-            path = f"verification_specs.ltl.{i}"
-            if prefix == "in" and ref not in world.zone_index:
-                allowed = [f"in_{z}" for z in nearest(ref, list(world.zone_index))]
-                return Failure("unknown_zone", path, f"in_{ref}", f"{path}: atom in_{ref} names no zone", allowed)
-            if prefix == "at" and ref not in world.entity_index and ref not in _SPECIAL_AT_ATOMS:
-                names = [*_SPECIAL_AT_ATOMS, *world.entity_index]
-                allowed = [f"at_{e}" for e in nearest(ref, names)]
-                return Failure("unknown_entity", path, f"at_{ref}", f"{path}: atom at_{ref} names no entity", allowed)
+    """LTL atoms must be in_<zone>, at_<entity>, at_origin, at_goal or airborne, naming real zones and entities.
+
+    A formula that does not parse is skipped here: the policy stage reports it as malformed_spec.
+    """
+    engine = default_engine()
+    valid = _valid_atoms(world)
+    for i, text in enumerate(ir.verification_specs.ltl):
+        try:
+            atoms = sorted(engine.atoms(engine.parse(text)))
+        except LtlSyntaxError:
+            continue
+        path = f"verification_specs.ltl.{i}"
+        for atom in (a for a in atoms if a not in valid):
+            error_type = {"in_": "unknown_zone", "at_": "unknown_entity"}.get(atom[:3], "unknown_atom")
+            message = f"{path}: {atom!r} is not an atom of this world (in_<zone>, at_<entity>, at_goal, ...)"
+            return Failure(error_type, path, atom, message, nearest(atom, valid))
     return None
 
 
@@ -322,6 +324,15 @@ def _check_constraints(ir: LowAltitudeIR, world: World) -> Failure | None:
             f"the altitude band must lie within [0, {ceiling:g}] m (the airspace ceiling of this world)",
             [0.0, ceiling],
         )
+    layers = [world.grid.layer_altitude(k) for k in range(world.grid.nz)]
+    if not any(cons.altitude_min_m <= z <= cons.altitude_max_m for z in layers):
+        return Failure(
+            "no_flight_layer_in_band",
+            "constraints.altitude_min_m",
+            [cons.altitude_min_m, cons.altitude_max_m],
+            "the planner flies on fixed altitude layers and none lies inside the altitude band",
+            sorted(layers, key=lambda z: abs(z - (cons.altitude_min_m + cons.altitude_max_m) / 2))[:MAX_SUGGESTIONS],
+        )
     if not 0.0 <= cons.battery_reserve_ratio <= 1.0:
         return Failure(
             "reserve_out_of_range",
@@ -330,7 +341,7 @@ def _check_constraints(ir: LowAltitudeIR, world: World) -> Failure | None:
             "battery_reserve_ratio is a share of the battery, between 0 and 1",
             [0.0, 1.0],
         )
-    return _payload_failure(ir, world)
+    return _payload_failure(ir, world) or _check_rule_ids(ir)
 
 
 def _payload_failure(ir: LowAltitudeIR, world: World) -> Failure | None:
@@ -355,69 +366,6 @@ def _payload_failure(ir: LowAltitudeIR, world: World) -> Failure | None:
     )
 
 
-# --- tool dependency --------------------------------------------------------------------------------------
-
-
-def _given_args_failure(ir: LowAltitudeIR, registry: ToolRegistry, analysis: PlanAnalysis) -> Failure | None:
-    """Unknown keys or wrong types in the arguments the IR wrote (missing ones are filled at run time)."""
-    planned = {s.step_id: s for s in analysis.steps}
-    for i, step in enumerate(ir.tool_plan):
-        model = registry.spec(step.tool).args_model
-        unknown = [k for k in step.args if k not in model.model_fields]
-        if unknown:
-            path = f"tool_plan.{i}.args.{unknown[0]}"
-            allowed = nearest(unknown[0], list(model.model_fields))
-            return Failure("bad_arguments", path, step.args[unknown[0]], f"{step.tool} has no argument {unknown[0]!r}", allowed)
-        filled = planned[step.id].from_ir if step.id in planned else {}
-        try:
-            model.model_validate({**filled, **step.args})
-        except ValidationError as exc:
-            for error in exc.errors():
-                key = error["loc"][0] if error["loc"] else None
-                if key in step.args:
-                    path = f"tool_plan.{i}.args.{'.'.join(map(str, error['loc']))}"
-                    return Failure("bad_arguments", path, step.args[key], f"{step.tool}: {path}: {error['msg']}")
-    return None
-
-
-def _unfillable_failure(ir: LowAltitudeIR, registry: ToolRegistry, analysis: PlanAnalysis) -> Failure | None:
-    """Arguments the tool needs that neither the IR's call, the IR's fields nor an earlier step provide."""
-    for step in analysis.steps:
-        model = registry.spec(step.tool).args_model
-        try:
-            model.model_validate({**step.from_ir, **step.given})
-        except ValidationError as exc:
-            for error in exc.errors():
-                key = error["loc"][0] if error["loc"] else None
-                if key in step.from_steps:
-                    continue
-                path = f"tool_plan.{step.index}.args.{'.'.join(map(str, error['loc']))}"
-                if error["type"] == "missing":
-                    message = f"{step.tool} needs {key!r}: give it in args (the IR fills nothing for it)"
-                    return Failure("bad_arguments", path, None, message)
-                value = step.from_ir.get(key)
-                return Failure("bad_arguments", path, value, f"{step.tool}: value filled from the IR: {error['msg']}")
-    return None
-
-
-def _check_tool_plan(ir: LowAltitudeIR, registry: ToolRegistry) -> Failure | None:
-    for i, step in enumerate(ir.tool_plan):
-        if step.tool not in registry:
-            allowed = nearest(step.tool, registry.names())
-            return Failure("unknown_tool", f"tool_plan.{i}.tool", step.tool, f"no tool named {step.tool!r}", allowed)
-    analysis = analyse_plan(ir, registry)
-    failure = _given_args_failure(ir, registry, analysis)
-    if failure:
-        return failure
-    if analysis.problem:
-        p = analysis.problem
-        return Failure(p.error_type, p.field, p.value, p.message, p.allowed)
-    return _unfillable_failure(ir, registry, analysis)
-
-
-# --- policy -----------------------------------------------------------------------------------------------
-
-
 def _check_rule_ids(ir: LowAltitudeIR) -> Failure | None:
     cited = ir.explanation_plan.cite_rules if ir.explanation_plan else []
     for path, rules in (("verification_specs.program_rules", ir.verification_specs.program_rules),
@@ -429,22 +377,92 @@ def _check_rule_ids(ir: LowAltitudeIR) -> Failure | None:
     return None
 
 
+# --- tool dependency --------------------------------------------------------------------------------------
+
+
+def _argument_failures(step: PlannedStep, registry: ToolRegistry) -> tuple[list[Failure], list[Failure]]:
+    """(problems with the arguments the IR wrote, problems with the ones it left to filling).
+
+    Arguments an earlier step provides at run time are absent here; their errors are not problems.
+    """
+    model = registry.spec(step.tool).args_model
+    try:
+        model.model_validate({**step.from_ir, **step.given})
+    except ValidationError as exc:
+        errors = exc.errors()
+    else:
+        return [], []
+    given: list[Failure] = []
+    filled: list[Failure] = []
+    for error in errors:
+        key = error["loc"][0] if error["loc"] else None
+        path = f"tool_plan.{step.index}.args.{'.'.join(map(str, error['loc']))}"
+        if error["type"] == "extra_forbidden":
+            message, allowed = f"{step.tool} has no argument {key!r}", nearest(str(key), list(model.model_fields))
+            given.append(Failure("bad_arguments", path, error["input"], message, allowed))
+        elif key in step.given:
+            given.append(Failure("bad_arguments", path, step.given[key], f"{step.tool}: {path}: {error['msg']}"))
+        elif key in step.from_steps:
+            continue
+        elif error["type"] == "missing":
+            message = f"{step.tool} needs {key!r}: give it in args (nothing in the IR fills it)"
+            filled.append(Failure("bad_arguments", path, None, message))
+        else:
+            message = f"{step.tool}: {path}: the value filled from the IR does not fit: {error['msg']}"
+            filled.append(Failure("bad_arguments", path, step.from_ir.get(key), message))
+    return given, filled
+
+
+def _check_tool_plan(ir: LowAltitudeIR, registry: ToolRegistry) -> Failure | None:
+    for i, step in enumerate(ir.tool_plan):
+        if step.tool not in registry:
+            allowed = nearest(step.tool, registry.names())
+            return Failure("unknown_tool", f"tool_plan.{i}.tool", step.tool, f"no tool named {step.tool!r}", allowed)
+    analysis = analyse_plan(ir, registry)
+    checked = [_argument_failures(step, registry) for step in sorted(analysis.steps, key=lambda s: s.index)]
+    given = [f for failures, _ in checked for f in failures]
+    if given:
+        return given[0]
+    if analysis.problem:
+        p = analysis.problem
+        return Failure(p.error_type, p.field, p.value, p.message, p.allowed)
+    return next((f for _, failures in checked for f in failures), None)
+
+
+# --- policy -----------------------------------------------------------------------------------------------
+
+
 def _check_mandatory_rules(ir: LowAltitudeIR) -> Failure | None:
     # Only the rule IDS are demanded here, not that every nearby NFZ is in avoid_zones: with R1 in the program
     # rules the verifier checks every active NFZ on the actual trajectory and returns a counterexample with time
     # and robustness. An IR that forgets nfz_temp_1 must reach the verifier (the repair story, SPEC section 6);
     # a static "NFZ near the straight line" test would also reject routes that clear the zone anyway. The
-    # validator only warns about such zones (see _nfz_warnings).
-    missing = [r for r in MANDATORY_RULES if r not in ir.verification_specs.program_rules]
+    # validator only warns about such zones (see _relaxation_warnings), except for a critical IR, where R7
+    # (_check_r7, run before this) makes them errors.
+    # An empty list leaves the verifier's own rule set (R1-R6) in force (see graph/plan_execution.py), as
+    # tools/program_rules.py also reads it; only an explicit list that leaves a mandatory rule out fails.
+    listed = ir.verification_specs.program_rules
+    missing = [r for r in MANDATORY_RULES if listed and r not in listed]
     if not missing:
         return None
     return Failure(
         "missing_mandatory_rule",
         "verification_specs.program_rules",
-        ir.verification_specs.program_rules,
+        listed,
         f"program_rules must include {', '.join(MANDATORY_RULES)}; missing {', '.join(missing)}",
         missing,
     )
+
+
+def _check_specs_parse(ir: LowAltitudeIR) -> Failure | None:
+    engine = default_engine()
+    for i, text in enumerate(ir.verification_specs.ltl):
+        try:
+            engine.parse(text)
+        except LtlSyntaxError as exc:
+            path = f"verification_specs.ltl.{i}"
+            return Failure("malformed_spec", path, text, f"{path}: not an LTL formula in Spot syntax: {exc}")
+    return None
 
 
 def _check_human_confirm(ir: LowAltitudeIR, uncertainty: Uncertainty | None) -> Failure | None:
@@ -462,29 +480,34 @@ def _check_human_confirm(ir: LowAltitudeIR, uncertainty: Uncertainty | None) -> 
     )
 
 
+def _dotted(path: str) -> str:
+    """program_rules writes list indices as [n]; reports use dotted paths everywhere."""
+    return re.sub(r"\[(\d+)\]", r".\1", path)
+
+
+def _check_r7(ir: LowAltitudeIR, world: World) -> Failure | None:
+    findings = check_r7(ir, world)
+    if not findings:
+        return None
+    first = findings[0]
+    return Failure(first.error_type, _dotted(first.field), first.value, first.message, first.allowed)
+
+
 def _check_policy(ir: LowAltitudeIR, world: World, uncertainty: Uncertainty | None) -> Failure | None:
-    return _check_rule_ids(ir) or _check_mandatory_rules(ir) or _check_human_confirm(ir, uncertainty)
+    return (
+        _check_r7(ir, world)
+        or _check_mandatory_rules(ir)
+        or _check_specs_parse(ir)
+        or _check_human_confirm(ir, uncertainty)
+    )
 
 
-def _nfz_warnings(ir: LowAltitudeIR, world: World) -> list[str]:
-    """Active NFZs near the straight origin -> destination line that the IR neither avoids nor names in LTL."""
-    ents = ir.entities
-    if ents.origin not in world.entity_index or ents.destination not in world.entity_index:
-        return []
-    line = LineString([world.entity_index[ents.origin].position, world.entity_index[ents.destination].position])
-    horizon = ir.constraints.deadline_sec or float("inf")
-    covered = set(ents.avoid_zones) | {ref for p, ref in _LTL_ATOM.findall(" ".join(ir.verification_specs.ltl)) if p == "in"}
+def _relaxation_warnings(ir: LowAltitudeIR, world: World) -> list[str]:
+    """R1-R3 relaxations of a non-critical IR (e.g. an NFZ on the way left out of avoid_zones): warnings only.
 
-    def active_soon(zone: NoFlyZone) -> bool:
-        w = zone.active_window
-        return w is None or (w.start_sec <= horizon and w.end_sec >= 0)
-
-    return [
-        f"{z.id} lies within {NFZ_NEAR_ROUTE_M:g} m of the straight {ents.origin} -> {ents.destination} line and "
-        "is not in avoid_zones; the verifier (R1) will judge the route"
-        for z in world.no_fly_zones
-        if z.id not in covered and active_soon(z) and z.shape.distance(line) <= NFZ_NEAR_ROUTE_M
-    ]
+    The verifier judges them on the actual trajectory; for a critical IR they are errors already (R7).
+    """
+    return [f"{_dotted(f.field)}: {f.message}" for f in safety_relaxations(ir, world)]
 
 
 # --- entry point ------------------------------------------------------------------------------------------
@@ -508,7 +531,7 @@ def validate_ir(raw: str | dict, world: World, registry: ToolRegistry) -> Valida
         failure = check()
         if failure:
             return _failed(stage, failure, ir, uncertainty)
-    return ValidationReport(valid=True, ir=ir, uncertainty=uncertainty, warnings=_nfz_warnings(ir, world))
+    return ValidationReport(valid=True, ir=ir, uncertainty=uncertainty, warnings=_relaxation_warnings(ir, world))
 
 
 def _failed(

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict
 
 from graph.ir import LowAltitudeIR
 from graph.plan_execution import default_args, execute_plan, execution_order
+from tools.catalog import default_registry
 from tools.contract import ToolFailure, ToolOutput
 from tools.registry import ToolRegistry, ToolSpec
 from tools.world import load_world
@@ -197,6 +198,13 @@ def test_given_arguments_win_over_filled_ones(world):
     assert run.decision is not None and run.decision.uav_id == "uav_09"
 
 
+def test_null_arguments_count_as_not_given(world):
+    plan = [dict(step) for step in FULL_PLAN]
+    plan[1] = {**plan[1], "args": {"uav_id": None, "goal": None}}
+    run = execute_plan(make_ir(plan), world, fake_registry())
+    assert (run.results[1].args["uav_id"], run.results[1].args["goal"]) == ("uav_03", "accident_site_3")
+
+
 def test_empty_ir_lists_leave_the_tool_default(world):
     run = execute_plan(make_ir(FULL_PLAN, program_rules=()), world, fake_registry())
     assert "rules" not in run.results[2].args
@@ -254,8 +262,19 @@ def test_unknown_tool_and_bad_arguments_come_back_as_tool_results(world):
 @pytest.mark.parametrize(
     ("plan", "error_type", "failed_step"),
     [
-        ([{"id": "a", "tool": "assign_uav", "depends_on": ["b"]}, {"id": "b", "tool": "assign_uav", "depends_on": ["a"]}], "cycle", "a"),
-        ([{"id": "route", "tool": "plan_route"}, {"id": "assign", "tool": "assign_uav"}], "dependency_missing", "route"),
+        (
+            [
+                {"id": "a", "tool": "assign_uav", "depends_on": ["b"]},
+                {"id": "b", "tool": "assign_uav", "depends_on": ["a"]},
+            ],
+            "cycle",
+            "a",
+        ),
+        (
+            [{"id": "route", "tool": "plan_route"}, {"id": "assign", "tool": "assign_uav"}],
+            "dependency_missing",
+            "route",
+        ),
         ([{"id": "verify", "tool": "verify_ltl_stl"}], "dependency_missing", "verify"),
         ([{"id": "a", "tool": "assign_uav", "depends_on": ["nope"]}], "dependency_missing", "a"),
     ],
@@ -265,3 +284,43 @@ def test_plan_defects_fail_before_any_tool_runs(world, plan, error_type, failed_
     assert run.results == []
     assert (run.failed_step, run.failure.type, run.recoverable) == (failed_step, error_type, True)
     assert run.failure.suggested_actions
+
+
+# --- end to end with the real tools -----------------------------------------------------------------------
+
+SEED_PLAN = [
+    {"id": "airspace", "tool": "query_airspace"},
+    {"id": "assign", "tool": "assign_uav", "depends_on": ["airspace"]},
+    {"id": "route", "tool": "plan_route", "depends_on": ["assign"]},
+    {"id": "verify", "tool": "verify_ltl_stl", "depends_on": ["route"]},
+    {"id": "sim", "tool": "simulate_scenario", "depends_on": ["verify"]},
+]
+
+
+def test_seed_task_executes_and_the_route_flows_into_verification(world):
+    run = execute_plan(make_ir(SEED_PLAN), world, default_registry())
+    assert run.ok, run.failure
+    by_id = {r.step_id: r for r in run.results}
+    assert [r.step_id for r in run.results] == [s["id"] for s in SEED_PLAN]
+    assert by_id["assign"].result.result["uav_id"] == "uav_03"
+    route = by_id["route"].result.result
+    assert by_id["route"].args["uav_id"] == "uav_03"
+    assert set(by_id["route"].args["avoid_zones"]) == {"nfz_temp_1", "school_zone_2"}
+    assert by_id["verify"].args["waypoints"] == route["waypoints"]
+    assert by_id["sim"].args["waypoints"] == route["waypoints"]
+    assert by_id["verify"].result.result["pass"] is True
+    assert run.decision is not None and run.decision.uav_id == "uav_03"
+    assert run.decision.waypoints == [list(map(float, wp)) for wp in route["waypoints"]]
+    assert run.decision.eta_sec == route["eta_sec"] <= 600
+
+
+def test_forgotten_no_fly_zone_is_caught_by_the_verifier_with_the_route_kept(world):
+    ir = make_ir(SEED_PLAN)
+    ir.entities.avoid_zones = []
+    ir.verification_specs.ltl = []
+    run = execute_plan(ir, world, default_registry())
+    assert run.failed_step == "verify"
+    assert (run.failure.type, run.recoverable) == ("spec_violation", True)
+    counterexample = run.results[-1].result.result["counterexample"]
+    assert (counterexample["violated_rule"], counterexample["offending_entity"]) == ("R1", "nfz_temp_1")
+    assert run.decision is not None and run.decision.waypoints
