@@ -87,7 +87,8 @@ BRACKETED = re.compile(r"\[([^\[\]]*)\]")
 
 
 def _tool_results(registry, world):
-    checked = registry.call("verify_ltl_stl", world, {"waypoints": DETOUR, "uav_id": "uav_03", "goal": "accident_site_3"})
+    verify_args = {"waypoints": DETOUR, "uav_id": "uav_03", "goal": "accident_site_3"}
+    checked = registry.call("verify_ltl_stl", world, verify_args)
     assessed = assess(registry, world, waypoints=STRAIGHT)  # a failed result is cited with its error
     return [checked.model_dump(), assessed.model_dump()]
 
@@ -95,7 +96,8 @@ def _tool_results(registry, world):
 def test_explanation_cites_only_given_results_and_rules(registry, world):
     results = _tool_results(registry, world)
     decision = {"status": "execute", "uav_id": "uav_03", "reason": "verified, see [made_up-123] and [R9]"}
-    res = registry.call("explain_decision", world, {"decision": decision, "tool_results": results, "rules": ["R1", "R5"]})
+    args = {"decision": decision, "tool_results": results, "rules": ["R1", "R5"]}
+    res = registry.call("explain_decision", world, args)
     assert res.ok
     given = {r["request_id"] for r in results} | {"R1", "R5"}
     cited = set(BRACKETED.findall(res.result["text"]))

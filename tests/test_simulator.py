@@ -50,7 +50,8 @@ def test_same_seed_is_byte_identical_and_seeds_differ(registry, world):
     first = simulate(registry, world, uav_id="uav_03", seed=5, stress_level="high")
     again = simulate(registry, world, uav_id="uav_03", seed=5, stress_level="high")
     assert _result_json(first) == _result_json(again)
-    others = {json.dumps(simulate(registry, world, uav_id="uav_03", seed=s, stress_level="high").result) for s in range(6)}
+    runs = [simulate(registry, world, uav_id="uav_03", seed=seed, stress_level="high") for seed in range(6)]
+    others = {json.dumps(run.result) for run in runs}
     assert len(others) > 1
 
 

@@ -159,12 +159,15 @@ def test_bad_stl_is_invalid_spec_and_a_failing_stl_is_reported(registry, world):
     assert strict.result["stl"][0]["status"] == "fail" and strict.result["counterexample"]["violated_rule"] == (
         "always (nfz_margin >= 100)"
     )
+    late = verify(registry, world, waypoints=timed(DETOUR), stl=["always (goal_dist >= 100)"])
+    samples = Trajectory(waypoints=timed(DETOUR)).sample(1.0)
+    first_close = next(t for x, y, _, t in samples if math.dist((x, y), (650, 420)) < 100)
+    assert late.result["violations"][0]["time_sec"] == first_close  # where it first fails, not the start
 
 
 def test_critical_priority_never_relaxes_r1_to_r3(registry, world):
-    res = verify(
-        registry, world, waypoints=timed(DETOUR), rules=["R4"], min_separation_m=1.0, altitude_min_m=5.0, priority="critical"
-    )
+    relaxed = {"rules": ["R4"], "min_separation_m": 1.0, "altitude_min_m": 5.0}
+    res = verify(registry, world, waypoints=timed(DETOUR), priority="critical", **relaxed)
     assert {"R1", "R2", "R3", "R4"} <= set(res.result["rules"])
     assert res.result["checked"]["min_separation_m"] == 10.0 and res.result["checked"]["altitude_min_m"] == 30.0
     assert any("R7" in w for w in res.warnings)
@@ -192,7 +195,8 @@ def test_rtamt_robustness_of_invariants_is_the_signal_minimum(registry, world):
     res = verify(registry, world, waypoints=waypoints, uav_id="uav_03")
     samples = Trajectory(waypoints=waypoints).sample(1.0)
     battery = battery_profile(world, world.uav_index["uav_03"], samples)
-    assert res.result["rules"]["R1"]["robustness"] == pytest.approx(signals.nfz_margin(world, samples).values.min(), abs=1e-3)
+    nfz_minimum = signals.nfz_margin(world, samples).values.min()
+    assert res.result["rules"]["R1"]["robustness"] == pytest.approx(nfz_minimum, abs=1e-3)
     assert res.result["rules"]["R5"]["robustness"] == pytest.approx(battery.min() - 0.2, abs=1e-3)
     assert res.result["checked"]["samples"] == len(samples)
 

@@ -25,7 +25,7 @@ CITABLE_ID = re.compile(r"[A-Za-z0-9_.:-]+")
 class ExplainArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    decision: dict[str, Any] = Field(description="e.g. {action: execute | safe_refusal | human_confirm, uav_id, reason}")
+    decision: dict[str, Any] = Field(description="e.g. {status: execute | human_confirm | ..., uav_id, reason}")
     tool_results: list[ToolResult] = Field(default_factory=list, description="ToolResult dumps to cite")
     rules: list[RuleId] = Field(default_factory=list, description="rule ids to cite")
 
@@ -96,7 +96,7 @@ def _tool_sentence(tool_result: ToolResult) -> str:
 
 
 def _rule_status(rule: str, tool_results: list[ToolResult]) -> str:
-    verdicts = [t.result["rules"] for t in tool_results if t.tool == "verify_ltl_stl" and t.result and "rules" in t.result]
+    verdicts = [t.result["rules"] for t in tool_results if t.tool == "verify_ltl_stl" and "rules" in (t.result or {})]
     status = verdicts[-1].get(rule, {}).get("status") if verdicts else None
     return f": {status}" if status else ""
 

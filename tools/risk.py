@@ -47,7 +47,9 @@ class SimEvent(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    type: Literal["nfz_intrusion", "separation_violation", "near_miss", "battery_depleted", "deadline_missed", "collision"]
+    type: Literal[
+        "nfz_intrusion", "separation_violation", "near_miss", "battery_depleted", "deadline_missed", "collision"
+    ]
     time_sec: float
     detail: str = ""
     entity: str | None = None
@@ -95,7 +97,8 @@ def _weather(world: World, samples: np.ndarray, uav_limit: float | None, uav_id:
         strongest = max(r.wind_speed_mps + r.gust_mps for r in present)
         ratio = strongest / uav_limit
         share = 0.8 if ratio >= 1 else _ramp(ratio, WIND_CAUTION_RATIO, 1.0, 0.4)
-        factors.append(Factor("wind_limit", share, f"wind + gusts {strongest:g} m/s vs {uav_id}'s limit {uav_limit:g} m/s"))
+        detail = f"wind + gusts {strongest:g} m/s vs {uav_id}'s limit {uav_limit:g} m/s"
+        factors.append(Factor("wind_limit", share, detail))
     return factors
 
 
@@ -112,7 +115,11 @@ def _margins(world: World, samples: np.ndarray) -> list[Factor]:
             1.0 if clearance <= 0 else 0.6 if clearance < d_min else _ramp(clearance, 2 * d_min, d_min, 0.1),
             f"{clearance:.1f} m from building {building}",
         ),
-        Factor("sensitive_zones", 0.4 if sensitive < 0 else 0.0, f"{-sensitive:.1f} m inside the buffer of {sensitive_zone}"),
+        Factor(
+            "sensitive_zones",
+            0.4 if sensitive < 0 else 0.0,
+            f"{-sensitive:.1f} m inside the buffer of {sensitive_zone}",
+        ),
         Factor(
             "traffic",
             0.7 if separation < d_min else _ramp(separation, 3 * d_min, d_min, 0.2),
@@ -140,7 +147,8 @@ def assess(world: World, args: RiskArgs) -> ToolOutput:
         *(Factor(f"sim:{e.type}", EVENT_RISK[e.type], f"simulation: {e.type} at t={e.time_sec:g} s {e.detail}".strip())
           for e in args.sim_events),
     ]
-    counted = sorted((f for f in factors if f.contribution >= MIN_CONTRIBUTION), key=lambda f: (-f.contribution, f.name))
+    shown = [f for f in factors if f.contribution >= MIN_CONTRIBUTION]
+    counted = sorted(shown, key=lambda f: (-f.contribution, f.name))
     score = round(1.0 - float(np.prod([1.0 - f.contribution for f in counted])), 3)
     level = level_of(score)
     result: dict[str, Any] = {

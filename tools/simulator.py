@@ -4,8 +4,9 @@ Everything random comes from one numpy Generator seeded with `seed`, so the same
 byte-identical result. The stress level scales three disturbances:
 - wind gusts (from the world's weather regions): a lateral drift (a first-order autoregressive offset from the
   nominal path), slower progress in head-wind gusts, and extra energy per m/s of gust;
-- other traffic: the world's tracks, plus random tracks crossing the route near a random point of it (medium: one,
-  passing at 1.6-4 x min separation, outside the near-miss band; high: two, at 0.5-3 x), so separation is tested where the route actually goes;
+- other traffic: the world's tracks, plus random tracks crossing the route near a random point of it, so separation
+  is tested where the route actually goes (medium: one, passing at 1.6-4 x min separation, outside the near-miss
+  band when on time; high: two, at 0.5-3 x);
 - a pop-up no-fly zone on the route (medium and high): a square centred on a random point of the route, announced
   with some notice before the UAV gets there (high: sometimes none). The UAV holds (hovers) outside it until it
   expires, which costs time and energy; a zone that pops up over the UAV is an intrusion.
@@ -92,7 +93,7 @@ def _nominal_at(nominal: np.ndarray, s: float) -> np.ndarray:
     return xyz[0]
 
 
-def _popup_zone(world: World, nominal: np.ndarray, profile: StressProfile, rng: np.random.Generator) -> NoFlyZone | None:
+def _popup_zone(nominal: np.ndarray, profile: StressProfile, rng: np.random.Generator) -> NoFlyZone | None:
     """A square no-fly zone centred on a random point of the route, active from some notice before arrival."""
     fraction = rng.uniform(0.35, 0.65)
     notice = rng.uniform(*profile.popup_notice_sec)
@@ -206,15 +207,19 @@ def _episodes(mask: np.ndarray) -> list[int]:
 
 
 def _margin_events(kind: str, mask: np.ndarray, margin: signals.Margin, limit: float, detail: str) -> list[Event]:
-    return [
-        Event(kind, i, detail.format(value=margin.values[i], entity=margin.entities[i]), margin.entities[i],
-              float(margin.values[i] - limit))
-        for i in _episodes(mask)
-    ]
+    events = []
+    for i in _episodes(mask):
+        value, entity = float(margin.values[i]), margin.entities[i]
+        events.append(Event(kind, i, detail.format(value=value, entity=entity), entity, value - limit))
+    return events
 
 
 def _events(
-    args: SimulateArgs, flight: Flight, zones: list[NoFlyZone], tracks: list[TrafficTrack], world: World,
+    args: SimulateArgs,
+    flight: Flight,
+    zones: list[NoFlyZone],
+    tracks: list[TrafficTrack],
+    world: World,
     battery: np.ndarray | None,
 ) -> list[Event]:
     samples, d_min = flight.samples, args.min_separation_m
@@ -222,31 +227,22 @@ def _events(
     obstacle = signals.obstacle_clearance(world, samples)
     separation = signals.traffic_separation(world, samples, tracks)
     sep = separation.values
+    near = "{value:.1f} m from {entity}"
     events = [
         *_margin_events("collision", obstacle.values <= 0, obstacle, 0.0, "hit building {entity}"),
         *_margin_events("collision", sep < COLLISION_RADIUS_M, separation, d_min, "collided with {entity}"),
         *_margin_events("nfz_intrusion", nfz.values < 0, nfz, 0.0, "{value:.1f} m into {entity}"),
-        *_margin_events(
-            "separation_violation", (sep >= COLLISION_RADIUS_M) & (sep < d_min), separation, d_min,
-            "{value:.1f} m from {entity}",
-        ),
-        *_margin_events(
-            "near_miss", (sep >= d_min) & (sep < NEAR_MISS_FACTOR * d_min), separation, d_min,
-            "{value:.1f} m from {entity}",
-        ),
-        *_margin_events(
-            "near_miss", (obstacle.values > 0) & (obstacle.values < d_min), obstacle, d_min,
-            "{value:.1f} m from building {entity}",
-        ),
+        *_margin_events("separation_violation", (sep >= COLLISION_RADIUS_M) & (sep < d_min), separation, d_min, near),
+        *_margin_events("near_miss", (sep >= d_min) & (sep < NEAR_MISS_FACTOR * d_min), separation, d_min, near),
+        *_margin_events("near_miss", (obstacle.values > 0) & (obstacle.values < d_min), obstacle, d_min, near),
     ]
     if battery is not None:
         reserve = args.battery_reserve_ratio
         empty = np.flatnonzero(battery <= 0)
-        if len(empty):
-            events.append(Event("battery_depleted", int(empty[0]), "battery empty in flight", args.uav_id, float(battery[empty[0]] - reserve)))
-        elif battery[-1] < reserve:
-            detail = f"arrived with {battery[-1]:.3f} of battery, below the reserve {reserve}"
-            events.append(Event("battery_depleted", len(battery) - 1, detail, args.uav_id, float(battery[-1] - reserve)))
+        if len(empty) or battery[-1] < reserve:
+            index = int(empty[0]) if len(empty) else len(battery) - 1
+            detail = "battery empty in flight" if len(empty) else f"arrived with {battery[-1]:.3f}, below {reserve}"
+            events.append(Event("battery_depleted", index, detail, args.uav_id, float(battery[index] - reserve)))
     arrival = float(samples[-1, 3])
     if args.deadline_sec is not None and arrival > args.deadline_sec:
         index = int(np.count_nonzero(samples[:, 3] <= args.deadline_sec)) - 1
@@ -274,7 +270,7 @@ def simulate(world: World, args: SimulateArgs) -> ToolOutput:
     rng = np.random.default_rng(args.seed)
     nominal = Trajectory(waypoints=args.waypoints).sample(1.0)
     speed = uav.cruise_speed_mps if uav else DEFAULT_SPEED_MPS
-    popup = _popup_zone(world, nominal, profile, rng)
+    popup = _popup_zone(nominal, profile, rng)
     crossing = _crossing_tracks(nominal, profile, args.min_separation_m, rng)
     flight = _fly(world, nominal, speed, profile.gust_scale, popup, rng)
     energy = np.concatenate([[0.0], np.cumsum(_energy_steps(world, flight, speed, args.payload_kg))])
@@ -284,14 +280,15 @@ def simulate(world: World, args: SimulateArgs) -> ToolOutput:
     events = _events(args, flight, zones, tracks, world, battery)
     crashed = bool(events) and events[-1].type == "collision"
     last = events[-1].index if crashed else len(flight.samples) - 1
-    separation = signals.traffic_separation(world, flight.samples[: last + 1], tracks).values
+    flown = flight.samples[: last + 1]
+    separation = signals.traffic_separation(world, flown, tracks).values
     far = signals.far_distance(world)
     decisive = _decisive(events, args.max_risk_level)
     result: dict[str, Any] = {
         "success": decisive is None,
         "events": [_event_json(flight.samples, e) for e in events],
         "min_separation_m": _rounded(separation.min()) if separation.min() < far else None,
-        "min_obstacle_clearance_m": _rounded(signals.obstacle_clearance(world, flight.samples[: last + 1]).values.min()),
+        "min_obstacle_clearance_m": _rounded(signals.obstacle_clearance(world, flown).values.min()),
         "delay_sec": None if crashed else _rounded(flight.samples[-1, 3] - nominal[-1, 3]),
         "hover_sec": int(flight.hovering[: last + 1].sum()),
         "energy_used_wh": _rounded(energy[last]),
@@ -322,7 +319,8 @@ def _rounded(value: float) -> float:
 
 
 def _event_json(samples: np.ndarray, event: Event) -> dict[str, Any]:
-    return {"type": event.type, "time_sec": _rounded(samples[event.index, 3]), "detail": event.detail, "entity": event.entity}
+    time_sec = _rounded(samples[event.index, 3])
+    return {"type": event.type, "time_sec": time_sec, "detail": event.detail, "entity": event.entity}
 
 
 def _counterexample(world: World, samples: np.ndarray, event: Event) -> dict[str, Any]:

@@ -80,7 +80,8 @@ def monitor(
         raise StlSpecError(f"an STL spec must be one expression: {spec!r}")
     unknown = unknown_names(spec, set(signals) | set(constants))
     if unknown:
-        raise StlSpecError(f"unknown name(s) {', '.join(unknown)} in {spec!r}; signals: {', '.join(sorted(signals))}")
+        names = ", ".join(sorted(set(signals) | set(constants)))
+        raise StlSpecError(f"unknown name(s) {', '.join(unknown)} in {spec!r}; known: {names}")
     used = set(_IDENTIFIER.findall(_strip_numbers(spec)))
     monitor_spec = rtamt.StlDiscreteTimeOfflineSpecification()
     for name in sorted(used & set(signals)):

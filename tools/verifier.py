@@ -17,6 +17,7 @@ baseline and R1-R3 are always checked, with a warning.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -29,7 +30,7 @@ from tools import ltl, signals
 from tools.contract import ToolFailure, ToolOutput
 from tools.program_rules import missing_mandatory_ltl, nfz_on_the_way, safety_baseline
 from tools.registry import ToolSpec
-from tools.stl_monitor import StlSpecError, monitor
+from tools.stl_monitor import StlSpecError, StlVerdict, monitor
 from tools.trajectory import Trajectory
 from tools.world import UAV, XY, XYZT, SensitiveZone, World
 
@@ -248,7 +249,8 @@ def _rule_checks(sig: signals.SignalSet, settings: Settings, args: VerifyArgs, g
         )
     if sig.battery is not None:
         reserve = args.battery_reserve_ratio
-        checks["R5"] = RuleCheck("R5", "always (battery - reserve >= 0)", sig.battery - reserve, [args.uav_id] * len(sig.samples))
+        uav_ids = [args.uav_id] * len(sig.samples)
+        checks["R5"] = RuleCheck("R5", "always (battery - reserve >= 0)", sig.battery - reserve, uav_ids)
     return checks
 
 
@@ -314,27 +316,109 @@ def _ltl_rule(atoms: set[str], world: World) -> str:
 
 
 # --- the tool --------------------------------------------------------------------------------------------------
-def verify(world: World, args: VerifyArgs) -> ToolOutput:
+@dataclass(frozen=True)
+class Monitored:
+    """One sampled trajectory with everything the checks read."""
+
+    world: World
+    samples: np.ndarray
+    signals: signals.SignalSet
+    constants: dict[str, float]
+    origin_xy: XY
+    goal_xy: XY
+
+    def stl(self, spec: str) -> StlVerdict:
+        return monitor(spec, self.signals.stl_dataset(), self.signals.times, self.constants)
+
+
+def _status(satisfied: bool) -> str:
+    return "pass" if satisfied else "fail"
+
+
+def _check_rules(run: Monitored, settings: Settings, args: VerifyArgs) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    rules: dict[str, dict[str, Any]] = {}
+    violations = []
+    checks = _rule_checks(run.signals, settings, args, args.goal)
+    for rule in settings.rules:
+        check = checks.get(rule)
+        if check is None:
+            rules[rule] = {"status": "not_applicable", "robustness": None, "reason": _not_applicable_reason(rule)}
+            continue
+        verdict = run.stl(check.spec)
+        rules[rule] = {"status": _status(verdict.satisfied), "robustness": round(verdict.robustness, DIGITS)}
+        if not verdict.satisfied:
+            index = _first_violation(check)
+            violations.append(_violation(run.samples, rule, index, verdict.robustness, check.entities[index]))
+    return rules, violations
+
+
+def _check_stl(run: Monitored, specs: list[str], engines: dict[str, str]) -> tuple[list, list[dict[str, Any]]]:
+    results, violations = [], []
+    for text in specs:
+        try:
+            verdict = run.stl(text)
+        except StlSpecError as exc:
+            raise ToolFailure("invalid_spec", f"STL spec: {exc}", recoverable=False, engine=engines) from None
+        robustness = round(verdict.robustness, DIGITS)
+        results.append({"spec": text, "status": _status(verdict.satisfied), "robustness": robustness})
+        if not verdict.satisfied:
+            index = _first_stl_violation(run, text)
+            violations.append(_violation(run.samples, "STL", index, verdict.robustness, None, spec=text))
+    return results, violations
+
+
+_UNBOUNDED_ALWAYS = re.compile(r"^\s*(?:always|G)\s*\((?P<body>.*)\)\s*$")
+
+
+def _first_stl_violation(run: Monitored, spec: str) -> int:
+    """For `always (phi)`, the first second where phi fails; for any other shape, the start."""
+    match = _UNBOUNDED_ALWAYS.match(spec)
+    if match is None:
+        return 0
+    try:
+        body = run.stl(match.group("body"))
+    except StlSpecError:  # the parentheses did not enclose the whole formula, e.g. always (a) and always (b)
+        return 0
+    failing = np.flatnonzero(body.series < 0)
+    return int(failing[0]) if len(failing) else 0
+
+
+def _check_ltl(
+    run: Monitored, engine: ltl.LtlEngine, specs: list[str], parsed: list[Any], goal_id: str | None
+) -> tuple[list, list[dict[str, Any]]]:
+    needed = sorted(set().union(*(engine.atoms(f) for f in parsed))) if parsed else []
+    trace = {atom: signals.atom_values(run.world, run.samples, atom, run.origin_xy, run.goal_xy) for atom in needed}
+    results, violations = [], []
+    for text, formula in zip(specs, parsed):
+        holds = engine.check_trace(formula, trace)
+        results.append({"spec": text, "status": _status(holds)})
+        if not holds:
+            atoms = engine.atoms(formula)
+            # Spot's formulas carry no position; the fallback's tell where an invariant first broke.
+            index = ltl.first_violation(formula, trace) if isinstance(formula, ltl.Formula) else 0
+            zone = next((atom[3:] for atom in sorted(atoms) if atom.startswith("in_")), None)
+            entity = zone or (goal_id if "at_goal" in atoms else None)
+            violations.append(_violation(run.samples, _ltl_rule(atoms, run.world), index, None, entity, spec=text))
+    return results, violations
+
+
+def _unsat(engines: dict[str, str], specs: list[str]) -> ToolFailure:
+    return ToolFailure(
+        "spec_unsat",
+        "the LTL specs are jointly unsatisfiable: no flight can meet them all",
+        recoverable=True,
+        suggested_actions=["remove or correct the contradictory LTL spec(s) in verification_specs.ltl"],
+        result={"pass": False, "engine": engines, "ltl": [{"spec": s, "status": "unsat"} for s in specs]},
+        engine=engines,
+    )
+
+
+def _monitored(world: World, args: VerifyArgs, settings: Settings) -> tuple[Monitored, list[str]]:
     uav = resolve_uav(world, args.uav_id)
     samples = Trajectory(waypoints=args.waypoints).sample(1.0)
     origin_xy = resolve_position(world, "origin", args.origin, tuple(samples[0, :2]))
     goal_xy = resolve_position(world, "goal", args.goal, tuple(samples[-1, :2]))
-    settings, warnings = effective_settings(world, args)
-    engine = ltl.default_engine()
-    engines = {"stl": STL_ENGINE, "ltl": engine.name}
-    parsed_ltl = _parse_ltl(world, engine, args.ltl)
-    if parsed_ltl and engine.satisfiable(parsed_ltl) is False:
-        raise ToolFailure(
-            "spec_unsat",
-            "the LTL specs are jointly unsatisfiable: no flight can meet them all",
-            recoverable=True,
-            suggested_actions=["remove or correct the contradictory LTL spec(s) in verification_specs.ltl"],
-            result={"pass": False, "engine": engines, "ltl": [{"spec": s, "status": "unsat"} for s in args.ltl]},
-            engine=engines,
-        )
-
     exempt = signals.zones_containing(world, [origin_xy, goal_xy])
-    warnings += [f"R2: sensitive zone {z} contains the task's origin or goal; its buffer is not checked" for z in exempt]
     sig = signals.compute_signals(
         world,
         samples,
@@ -346,7 +430,6 @@ def verify(world: World, args: VerifyArgs) -> ToolOutput:
         exempt_sensitive=exempt,
         own_slots=args.corridor_capacity_required,
     )
-    dataset = sig.stl_dataset()
     constants = {
         "d_min": settings.min_separation_m,
         "a_min": settings.altitude_min_m,
@@ -354,50 +437,28 @@ def verify(world: World, args: VerifyArgs) -> ToolOutput:
         "tol": world.arrival_tolerance_m,
         "reserve": args.battery_reserve_ratio,
     }
-    goal_id = args.goal
-    rules: dict[str, dict[str, Any]] = {}
-    violations: list[dict[str, Any]] = []
-    checks = _rule_checks(sig, settings, args, goal_id)
-    for rule in settings.rules:
-        check = checks.get(rule)
-        if check is None:
-            rules[rule] = {"status": "not_applicable", "robustness": None, "reason": _not_applicable_reason(rule)}
-            continue
-        verdict = monitor(check.spec, dataset, sig.times, constants)
-        rules[rule] = {"status": "pass" if verdict.satisfied else "fail", "robustness": round(verdict.robustness, DIGITS)}
-        if not verdict.satisfied:
-            index = _first_violation(check)
-            violations.append(_violation(samples, rule, index, verdict.robustness, check.entities[index]))
+    notes = [f"R2: sensitive zone {z} contains the task's origin or goal; its buffer is not checked" for z in exempt]
+    return Monitored(world, samples, sig, constants, origin_xy, goal_xy), notes
 
-    stl_results = []
-    for text in args.stl:
-        try:
-            verdict = monitor(text, dataset, sig.times, constants)
-        except StlSpecError as exc:
-            raise ToolFailure("invalid_spec", f"STL spec: {exc}", recoverable=False, engine=engines) from None
-        stl_results.append({"spec": text, "status": "pass" if verdict.satisfied else "fail", "robustness": round(verdict.robustness, DIGITS)})
-        if not verdict.satisfied:
-            index = int(np.flatnonzero(verdict.series < 0)[0]) if (verdict.series < 0).any() else 0
-            violations.append(_violation(samples, "STL", index, verdict.robustness, None, spec=text))
 
-    ltl_results = []
-    atoms_needed = set().union(*(engine.atoms(f) for f in parsed_ltl)) if parsed_ltl else set()
-    trace = {atom: signals.atom_values(world, samples, atom, origin_xy, goal_xy) for atom in sorted(atoms_needed)}
-    for text, formula in zip(args.ltl, parsed_ltl):
-        holds = engine.check_trace(formula, trace)
-        ltl_results.append({"spec": text, "status": "pass" if holds else "fail"})
-        if not holds:
-            atoms = engine.atoms(formula)
-            index = ltl.first_violation(formula, trace) if isinstance(formula, ltl.Formula) else 0
-            entity = next((a[3:] for a in sorted(atoms) if a.startswith("in_")), goal_id if "at_goal" in atoms else None)
-            violations.append(_violation(samples, _ltl_rule(atoms, world), index, None, entity, spec=text))
-
+def verify(world: World, args: VerifyArgs) -> ToolOutput:
+    settings, warnings = effective_settings(world, args)
+    run, notes = _monitored(world, args, settings)
+    engine = ltl.default_engine()
+    engines = {"stl": STL_ENGINE, "ltl": engine.name}
+    parsed_ltl = _parse_ltl(world, engine, args.ltl)
+    if parsed_ltl and engine.satisfiable(parsed_ltl) is False:
+        raise _unsat(engines, args.ltl)
+    rules, violations = _check_rules(run, settings, args)
+    stl_results, stl_violations = _check_stl(run, args.stl, engines)
+    ltl_results, ltl_violations = _check_ltl(run, engine, args.ltl, parsed_ltl, args.goal)
+    violations += stl_violations + ltl_violations
     missing = []
     if args.ltl:
-        nearby = nfz_on_the_way(world, [tuple(p) for p in samples[:, :2]], float(samples[0, 3]), float(samples[-1, 3]))
+        path = [tuple(p) for p in run.samples[:, :2]]
+        nearby = nfz_on_the_way(world, path, float(run.samples[0, 3]), float(run.samples[-1, 3]))
         missing = missing_mandatory_ltl(args.ltl, nearby, engine)
-        warnings += [f"the LTL specs do not entail the mandatory {m}" for m in missing]
-
+    warnings += notes + [f"the LTL specs do not entail the mandatory {m}" for m in missing]
     result = {
         "pass": not violations,
         "engine": engines,
@@ -406,36 +467,38 @@ def verify(world: World, args: VerifyArgs) -> ToolOutput:
         "ltl": ltl_results,
         "ltl_missing_mandatory": missing,
         "violations": violations,
-        "counterexample": _counterexample(world, violations) if violations else None,
+        "counterexample": _counterexample(world, violations[0]) if violations else None,
         "checked": {
             "min_separation_m": settings.min_separation_m,
             "altitude_min_m": settings.altitude_min_m,
             "altitude_max_m": settings.altitude_max_m,
-            "samples": len(samples),
-            "duration_sec": round(float(samples[-1, 3] - samples[0, 3]), 1),
+            "samples": len(run.samples),
+            "duration_sec": round(float(run.samples[-1, 3] - run.samples[0, 3]), 1),
         },
+        "notes": warnings,
     }
-    if violations:
-        first = violations[0]
-        raise ToolFailure(
-            "spec_violation",
-            f"{first['rule']} violated at t={first['time_sec']} s ({first['entity'] or first.get('spec', '')})",
-            recoverable=True,
-            suggested_actions=[result["counterexample"]["suggested_repair"]],
-            result=result,
-            engine=engines,
-        )
-    return ToolOutput(result=result, warnings=warnings, engine=engines)
-
-
-def _counterexample(world: World, violations: list[dict[str, Any]]) -> dict[str, Any]:
+    if not violations:
+        return ToolOutput(result=result, warnings=warnings, engine=engines)
     first = violations[0]
+    raise ToolFailure(
+        "spec_violation",
+        f"{first['rule']} violated at t={first['time_sec']} s ({first['entity'] or first.get('spec', '')})",
+        recoverable=True,
+        suggested_actions=[result["counterexample"]["suggested_repair"]],
+        result=result,
+        engine=engines,
+    )
+
+
+def _counterexample(world: World, first: dict[str, Any]) -> dict[str, Any]:
     rule = first["rule"]
-    from_ltl = "spec" in first and rule != "STL"
-    repair = suggest_repair(world, rule, first["entity"]) if rule in MONITORED_RULES else f"re-plan so that {first['spec']} holds"
+    if rule in MONITORED_RULES:
+        repair = suggest_repair(world, rule, first["entity"])
+    else:
+        repair = f"re-plan so that {first['spec']} holds"
     return build_counterexample(
         failure_stage="verify",
-        failure_type="ltl_violation" if from_ltl else "stl_robustness_negative",
+        failure_type="ltl_violation" if "spec" in first and rule != "STL" else "stl_robustness_negative",
         violated_rule=first["spec"] if rule in ("STL", "LTL") else rule,
         time_sec=first["time_sec"],
         robustness=first["robustness"],
