@@ -10,6 +10,7 @@ validator accepts is exactly what the executor can run.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -173,8 +174,10 @@ def _ancestors(step: ToolCallSpec, by_id: dict[str, ToolCallSpec]) -> set[str]:
 # --- argument filling -------------------------------------------------------------------------------------
 
 
-def _ir_values(tool: str, ir: LowAltitudeIR, seed: int, stress_level: StressLevel) -> dict[str, Any]:
-    """What the IR says about each argument of `tool` (names as agreed in the tools' args models)."""
+def ir_tool_args(
+    tool: str, ir: LowAltitudeIR, *, seed: int = 0, stress_level: StressLevel = "medium"
+) -> dict[str, Any]:
+    """What the IR says about each argument of `tool` (names as in the tools' args models; none for unknown tools)."""
     ents, cons, specs = ir.entities, ir.constraints, ir.verification_specs
     band = {"altitude_min_m": cons.altitude_min_m, "altitude_max_m": cons.altitude_max_m}
     safety = {
@@ -225,11 +228,14 @@ def _ir_values(tool: str, ir: LowAltitudeIR, seed: int, stress_level: StressLeve
             **safety,
             "max_risk_level": cons.max_risk_level.value,
         },
-        "risk_assess": {**safety, "max_risk_level": cons.max_risk_level.value},
+        "risk_assess": {
+            "battery_reserve_ratio": cons.battery_reserve_ratio,
+            "payload_kg": cons.payload_kg,
+            "max_risk_level": cons.max_risk_level.value,
+        },
         EXPLAIN_TOOL: {"rules": specs.program_rules},
     }
-    # Only the arguments a tool's args model declares are kept (see _plan_step). None and [] mean "the IR says
-    # nothing": the tool's own default applies (e.g. the verifier's rule set).
+    # None and [] mean "the IR says nothing": the tool's own default applies (e.g. the verifier's rule set).
     return {k: v for k, v in per_tool.get(tool, {}).items() if v is not None and v != []}
 
 
@@ -251,9 +257,9 @@ def _plan_step(
     # A null argument means "not given" (LLMs write null for "fill this in"), so it is filled like a missing one.
     given = {k: v for k, v in step.args.items() if v is not None}
     accepted = _accepted_args(step.tool, registry)
-    from_ir = {
-        k: v for k, v in _ir_values(step.tool, ir, seed, stress_level).items() if accepted is None or k in accepted
-    }
+    # Kept only where the registered tool declares the argument, so a filled value never causes bad_arguments.
+    filled = ir_tool_args(step.tool, ir, seed=seed, stress_level=stress_level)
+    from_ir = {k: v for k, v in filled.items() if accepted is None or k in accepted}
     ancestors = _ancestors(step, by_id)
     from_steps: dict[str, str] = {}
     unmet: list[Flow] = []
@@ -383,7 +389,8 @@ def _linked_values(planned: PlannedStep, records: list[StepRecord]) -> dict[str,
         if source == ALL_EARLIER_RESULTS:
             continue
         step_id, key = source.rsplit(".", 1)
-        output = by_id[step_id].result.result or {}
+        producer = by_id.get(step_id)  # absent when execute_plan's only_tools skipped it
+        output = (producer.result.result if producer else None) or {}
         if output.get(key) is not None:
             values[arg] = output[key]
     if planned.from_steps.get("decision") == ALL_EARLIER_RESULTS:
@@ -401,11 +408,14 @@ def execute_plan(
     *,
     seed: int = 0,
     stress_level: StressLevel = "medium",
+    only_tools: Collection[str] | None = None,
 ) -> PlanExecution:
     """Run the tool plan in dependency order; stop at the first step whose ToolResult is not ok.
 
     Plan defects (a depends_on naming no step, a cycle, a step whose required input no earlier step produces)
-    are reported before anything runs, as a recoverable failure of the offending step.
+    are reported before anything runs, as a recoverable failure of the offending step. `only_tools` skips the
+    steps of registered tools not in it (the graph runs verification and simulation as its own gates); a step
+    naming an unregistered tool still runs, so its unknown_tool error is reported.
     """
     analysis = analyse_plan(ir, registry, seed=seed, stress_level=stress_level)
     if analysis.problem is not None:
@@ -418,7 +428,8 @@ def execute_plan(
         )
         return PlanExecution(failed_step=problem.step_id, failure=failure, recoverable=True)
     records: list[StepRecord] = []
-    for planned in analysis.steps:
+    skipped = {name for name in registry.names() if only_tools is not None and name not in only_tools}
+    for planned in (s for s in analysis.steps if s.tool not in skipped):
         args = {**planned.from_ir, **_linked_values(planned, records), **planned.given}
         result = registry.call(planned.tool, world, args)
         records.append(StepRecord(step_id=planned.step_id, tool=planned.tool, args=args, result=result))

@@ -13,7 +13,7 @@ import pytest
 from pydantic import BaseModel, ConfigDict
 
 from graph.ir import LowAltitudeIR
-from graph.plan_execution import default_args, execute_plan, execution_order
+from graph.plan_execution import default_args, execute_plan, execution_order, ir_tool_args
 from tools.catalog import default_registry
 from tools.contract import ToolFailure, ToolOutput
 from tools.registry import ToolRegistry, ToolSpec
@@ -230,6 +230,22 @@ def test_default_args_preview_shows_run_time_links(world):
     assert preview["verify"]["waypoints"] == "<route.waypoints>"
     assert preview["explain"]["tool_results"] == "<*>"
     assert preview["assign"]["candidates"] == ["uav_03"]
+
+
+def test_only_tools_skips_the_other_registered_tools_but_not_unknown_ones(world):
+    plan = [*FULL_PLAN, {"id": "typo", "tool": "plan_rout", "depends_on": ["route"]}]
+    run = execute_plan(make_ir(plan), world, fake_registry(), only_tools={"assign_uav", "plan_route"})
+    assert [r.step_id for r in run.results] == ["assign", "route", "typo"]
+    assert run.failure is not None and run.failure.type == "unknown_tool"
+    assert run.decision is not None and run.decision.uav_id == "uav_03"
+
+
+def test_ir_tool_args_name_only_arguments_the_real_tools_accept():
+    ir = make_ir(FULL_PLAN)
+    registry = default_registry()
+    for name in registry.names():
+        assert set(ir_tool_args(name, ir)) <= set(registry.spec(name).args_model.model_fields), name
+    assert ir_tool_args("plan_route", ir)["avoid_zones"] == ["nfz_temp_1", "school_zone_2"]
 
 
 # --- failures ---------------------------------------------------------------------------------------------
