@@ -54,6 +54,7 @@ class Failure:
 
 MAX_OBJECT_STARTS = 100  # each failed parse costs O(text length); an answer's object starts early
 _ANSWER_KEYS = set(LowAltitudeIR.model_fields) | set(LLMAnswer.model_fields)
+_JSON_TYPE_NAMES = {list: "array", str: "string", int: "number", float: "number", bool: "boolean", type(None): "null"}
 
 
 def _embedded_answer(text: str) -> dict | None:
@@ -85,9 +86,8 @@ def _parse_json(raw: str | dict) -> tuple[dict | None, Failure | None]:
     else:
         if isinstance(data, dict):
             return data, None
-        return None, Failure(
-            "not_an_object", None, type(data).__name__, f"the answer is a JSON {type(data).__name__}, not an object"
-        )
+        kind = _JSON_TYPE_NAMES.get(type(data), type(data).__name__)
+        return None, Failure("not_an_object", None, kind, f"the answer is a JSON {kind}, not an object")
     # Models wrap JSON in markdown fences or prose.
     data = _embedded_answer(raw)
     if data is not None:
