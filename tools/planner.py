@@ -45,16 +45,17 @@ class GridGraph:
         self.shape = tuple(int(n) for n in blocked.shape)
         self.cell_size_m, self.layer_height_m = float(cell_size_m), float(layer_height_m)
         nx, ny, nz = self.shape
-        self._strides = np.array([(ny + 2) * (nz + 2), nz + 2, 1])
-        self._free = np.zeros((nx + 2, ny + 2, nz + 2), dtype=bool)
-        self._free[1:-1, 1:-1, 1:-1] = ~blocked
-        self._free = self._free.ravel()
+        # Layers outermost, so that the longest axis (j) is innermost: broadcasts over it run long inner loops.
+        self._padded_shape = (nz + 2, nx + 2, ny + 2)
+        self._strides = np.array([ny + 2, 1, (nx + 2) * (ny + 2)])  # flat index = (cell + 1) @ strides
+        free = np.zeros(self._padded_shape, dtype=bool)
+        free[1:-1, 1:-1, 1:-1] = ~blocked.transpose(2, 0, 1)
+        self._free = free.ravel()
         steps = np.array([d for d in itertools.product((-1, 0, 1), repeat=3) if d != (0, 0, 0)])
         self.steps = steps
         self.step_costs = np.linalg.norm(steps * self._scale, axis=1)
         self._offsets = steps @ self._strides
-        padded = np.indices((nx + 2, ny + 2, nz + 2)).reshape(3, -1).T - 1
-        self._xyz = padded * self._scale  # metric position of every padded cell (up to a constant shift)
+        self._g_template = np.where(self._free, np.inf, -np.inf)
 
     @classmethod
     def from_occupancy(cls, occupancy: Occupancy) -> "GridGraph":
@@ -63,6 +64,14 @@ class GridGraph:
     @property
     def _scale(self) -> np.ndarray:
         return np.array([self.cell_size_m, self.cell_size_m, self.layer_height_m])
+
+    def free_cells(self) -> np.ndarray:
+        """(nx, ny, nz) bool: the graph's nodes."""
+        return self._padded_free()[1:-1, 1:-1, 1:-1]
+
+    def _padded_free(self) -> np.ndarray:
+        """The padded free array as an (i, j, k) view."""
+        return self._free.reshape(self._padded_shape).transpose(1, 2, 0)
 
     def is_free(self, cell: Cell) -> bool:
         return self._inside(cell) and bool(self._free[self._flat(cell)])
@@ -75,7 +84,7 @@ class GridGraph:
     def edges(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Every undirected edge once: (u cells (m, 3), v cells (m, 3), costs (m,)); for building the same graph
         in another library."""
-        free = self._free.reshape(tuple(n + 2 for n in self.shape))
+        free = self._padded_free()  # padded: rolls wrap onto blocked borders
         us, vs, ws = [], [], []
         for step, cost in zip(self.steps, self.step_costs):
             if tuple(step) <= (0, 0, 0):  # each undirected edge from its lexicographically smaller step
@@ -92,14 +101,12 @@ class GridGraph:
             return None
         source, target = self._flat(start), self._flat(goal)
         bucket = DEFAULT_BUCKET_CELLS * self.cell_size_m if bucket_m is None else bucket_m
-        size = self._free.size
-        g = np.full(size, np.inf)
-        f = np.full(size, np.inf)
-        parent = np.full(size, -1, dtype=np.int64)
-        in_open = np.zeros(size, dtype=bool)
-        stamp = np.empty(size, dtype=np.int64)
-        goal_xyz = self._xyz[target]
-        g[source], f[source], in_open[source] = 0.0, self._h(np.array([source]), goal_xyz)[0], True
+        g = self._g_template.copy()
+        h = self._heuristic_to(goal)
+        f = np.full(g.size, np.inf)  # f of the open cells; inf = not open
+        parent = np.empty(g.size, dtype=np.int64)  # valid wherever g is finite, source excepted
+        stamp = np.empty(g.size, dtype=np.int64)
+        g[source], f[source] = 0.0, h[source]
         open_cells = np.array([source], dtype=np.int64)
         expanded = 0
         while open_cells.size:
@@ -108,46 +115,45 @@ class GridGraph:
             if g[target] <= f_min:
                 break
             chosen = open_f <= f_min + bucket
-            batch, open_cells = open_cells[chosen], open_cells[~chosen]
-            in_open[batch] = False
+            batch, open_cells = open_cells.compress(chosen), open_cells.compress(~chosen)
+            f[batch] = np.inf
             expanded += batch.size
             improved, via = self._relax(batch, g, stamp)
-            if improved.size:
-                parent[improved] = via
-                f[improved] = g[improved] + self._h(improved, goal_xyz)
-                fresh = improved[~in_open[improved]]
-                in_open[fresh] = True
-                open_cells = np.concatenate([open_cells, fresh])
+            parent[improved] = via
+            fresh = improved.compress(f[improved] == np.inf)
+            f[improved] = g[improved] + h[improved]
+            open_cells = np.concatenate([open_cells, fresh])
         if not np.isfinite(g[target]):
             return None
-        return GridPath(self._unflat(self._trace(parent, target)), float(g[target]), expanded)
+        return GridPath(self._unflat(self._trace(parent, source, target)), float(g[target]), expanded)
 
     def _relax(self, batch: np.ndarray, g: np.ndarray, stamp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Lower g of the neighbours of `batch` in place; returns (improved cells, the batch cell each came from).
 
-        `stamp` is scratch space of the size of `g`, used to keep one entry per improved cell.
+        Blocked cells hold g = -inf, so no offer ever improves them. `stamp` is scratch space of g's size, used
+        to keep one entry per improved cell.
         """
-        neighbours = (batch[:, None] + self._offsets).ravel()
-        tentative = (g[batch][:, None] + self.step_costs).ravel()
-        better = np.flatnonzero(self._free[neighbours] & (tentative < g[neighbours]))
+        neighbours = np.add.outer(batch, self._offsets).ravel()
+        tentative = np.add.outer(g[batch], self.step_costs).ravel()
+        better = (tentative < g[neighbours]).nonzero()[0]
         neighbours, tentative = neighbours[better], tentative[better]
-        via = batch[better // len(self._offsets)]
         np.minimum.at(g, neighbours, tentative)
-        best = np.flatnonzero(tentative == g[neighbours])  # the cheapest offer(s) for each cell
-        neighbours, via = neighbours[best], via[best]
+        best = (tentative == g[neighbours]).nonzero()[0]  # the cheapest offer(s) for each cell
+        neighbours, via = neighbours[best], batch[better[best] // len(self._offsets)]
         # Keep one offer per cell: whichever write lands last in `stamp`, exactly one position matches it.
         position = np.arange(len(neighbours))
         stamp[neighbours] = position
         unique = stamp[neighbours] == position
-        return neighbours[unique], via[unique]
+        return neighbours.compress(unique), via.compress(unique)
 
-    def _h(self, cells: np.ndarray, goal_xyz: np.ndarray) -> np.ndarray:
-        delta = self._xyz[cells] - goal_xyz
-        return np.sqrt(np.einsum("ij,ij->i", delta, delta))
+    def _heuristic_to(self, goal: Cell) -> np.ndarray:
+        """Euclidean distance in metres from every padded cell to `goal`, flat; built from per-axis squares."""
+        di, dj, dk = (((np.arange(n + 2) - 1 - c) * scale) ** 2 for n, c, scale in zip(self.shape, goal, self._scale))
+        return np.sqrt(dk[:, None, None] + di[None, :, None] + dj[None, None, :]).ravel()
 
-    def _trace(self, parent: np.ndarray, target: int) -> list[int]:
+    def _trace(self, parent: np.ndarray, source: int, target: int) -> list[int]:
         path = [target]
-        while parent[path[-1]] >= 0:
+        while path[-1] != source:
             path.append(int(parent[path[-1]]))
         return path[::-1]
 
@@ -158,8 +164,8 @@ class GridGraph:
         return int((np.asarray(cell) + 1) @ self._strides)
 
     def _unflat(self, flat: list[int]) -> np.ndarray:
-        padded = np.unravel_index(np.asarray(flat), tuple(n + 2 for n in self.shape))
-        return np.column_stack(padded) - 1
+        k, i, j = np.unravel_index(np.asarray(flat), self._padded_shape)
+        return np.column_stack([i, j, k]) - 1
 
 
 class NoPathError(Exception):
