@@ -141,7 +141,7 @@ def test_unreachable_goal_is_no_path(downtown):
         ({"start": "hospital_A", "goal": "accident_site_3", "waypoints": ["nowhere"]}, "unknown_entity"),
         ({"start": "hospital_A", "goal": "accident_site_3", "avoid_zones": ["nfz_tmp_1"]}, "unknown_zone"),
         ({"start": "hospital_A", "goal": "accident_site_3", "uav_id": "uav_99"}, "unknown_uav"),
-        ({"start": "hospital_A", "goal": "accident_site_3", "altitude_min_m": 100, "altitude_max_m": 50}, "bad_arguments"),
+        ({"start": "hospital_A", "goal": "school_2", "altitude_min_m": 100, "altitude_max_m": 50}, "bad_arguments"),
         ({"start": "hospital_A", "goal": "accident_site_3", "speed": 3}, "bad_arguments"),
         ({"goal": "accident_site_3"}, "bad_arguments"),
     ],

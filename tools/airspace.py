@@ -9,6 +9,7 @@ from shapely.geometry import Point, Polygon, box
 
 from tools.city import AreaArgs, resolve_area, unknown_id_failure
 from tools.contract import ToolFailure, ToolOutput
+from tools.grid_masks import active_during
 from tools.registry import ToolSpec
 from tools.world import Corridor, NoFlyZone, World
 
@@ -65,7 +66,7 @@ def _active_nfzs(world: World, t0: float, t1: float, alt_min: float, alt_max: fl
         z
         for z in world.no_fly_zones
         if _bands_overlap(alt_min, alt_max, z.alt_min_m, z.alt_max_m)
-        and (z.active_window is None or _bands_overlap(t0, t1, z.active_window.start_sec, z.active_window.end_sec))
+        and active_during(z.active_window, t0, t1)
     ]
 
 

@@ -18,8 +18,8 @@ Layers outside [altitude_min_m, altitude_max_m] are blocked as well.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TypeVar
 
@@ -63,16 +63,17 @@ class Occupancy:
     grid: Grid
     spec: MaskSpec
     keep_outs: tuple[KeepOut, ...]
-    blocked: np.ndarray = field(repr=False)  # (nx, ny, nz) bool, read-only
+    blocked: np.ndarray = field(repr=False, compare=False)  # (nx, ny, nz) bool, read-only
 
     def blockers(self, cell: Cell) -> list[str]:
         """Why a cell is blocked: the ids of the keep-out volumes it touches, or 'altitude_band'."""
-        i, j, k = cell
-        reasons = [] if allowed_layers(self.grid, self.spec)[k] else ["altitude_band"]
+        layer = cell[2]
+        reasons = [] if allowed_layers(self.grid, self.spec)[layer] else ["altitude_band"]
         x, y, _ = cell_centres(self.grid, np.array([cell]))[0]
+        centre = shapely.points(x, y)
         for keep_out in self.keep_outs:
-            near = shapely.dwithin(keep_out.shape, shapely.points(x, y), keep_out.margin_m + _half_diagonal(self.grid))
-            if near and _layer_overlaps(self.grid, keep_out)[k]:
+            near = shapely.dwithin(keep_out.shape, centre, keep_out.margin_m + _half_diagonal(self.grid))
+            if near and _layer_overlaps(self.grid, keep_out)[layer]:
                 reasons.append(keep_out.id)
         return reasons
 
@@ -100,6 +101,11 @@ def allowed_layers(grid: Grid, spec: MaskSpec) -> np.ndarray:
     return (altitudes >= spec.altitude_min_m) & (altitudes <= spec.altitude_max_m)
 
 
+def active_during(window: TimeWindow | None, t0: float, t1: float) -> bool:
+    """Whether a zone with this active window (None = always) is active at some time of [t0, t1]."""
+    return window is None or (window.start_sec <= t1 and window.end_sec >= t0)
+
+
 def keep_outs(world: World, spec: MaskSpec) -> list[KeepOut]:
     """The keep-out volumes for `spec`; unknown zone or corridor ids raise KeyError (callers validate first)."""
     sep = spec.min_separation_m
@@ -109,7 +115,7 @@ def keep_outs(world: World, spec: MaskSpec) -> list[KeepOut]:
         zone = world.zone_index[zone_id]
         if isinstance(zone, SensitiveZone):
             volumes.append(KeepOut(zone.id, "sensitive_zone", zone.shape, zone.buffer_m, -math.inf, math.inf))
-        elif _active_during(zone.active_window, t0, t1):
+        elif active_during(zone.active_window, t0, t1):
             volumes.append(KeepOut(zone.id, "no_fly_zone", zone.shape, 0.0, zone.alt_min_m, zone.alt_max_m))
     for corridor_id in spec.avoid_corridors:
         corridor = world.corridor_index[corridor_id]
@@ -160,9 +166,6 @@ def _layer_overlaps(grid: Grid, volume: KeepOut) -> np.ndarray:
     half = grid.layer_height_m / 2.0
     return (altitudes - half <= volume.alt_max_m) & (altitudes + half >= volume.alt_min_m)
 
-
-def _active_during(window: TimeWindow | None, t0: float, t1: float) -> bool:
-    return window is None or (window.start_sec <= t1 and window.end_sec >= t0)
 
 
 @lru_cache(maxsize=16)

@@ -4,9 +4,10 @@ The search is A* with a *bucketed* open list, vectorised with numpy: each round 
 whose f = g + h lies within `bucket_m` of the smallest open f, and relaxes all their 26 neighbours in a handful of
 array operations. A cell whose g later improves is simply re-opened (label-correcting), and the search stops once
 the goal's g is no larger than the smallest open f. With an admissible heuristic that test proves the goal's g is
-the optimal cost (every open cell lies on some path of cost >= its f), so the path cost equals that of a textbook
-one-cell-at-a-time A*; only the order of expansions differs. This trades a few redundant expansions for doing
-the per-cell work in C instead of the Python interpreter, which is where the speed comes from.
+optimal: a cheaper path would still have an open cell on it whose f is at most that path's cost. So the path cost
+equals that of a textbook one-cell-at-a-time A*; only the order of expansions differs. This trades a few
+redundant expansions for doing the per-cell work in C instead of the Python interpreter: that is where the speed
+comes from (see benchmark/perf/planner_vs_networkx.py).
 
 Cells are flat indices into the grid padded by one blocked cell on every side, so neighbour indices are
 `index + offset` with no bounds checks.
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Hashable
 from dataclasses import dataclass
 
 import numpy as np
@@ -182,10 +184,9 @@ class PlannedRoute:
     length_m: float
     eta_sec: float  # arrival time on the same clock as the departure time
     energy_wh: float
-    expanded: int
 
 
-_GRAPH_CACHE: dict = {}
+_GRAPH_CACHE: dict[Hashable, GridGraph] = {}
 
 
 def graph_for(occupancy: Occupancy) -> GridGraph:
@@ -223,7 +224,7 @@ def plan_through(
     """
     payloads = leg_payloads_kg or [0.0] * (len(stops) - 1)
     graph = graph_for(occupancy)
-    legs, energy, expanded = [], 0.0, 0
+    legs, energy = [], 0.0
     for (from_label, from_xy), (to_label, to_xy), payload in zip(stops, stops[1:], payloads):
         start = _free_endpoint(occupancy, graph, from_label, from_xy)
         goal = _free_endpoint(occupancy, graph, to_label, to_xy)
@@ -232,12 +233,11 @@ def plan_through(
             raise NoPathError(f"no path from {from_label} to {to_label} outside the masked airspace")
         points = _leg_points(world.grid, path.cells, from_xy, to_xy)
         energy += path_energy_wh(world, points, payload)
-        expanded += path.expanded
         legs.append(points if not legs else points[1:])  # a leg starts where the previous one ended
     points = np.concatenate(legs)
     distance = np.concatenate([[0.0], np.cumsum(np.linalg.norm(np.diff(points, axis=0), axis=1))])
     times = depart_time_sec + distance / speed_mps
-    return PlannedRoute(np.column_stack([points, times]), float(distance[-1]), float(times[-1]), energy, expanded)
+    return PlannedRoute(np.column_stack([points, times]), float(distance[-1]), float(times[-1]), energy)
 
 
 def merge_collinear(cells: np.ndarray) -> np.ndarray:

@@ -38,7 +38,6 @@ class WorldTiming:
     name: str
     networkx_sec: list[float]
     ours_sec: list[float]
-    unreachable: int
 
     @property
     def speedup(self) -> float:
@@ -115,12 +114,14 @@ def compare(name: str, graph: GridGraph, pairs: list[tuple[tuple, tuple]]) -> Wo
             continue
         assert ours is not None, f"{name} {start}->{goal}: networkx costs {expected}, ours finds no path"
         assert math.isclose(ours.cost_m, expected, rel_tol=0, abs_tol=COST_TOLERANCE), (name, start, goal)
-    timing = WorldTiming(name, list(nx_times), list(our_times), unreachable)
+    timing = WorldTiming(name, list(nx_times), list(our_times))
+    expansions = sum(p.expanded for p in our_paths if p is not None)
     ratios = [n / o for n, o in zip(nx_times, our_times)]
     print(
         f"[{name}] {len(pairs)} pairs ({unreachable} unreachable), equal costs: "
         f"networkx {sum(nx_times):.3f} s (median {1e3 * statistics.median(nx_times):.2f} ms), "
-        f"cloudbrain {sum(our_times):.3f} s (median {1e3 * statistics.median(our_times):.2f} ms); "
+        f"cloudbrain {sum(our_times):.3f} s (median {1e3 * statistics.median(our_times):.2f} ms, "
+        f"{expansions} expansions); "
         f"speedup {timing.speedup:.1f}x total, {statistics.median(ratios):.1f}x median per pair"
     )
     return timing
