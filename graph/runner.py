@@ -29,7 +29,7 @@ class RunOutput(BaseModel):
 
 
 def thread_config(thread_id: str, checkpoint_id: str | None = None) -> dict[str, Any]:
-    configurable = {"thread_id": thread_id}
+    configurable = {"thread_id": thread_id, "checkpoint_ns": ""}
     if checkpoint_id:
         configurable["checkpoint_id"] = checkpoint_id
     return {"configurable": configurable, "recursion_limit": 200}
