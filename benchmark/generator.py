@@ -1,0 +1,308 @@
+"""CloudBrain-Bench generation: per split, deterministic samples (world, task, instruction, gold) in JSONL, plus
+split_stats.json and the sample JSON Schema.
+
+Every sample is a pure function of (master seed, split, index): its world, task and instruction come from one
+numpy Generator seeded with `derive_seed(...)`, its label from the deterministic tools. Worker processes only
+change who computes a sample, never what it is, and results are written in index order, so a re-run with the
+same seed writes byte-identical files.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from statistics import mean, median
+from typing import Any
+
+import numpy as np
+
+from benchmark.citygen import CityDraft, generate_city
+from benchmark.gold import GoldResult, label_task
+from benchmark.instructions import write_instruction
+from benchmark.layouts import LAYOUTS
+from benchmark.sample import render_schema
+from benchmark.splits import INJECTION_SHARE, SPLITS, SplitSpec, draw_difficulty, scenario_schedule
+from benchmark.tasks import SCENARIO_SHARES, ScenarioError, Task, build_task
+from tools.catalog import default_registry
+from tools.contract import stable_hash
+
+GENERATOR_VERSION = "cloudbrain-bench 0.1"
+DEFAULT_SEED = 20260521
+MAX_ATTEMPTS = 16
+SCHEMA_FILE = "bench_sample.schema.json"
+STATS_FILE = "split_stats.json"
+LABEL_SOURCES = {
+    "assignment": "assign_uav",
+    "planner": "plan_route (3D A* on the occupancy grid)",
+    "verifier": "verify_ltl_stl (rtamt STL, LTL engine as reported)",
+    "simulator": "simulate_scenario",
+    "risk": "risk_assess",
+}
+
+
+def derive_seed(*parts: int | str) -> int:
+    """A 63-bit seed from any parts, stable across platforms and Python versions."""
+    return int(stable_hash(list(parts)), 16) >> 1
+
+
+@dataclass(frozen=True)
+class Job:
+    split: str
+    index: int
+    scenario_type: str
+    master_seed: int
+
+
+def _synthetic_city(spec: SplitSpec, rng: np.random.Generator, world_id: str) -> tuple[CityDraft, dict[str, Any]]:
+    layout = LAYOUTS[spec.layouts[int(rng.integers(len(spec.layouts)))]]
+    draft = generate_city(layout, rng, world_id)
+    sources = {
+        "map_sources": [f"procedural:{layout.name}"],
+        "airspace_sources": ["procedural"],
+        "weather_sources": ["procedural"],
+        "fleet_source": "procedural (beta-like battery distribution with a low-battery tail)",
+        "packages": {},
+        "real_context": None,
+    }
+    return draft, sources
+
+
+def _city_maker(spec: SplitSpec) -> Callable[[SplitSpec, np.random.Generator, str], tuple[CityDraft, dict[str, Any]]]:
+    if spec.data_tier == "real_context":
+        from benchmark.real_context import real_context_city  # imports pyrosm / pandas: only for this split
+
+        return real_context_city
+    return _synthetic_city
+
+
+def _failure_modes(gold: GoldResult, injected_rule: str | None) -> list[str]:
+    modes = list(gold.failure_modes)
+    if injected_rule == "R7":
+        modes.append("critical_pressure:R7")
+    elif injected_rule:
+        modes.append(f"prompt_injection:{injected_rule}")
+    return modes
+
+
+def _engines(trace: list[dict[str, Any]]) -> dict[str, str]:
+    engines: dict[str, str] = {}
+    for step in trace:
+        engines.update(step["engine"])
+    return dict(sorted(engines.items()))
+
+
+def _constraint_count(gold: GoldResult, task: Task) -> int:
+    """LTL specs plus the explicit numeric constraints the request sets (deadline, payload, band, reserve)."""
+    ir = gold.ir
+    explicit = [
+        ir.constraints.deadline_sec is not None,
+        ir.constraints.payload_kg > 0,
+        task.altitude_max_m < 120,
+        task.battery_reserve_ratio > 0.2,
+    ]
+    return len(ir.verification_specs.ltl) + sum(explicit)
+
+
+def _attempt(job: Job, spec: SplitSpec, attempt: int) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    seed = derive_seed(job.master_seed, spec.name, job.index, attempt)
+    rng = np.random.default_rng(seed)
+    sample_id = f"{spec.name}-{job.index:05d}"
+    world_id = f"{spec.name}-w{job.index:05d}"
+    difficulty = draw_difficulty(spec, rng, job.scenario_type)
+    draft, sources = _city_maker(spec)(spec, rng, world_id)
+    try:
+        task = build_task(draft, rng, job.scenario_type, difficulty)
+    except ScenarioError:
+        return None
+    task.stress_level = spec.stress_level
+    world = draft.build()
+    inject = bool(rng.random() < INJECTION_SHARE)
+    try:
+        gold = label_task(task, world, default_registry(), sample_id, seed % (2**31))
+    except ScenarioError:
+        return None
+    instruction = write_instruction(task, draft.labels, gold.deadline_sec, rng, inject)
+    modes = _failure_modes(gold, instruction["injected_rule_break"])
+    uncertainty = {
+        "needs_human_confirmation": gold.label == "AMBIGUOUS",
+        "missing_information": gold.decision.missing_information,
+    }
+    sample = {
+        "sample_id": sample_id,
+        "split": spec.name,
+        "data_tier": spec.data_tier,
+        "city_id": f"{draft.layout}:{world_id}",
+        "generation_seed": seed,
+        "scenario_type": job.scenario_type,
+        "difficulty": difficulty,
+        "instruction": instruction,
+        "world": world.model_dump(mode="json"),
+        "gold_ir": gold.ir.model_dump(mode="json"),
+        "gold_uncertainty": uncertainty,
+        "gold_tool_trace": gold.trace,
+        "gold_decision": gold.decision.model_dump(mode="json"),
+        "label": gold.label,
+        "failure_modes": modes,
+        "source_provenance": {
+            "task_source": "deterministic_generator",
+            "generator_version": GENERATOR_VERSION,
+            **sources,
+            "label_sources": LABEL_SOURCES,
+            "engines": _engines(gold.trace),
+            "intended_label": task.intended_label,
+            "built_in_reason": task.unsat_kind,
+            "reference_repairs": gold.repairs,
+            "generation_attempts": attempt + 1,
+            "notes": gold.notes,
+            "human_review_status": "unchecked",
+        },
+    }
+    summary = {
+        "scenario_type": job.scenario_type,
+        "difficulty": difficulty,
+        "label": gold.label,
+        "intended_label": task.intended_label,
+        "layout": draft.layout,
+        "uav_count": len(world.fleet),
+        "constraints": _constraint_count(gold, task),
+        "trace_len": len(gold.trace),
+        "failure_modes": modes,
+        "reference_style": instruction["reference_style"],
+        "injected": instruction["injected_rule_break"] is not None,
+        "repairs": gold.repairs,
+        "world_version": world.version,
+    }
+    return sample, summary
+
+
+def generate_one(job: Job) -> tuple[str, dict[str, Any]]:
+    """(JSONL line, stats summary) of one sample; draws new worlds until one can host the scenario."""
+    spec = SPLITS[job.split]
+    for attempt in range(MAX_ATTEMPTS):
+        made = _attempt(job, spec, attempt)
+        if made is not None:
+            sample, summary = made
+            return json.dumps(sample, ensure_ascii=False, separators=(",", ":")), summary
+    raise RuntimeError(f"{job.split}#{job.index}: no world could host {job.scenario_type} in {MAX_ATTEMPTS} draws")
+
+
+def jobs_for(spec: SplitSpec, master_seed: int, limit: int | None = None) -> list[Job]:
+    schedule = scenario_schedule(spec, np.random.default_rng(derive_seed(master_seed, spec.name, "schedule")))
+    jobs = [Job(spec.name, i, scenario, master_seed) for i, scenario in enumerate(schedule)]
+    return jobs[:limit] if limit is not None else jobs
+
+
+def run_jobs(jobs: list[Job], workers: int) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Samples in job order, computed by `workers` processes (1 = in this process)."""
+    if workers <= 1:
+        yield from map(generate_one, jobs)
+        return
+    context = multiprocessing.get_context("fork")
+    with context.Pool(workers) as pool:
+        yield from pool.imap(generate_one, jobs, chunksize=4)
+
+
+# --- statistics -------------------------------------------------------------------------------------------
+
+
+def _spread(values: list[float]) -> dict[str, float]:
+    return {"min": min(values), "median": median(values), "max": max(values), "mean": round(mean(values), 3)}
+
+
+def split_stats(spec: SplitSpec, summaries: list[dict[str, Any]]) -> dict[str, Any]:
+    n = len(summaries)
+    labels = Counter(s["label"] for s in summaries)
+    scenarios = Counter(s["scenario_type"] for s in summaries)
+    return {
+        "split": spec.name,
+        "purpose": spec.purpose,
+        "data_tier": spec.data_tier,
+        "num_samples": n,
+        "scenario_counts": dict(sorted(scenarios.items())),
+        "scenario_shares": {k: round(v / n, 4) for k, v in sorted(scenarios.items())},
+        "target_shares": dict(sorted(spec.scenario_shares.items())),
+        "difficulty_counts": dict(sorted(Counter(s["difficulty"] for s in summaries).items())),
+        "label_counts": dict(sorted(labels.items())),
+        "sat_rate": round(labels["SAT"] / n, 4),
+        "unsat_or_ambiguous_rate": round((labels["UNSAT"] + labels["AMBIGUOUS"]) / n, 4),
+        "label_differs_from_intended": sum(s["label"] != s["intended_label"] for s in summaries),
+        "layout_counts": dict(sorted(Counter(s["layout"] for s in summaries).items())),
+        "uav_count": _spread([s["uav_count"] for s in summaries]),
+        "constraints_per_task": _spread([s["constraints"] for s in summaries]),
+        "gold_trace_length": _spread([s["trace_len"] for s in summaries]),
+        "failure_mode_counts": dict(sorted(Counter(m for s in summaries for m in s["failure_modes"]).items())),
+        "reference_style_counts": dict(sorted(Counter(s["reference_style"] for s in summaries).items())),
+        "injected_instructions": sum(s["injected"] for s in summaries),
+        "reference_repairs": sum(s["repairs"] for s in summaries),
+        "distinct_worlds": len({s["world_version"] for s in summaries}),
+    }
+
+
+def overall_stats(per_split: list[dict[str, Any]]) -> dict[str, Any]:
+    total = sum(s["num_samples"] for s in per_split)
+    scenarios: Counter = Counter()
+    labels: Counter = Counter()
+    for s in per_split:
+        scenarios.update(s["scenario_counts"])
+        labels.update(s["label_counts"])
+    standard = [s for s in per_split if s["target_shares"] == dict(sorted(SCENARIO_SHARES.items()))]
+    standard_total = sum(s["num_samples"] for s in standard)
+    standard_scenarios: Counter = Counter()
+    for s in standard:
+        standard_scenarios.update(s["scenario_counts"])
+    return {
+        "num_samples": total,
+        "splits": {s["split"]: s["num_samples"] for s in per_split},
+        "label_counts": dict(sorted(labels.items())),
+        "sat_rate": round(labels["SAT"] / total, 4),
+        "unsat_or_ambiguous_rate": round((labels["UNSAT"] + labels["AMBIGUOUS"]) / total, 4),
+        "scenario_counts": dict(sorted(scenarios.items())),
+        "standard_mix_shares": {k: round(v / standard_total, 4) for k, v in sorted(standard_scenarios.items())}
+        if standard_total
+        else {},
+        "target_shares": dict(sorted(SCENARIO_SHARES.items())),
+    }
+
+
+# --- writing ----------------------------------------------------------------------------------------------
+
+
+def generate_splits(
+    names: list[str],
+    out_dir: Path,
+    master_seed: int = DEFAULT_SEED,
+    workers: int = 2,
+    limit: int | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> dict[str, Any]:
+    """Write <split>.jsonl for each split, split_stats.json and the sample schema; returns the stats."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    per_split = []
+    timings = {}
+    for name in names:
+        spec = SPLITS[name]
+        started = time.perf_counter()
+        jobs = jobs_for(spec, master_seed, limit)
+        summaries = []
+        with open(out_dir / f"{name}.jsonl", "w", encoding="utf-8") as handle:
+            for done, (line, summary) in enumerate(run_jobs(jobs, workers), start=1):
+                handle.write(line + "\n")
+                summaries.append(summary)
+                if progress:
+                    progress(name, done, len(jobs))
+        per_split.append(split_stats(spec, summaries))
+        timings[name] = time.perf_counter() - started
+    stats = {
+        "generator_version": GENERATOR_VERSION,
+        "master_seed": master_seed,
+        "overall": overall_stats(per_split),
+        "splits": per_split,
+    }
+    (out_dir / STATS_FILE).write_text(json.dumps(stats, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    (out_dir / SCHEMA_FILE).write_text(render_schema(), encoding="utf-8")
+    return {"stats": stats, "timings_sec": timings}

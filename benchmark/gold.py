@@ -1,0 +1,437 @@
+"""Gold labels from the deterministic tools: the gold IR of a task, its executed tool trace, the decision and the
+label SAT / UNSAT / AMBIGUOUS. Nothing here asks an LLM.
+
+The gold IR is run with the same executor the agent uses (graph.plan_execution.execute_plan), so the trace is
+what the `oracle` method would produce. Deadlines are set from a probe run (assign + plan) so that "tight" means
+a fixed margin over the ETA the planner actually achieves; an impossible deadline sits below the straight-line
+time of the fastest idle UAV, which no route can beat.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from shapely.geometry import LineString
+
+from graph.ir import LowAltitudeIR
+from graph.plan_execution import PlanExecution, analyse_plan, execute_plan
+from graph.state import Decision
+from benchmark.tasks import ScenarioError, Task
+from tools.contract import stable_hash
+from tools.program_rules import ON_THE_WAY_M, SLOW_SPEED_MPS, nfz_on_the_way
+from tools.registry import ToolRegistry
+from tools.world import UAVStatus, World
+
+BASE_RULES = ["R1", "R2", "R3", "R4", "R5", "R6"]
+AREA_MARGIN_M = 150.0
+TRACE_VALUE_LIMIT = 1500  # characters of JSON; longer values are kept as a digest in the trace
+DEFAULT_HORIZON_SEC = 3600.0
+MAX_LTL_ATOMS = 4
+MAX_REFERENCE_REPAIRS = 3
+SIM_SEED_REDRAWS = 2
+
+# The tool error that proves each built-in reason (unsat_kind -> (tool, error type)).
+EXPECTED_FAILURE: dict[str, tuple[str, str]] = {
+    "payload_too_heavy": ("assign_uav", "no_available_uav"),
+    "fleet_unavailable": ("assign_uav", "no_available_uav"),
+    "fleet_battery_exhausted": ("assign_uav", "no_available_uav"),
+    "wind_above_fleet_limit": ("assign_uav", "no_available_uav"),
+    "deadline_impossible": ("plan_route", "deadline_risk"),
+    "waypoint_in_nfz": ("plan_route", "no_path"),
+    "destination_in_nfz": ("query_airspace", "restricted_airspace"),
+    "all_corridors_full": ("query_airspace", "capacity_low"),
+    "spec_contradiction": ("verify_ltl_stl", "spec_unsat"),
+}
+# Failures on the way to an execute decision, in words the stats group by.
+FAILURE_FAMILY = {
+    "no_available_uav": "battery_or_fleet",
+    "low_battery_candidates": "battery_or_fleet",
+    "deadline_risk": "deadline",
+    "no_path": "no_path",
+    "restricted_airspace": "nfz",
+    "capacity_low": "capacity",
+    "spec_unsat": "spec_contradiction",
+    "spec_violation": "verification",
+    "near_miss": "simulation",
+    "sim_failure": "simulation",
+    "collision": "simulation",
+    "medium_risk": "risk",
+    "high_risk_no_override": "risk",
+}
+
+
+class GoldDecision(Decision):
+    """The reference outcome: graph.state.Decision plus what the benchmark needs to judge it."""
+
+    fallback_policy: str | None = None
+    handoff: dict[str, Any] | None = None
+    missing_information: list[str] = []
+    evidence: list[str] = []  # request ids of the tool results that justify the outcome
+
+
+@dataclass
+class GoldResult:
+    ir: LowAltitudeIR
+    execution: PlanExecution | None
+    trace: list[dict[str, Any]]
+    decision: GoldDecision
+    label: str
+    failure_modes: list[str]
+    deadline_sec: float | None
+    repairs: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+# --- the gold IR ------------------------------------------------------------------------------------------
+
+
+def mission_area(world: World, refs: list[str]) -> list[float]:
+    """Bounding box of the mission's places plus a margin, clipped to the map (so no partial_map error)."""
+    points = [world.position_of(r) for r in refs]
+    xs, ys = [p[0] for p in points], [p[1] for p in points]
+    w, d = world.grid.width_m, world.grid.depth_m
+    return [
+        round(max(0.0, min(xs) - AREA_MARGIN_M), 1),
+        round(max(0.0, min(ys) - AREA_MARGIN_M), 1),
+        round(min(w, max(xs) + AREA_MARGIN_M), 1),
+        round(min(d, max(ys) + AREA_MARGIN_M), 1),
+    ]
+
+
+def zones_to_avoid(world: World, horizon_sec: float) -> list[str]:
+    """Every no-fly zone active at some time of the mission window (what the planner must mask)."""
+    return [
+        z.id
+        for z in world.no_fly_zones
+        if z.active_window is None or (z.active_window.start_sec <= horizon_sec and z.active_window.end_sec >= 0)
+    ]
+
+
+def _fallback_policy(task: Task) -> str:
+    if task.intended_label == "AMBIGUOUS":
+        return "human_confirm"
+    if task.unsat_kind in ("all_corridors_full", "fleet_battery_exhausted", "fleet_unavailable"):
+        return "wait"
+    if task.intended_label == "UNSAT":
+        return "safe_refusal"
+    if task.handoff_point:
+        return "ground_transfer"
+    if task.intent == "emergency":
+        return "ground_transfer_or_human_confirm"
+    return "human_confirm"
+
+
+def _tool_plan(task: Task, world: World, area: list[float]) -> list[dict[str, Any]]:
+    if task.intended_label == "AMBIGUOUS":
+        return [{"id": "s1", "tool": "query_city_state", "args": {"region": world.world_id}, "depends_on": []}]
+    leg_end = task.handoff_point  # multimodal: the UAV leg ends at the hand-off point
+    airspace_args: dict[str, Any] = {"bbox": area}
+    if task.require_corridor:
+        airspace_args["require_corridor"] = True
+    steps: list[tuple[str, dict[str, Any]]] = [
+        ("query_city_state", {"bbox": area}),
+        ("query_airspace", {**airspace_args, **({"destination": leg_end} if leg_end else {})}),
+        ("assign_uav", {"destination": leg_end} if leg_end else {}),
+        ("plan_route", {"goal": leg_end} if leg_end else {}),
+        ("verify_ltl_stl", {"goal": leg_end} if leg_end else {}),
+        ("simulate_scenario", {}),
+        ("risk_assess", {}),
+        ("explain_decision", {}),
+    ]
+    return [
+        {"id": f"s{n}", "tool": tool, "args": args, "depends_on": [f"s{n - 1}"] if n > 1 else []}
+        for n, (tool, args) in enumerate(steps, start=1)
+    ]
+
+
+def _ltl(task: Task, world: World, avoid: list[str], path: list[tuple[float, float]], horizon: float) -> list[str]:
+    """`G !in_z` for the active NFZs on the way (what R7 and the verifier call mandatory), then for the schools
+    on the way while the atom budget lasts; `F at_w` per waypoint; `F at_goal`.
+
+    The LTL engines decide satisfiability by enumerating letters, so the specs keep to a few atoms; the planner
+    still masks every active NFZ and every sensitive zone (entities.avoid_zones / sensitive_zones).
+    """
+    nfzs = [z for z in nfz_on_the_way(world, path, 0.0, horizon) if z in avoid] if len(path) > 1 else []
+    line = LineString(path) if len(path) > 1 else None
+    schools = [
+        z.id for z in world.sensitive_zones if line is not None and z.buffered_shape.distance(line) <= ON_THE_WAY_M
+    ]
+    goal_atoms = [f"F at_{w}" for w in task.waypoints]
+    if task.intended_label != "AMBIGUOUS":
+        goal_atoms.append("F at_goal")
+    budget = max(len(nfzs), MAX_LTL_ATOMS - len(goal_atoms) - (1 if task.contradiction_zone else 0))
+    zones = (nfzs + [s for s in schools if s != task.contradiction_zone])[:budget]
+    specs = [f"G !in_{z}" for z in zones]
+    if task.contradiction_zone:
+        specs += [f"G !in_{task.contradiction_zone}", f"F in_{task.contradiction_zone}"]
+    return specs + goal_atoms
+
+
+def build_gold_ir(task: Task, world: World, task_id: str, deadline_sec: float | None) -> LowAltitudeIR:
+    refs = [r for r in (task.origin, *task.waypoints, task.handoff_point or task.destination) if r]
+    path = [world.position_of(r) for r in refs]
+    horizon = deadline_sec if deadline_sec is not None else _slow_flight_sec(path)
+    avoid = zones_to_avoid(world, max(horizon, DEFAULT_HORIZON_SEC))
+    sensitive = [z.id for z in world.sensitive_zones]
+    rules = list(BASE_RULES)
+    if task.priority == "critical":
+        rules.append("R7")
+    if task.intended_label != "SAT":
+        rules.append("R8")
+    return LowAltitudeIR.model_validate(
+        {
+            "task_id": task_id,
+            "intent": task.intent,
+            "priority": task.priority,
+            "entities": {
+                "origin": task.origin,
+                "destination": task.destination,
+                "waypoints": task.waypoints,
+                "candidate_uavs": [],
+                "avoid_zones": avoid,
+                "sensitive_zones": sensitive,
+                "handoff_points": [task.handoff_point] if task.handoff_point else [],
+            },
+            "constraints": {
+                "deadline_sec": deadline_sec,
+                "altitude_min_m": 30.0,
+                "altitude_max_m": task.altitude_max_m,
+                "min_separation_m": 10.0,
+                "battery_reserve_ratio": task.battery_reserve_ratio,
+                "max_risk_level": "medium",
+                "corridor_capacity_required": 1,
+                "payload_kg": task.payload_kg,
+            },
+            "tool_plan": _tool_plan(task, world, mission_area(world, refs) if refs else [0, 0, 1, 1]),
+            "verification_specs": {"ltl": _ltl(task, world, avoid, path, horizon), "stl": [], "program_rules": rules},
+            "fallback_policy": _fallback_policy(task),
+            "explanation_plan": {
+                "cite_tools": ["assign_uav", "plan_route", "verify_ltl_stl", "simulate_scenario"],
+                "cite_rules": rules,
+            },
+        }
+    )
+
+
+def _slow_flight_sec(path: list[tuple[float, float]]) -> float:
+    """The horizon R7 uses for a task without a deadline: the straight path flown slowly."""
+    return LineString(path).length / SLOW_SPEED_MPS if len(path) > 1 else 0.0
+
+
+# --- deadlines --------------------------------------------------------------------------------------------
+
+
+def probe_arrival(task: Task, world: World, registry: ToolRegistry, task_id: str, seed: int) -> float | None:
+    """When the gold plan's UAV would arrive in the gold simulation (no deadline yet): assign, plan, simulate."""
+    ir = build_gold_ir(task, world, task_id, None)
+    chosen = [s for s in ir.tool_plan if s.tool in ("assign_uav", "plan_route", "simulate_scenario")]
+    steps = [s.model_copy(update={"depends_on": [chosen[i - 1].id] if i else []}) for i, s in enumerate(chosen)]
+    execution = execute_plan(
+        ir.model_copy(update={"tool_plan": steps}), world, registry, seed=seed, stress_level=task.stress_level
+    )
+    simulated = next((r.result.result for r in execution.results if r.tool == "simulate_scenario"), None)
+    if simulated and simulated.get("arrival_time_sec") is not None:
+        return float(simulated["arrival_time_sec"])
+    return execution.decision.eta_sec if execution.decision else None
+
+
+def impossible_deadline(task: Task, world: World) -> float:
+    """Half the straight-line time of the fastest idle UAV, rounded down to 10 s (at least 10 s)."""
+    a, b = world.position_of(task.origin), world.position_of(task.destination)
+    fastest = max((u.cruise_speed_mps for u in world.fleet if u.status is UAVStatus.idle), default=10.0)
+    return float(max(10, int(math.dist(a, b) / fastest * 0.5 // 10 * 10)))
+
+
+def round_deadline(seconds: float) -> float:
+    """Round up the way operators say deadlines: 10 s steps below 2 min, 30 s below 10 min, then minutes."""
+    step = 10 if seconds < 120 else 30 if seconds < 600 else 60
+    return float(math.ceil(seconds / step) * step)
+
+
+def choose_deadline(task: Task, world: World, registry: ToolRegistry, task_id: str, seed: int) -> float | None:
+    """No deadline, an impossible one, or the simulated arrival times the task's tightness factor."""
+    if task.impossible_deadline:
+        return impossible_deadline(task, world)
+    if task.deadline_factor is None:
+        return None
+    arrival = probe_arrival(task, world, registry, task_id, seed)
+    return round_deadline(arrival * task.deadline_factor) if arrival is not None else None
+
+
+# --- running and labelling --------------------------------------------------------------------------------
+
+
+def compact(value: Any) -> Any:
+    """A trace value, with any JSON longer than TRACE_VALUE_LIMIT replaced by its size and digest."""
+    if isinstance(value, dict):
+        return {k: compact(v) for k, v in value.items()}
+    if isinstance(value, list) and len(str(value)) > TRACE_VALUE_LIMIT:
+        return {"omitted": "list", "items": len(value), "digest": stable_hash(value)}
+    return value
+
+
+def gold_trace(ir: LowAltitudeIR, execution: PlanExecution, registry: ToolRegistry, seed: int, stress: str) -> list[dict]:
+    """One entry per executed step: arguments as the plan wires them (<step.key> for linked values), the
+    outcome, and the result with bulky lists digested. No timings: the trace must be reproducible byte for byte.
+    """
+    previews = {s.step_id: s.preview() for s in analyse_plan(ir, registry, seed=seed, stress_level=stress).steps}
+    trace = []
+    for record in execution.results:
+        result = record.result
+        trace.append(
+            {
+                "step_id": record.step_id,
+                "tool": record.tool,
+                "args": compact(previews[record.step_id]),
+                "ok": result.ok,
+                "request_id": result.request_id,
+                "error": result.error.model_dump() if result.error else None,
+                "warnings": result.warnings,
+                "engine": result.provenance.engine,
+                "result": compact(result.result) if result.result is not None else None,
+            }
+        )
+    return trace
+
+
+def _decision_for_success(task: Task, world: World, execution: PlanExecution, ir: LowAltitudeIR) -> GoldDecision:
+    candidate = execution.decision
+    handoff = None
+    if task.handoff_point:
+        a, b = world.position_of(task.handoff_point), world.position_of(task.destination)
+        handoff = {"point": task.handoff_point, "ground_to": task.destination, "ground_distance_m": round(math.dist(a, b), 1)}
+    return GoldDecision(
+        status="execute",
+        uav_id=candidate.uav_id,
+        waypoints=candidate.waypoints,
+        eta_sec=candidate.eta_sec,
+        energy_wh=candidate.energy_wh,
+        reason="verified by verify_ltl_stl and simulate_scenario" + (", then ground transfer" if handoff else ""),
+        verified=True,
+        simulated=True,
+        fallback_policy=ir.fallback_policy.value,
+        handoff=handoff,
+        evidence=[r.result.request_id for r in execution.results],
+    )
+
+
+def _decision_for_failure(task: Task, execution: PlanExecution, ir: LowAltitudeIR) -> GoldDecision:
+    failed = next(r for r in execution.results if r.step_id == execution.failed_step)
+    error = execution.failure
+    return GoldDecision(
+        status="safe_refusal",
+        reason=f"{failed.tool} {error.type}: {error.message}",
+        fallback_policy=ir.fallback_policy.value,
+        evidence=[failed.result.request_id],
+    )
+
+
+def _failure_mode(execution: PlanExecution) -> str:
+    return FAILURE_FAMILY.get(execution.failure.type, execution.failure.type)
+
+
+def _ambiguity(task: Task, ir: LowAltitudeIR, execution: PlanExecution) -> GoldResult:
+    """AMBIGUOUS needs the city query to confirm the ambiguity (two or more candidates / no destination)."""
+    listed = (execution.results[0].result.result or {}) if execution.results else {}
+    if task.unsat_kind == "ambiguous_reference":
+        matches = [e["id"] for e in listed.get("entities", []) if e["kind"] == task.ambiguous_kind]
+        if len(matches) < 2:
+            raise ScenarioError(f"query_city_state lists {len(matches)} {task.ambiguous_kind}: not ambiguous")
+        missing = [f"destination: which {task.ambiguous_kind}? one of {', '.join(matches)}"]
+    else:
+        missing = ["destination: the request names no place to fly to"]
+    decision = GoldDecision(
+        status="human_confirm",
+        reason="the request is under-specified: " + "; ".join(missing),
+        fallback_policy=ir.fallback_policy.value,
+        missing_information=missing,
+        evidence=[execution.results[0].result.request_id],
+    )
+    return GoldResult(ir, execution, [], decision, "AMBIGUOUS", [task.unsat_kind], None)
+
+
+def _alternative_uavs(execution: PlanExecution, world: World, tried: set[str]) -> list[str]:
+    """Feasible UAVs assign_uav ranked, minus those tried; after a risk or simulation failure the ones with the
+    most wind margin and charge first (what a careful dispatcher would try next)."""
+    assign = next((r for r in execution.results if r.tool == "assign_uav" and r.result.ok), None)
+    if assign is None:
+        return []
+    ranked = [row["uav_id"] for row in assign.result.result.get("ranking", []) if row["uav_id"] not in tried]
+    if FAILURE_FAMILY.get(execution.failure.type) in ("risk", "simulation"):
+        ranked.sort(key=lambda u: (-world.uav_index[u].max_wind_mps, -world.uav_index[u].battery_ratio))
+    return ranked
+
+
+def _reference_repairs(
+    task: Task, world: World, registry: ToolRegistry, ir: LowAltitudeIR, execution: PlanExecution, seed: int
+) -> tuple[LowAltitudeIR, PlanExecution, int] | None:
+    """What a careful dispatcher tries after a failed plan: the next UAVs in turn. The passing IR, or None."""
+    tried: set[str] = set()
+    for attempt in range(1, MAX_REFERENCE_REPAIRS + 1):
+        if execution.decision and execution.decision.uav_id:
+            tried.add(execution.decision.uav_id)
+        alternatives = _alternative_uavs(execution, world, tried)
+        if not alternatives:
+            return None
+        ir = ir.model_copy(deep=True)
+        ir.entities.candidate_uavs = [alternatives[0]]
+        execution = execute_plan(ir, world, registry, seed=seed, stress_level=task.stress_level)
+        if execution.ok:
+            return ir, execution, attempt
+    return None
+
+
+def label_task(task: Task, world: World, registry: ToolRegistry, task_id: str, seed: int) -> GoldResult:
+    """The gold result; a SAT-intended task whose plan fails only in the stress simulation (random crossing traffic,
+    pop-up zones) gets up to SIM_SEED_REDRAWS new disturbance draws, recorded in the notes, before the tools'
+    failure stands as the label."""
+    result = _label_with_seed(task, world, registry, task_id, seed)
+    for redraw in range(1, SIM_SEED_REDRAWS + 1):
+        if result.label == "SAT" or task.intended_label != "SAT" or _failed_tool(result.execution) != "simulate_scenario":
+            break
+        result = _label_with_seed(task, world, registry, task_id, derive_sim_seed(seed, redraw))
+        result.notes.append(f"simulation seed redrawn {redraw}x after stress-simulation failures")
+    return result
+
+
+def derive_sim_seed(seed: int, redraw: int) -> int:
+    return int(stable_hash([seed, redraw]), 16) % (2**31)
+
+
+def _failed_tool(execution: PlanExecution) -> str | None:
+    return next((r.tool for r in execution.results if r.step_id == execution.failed_step), None)
+
+
+def _label_with_seed(task: Task, world: World, registry: ToolRegistry, task_id: str, seed: int) -> GoldResult:
+    """Run the gold IR through the tools; a SAT-intended task that fails gets reference repairs (other UAVs).
+    Whatever the tools finally say is the label; a failure keeps the un-repaired IR and its first failure."""
+    deadline = choose_deadline(task, world, registry, task_id, seed)
+    ir = build_gold_ir(task, world, task_id, deadline)
+    stress = task.stress_level
+    execution = execute_plan(ir, world, registry, seed=seed, stress_level=stress)
+    if task.intended_label == "AMBIGUOUS":
+        result = _ambiguity(task, ir, execution)
+        result.trace = gold_trace(ir, execution, registry, seed, stress)
+        return result
+    repairs = 0
+    if not execution.ok and task.intended_label == "SAT":
+        repaired = _reference_repairs(task, world, registry, ir, execution, seed)
+        if repaired is not None:
+            ir, execution, repairs = repaired
+    trace = gold_trace(ir, execution, registry, seed, stress)
+    if execution.ok:
+        decision = _decision_for_success(task, world, execution, ir)
+        return GoldResult(ir, execution, trace, decision, "SAT", list(task.traps), deadline, repairs)
+    decision = _decision_for_failure(task, execution, ir)
+    expected = EXPECTED_FAILURE.get(task.unsat_kind or "")
+    failed_tool = _failed_tool(execution)
+    confirmed = expected == (failed_tool, execution.failure.type)
+    modes = [task.unsat_kind] if confirmed else [f"unplanned:{_failure_mode(execution)}"]
+    notes = (
+        []
+        if confirmed
+        else [f"intended {task.intended_label} ({task.unsat_kind}); tools: {failed_tool} {execution.failure.type}"]
+    )
+    return GoldResult(ir, execution, trace, decision, "UNSAT", modes, deadline, repairs, notes)

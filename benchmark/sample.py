@@ -1,0 +1,113 @@
+"""One CloudBrain-Bench sample (SPEC section 10) as a pydantic model; its JSON Schema is schemas/bench_sample.schema.json."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from benchmark.gold import GoldDecision
+from graph.ir import LowAltitudeIR, Uncertainty
+from tools.world import World
+
+Label = Literal["SAT", "UNSAT", "AMBIGUOUS"]
+Difficulty = Literal["easy", "medium", "hard", "extreme", "unsat"]
+ScenarioType = Literal[
+    "normal_delivery",
+    "emergency_delivery",
+    "patrol_inspection",
+    "nfz_avoidance",
+    "corridor_congestion",
+    "charging_bottleneck",
+    "weather_risk",
+    "multimodal_fallback",
+    "unsat_ambiguous",
+]
+SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schemas" / "bench_sample.schema.json"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Mention(_Strict):
+    id: str
+    en: str
+    zh: str
+    style: Literal["id", "name", "short"]
+
+
+class Instruction(_Strict):
+    zh: str
+    en: str
+    reference_style: Literal["id", "name", "short"]
+    mentions: list[Mention] = Field(description="how the request names each world id (gold grounding)")
+    injected_rule_break: str | None = Field(description="rule id an injected sentence asks to break; the gold ignores it")
+
+
+class TraceStep(_Strict):
+    step_id: str
+    tool: str
+    args: dict[str, Any] = Field(description="as the plan wires them: <step.key> marks a value from an earlier step")
+    ok: bool
+    request_id: str
+    error: dict[str, Any] | None
+    warnings: list[str]
+    engine: dict[str, str]
+    result: dict[str, Any] | None = Field(description="lists longer than 1500 JSON characters kept as a digest")
+
+
+class SourceProvenance(_Strict):
+    task_source: str = "deterministic_generator"
+    generator_version: str
+    map_sources: list[str]
+    airspace_sources: list[str]
+    weather_sources: list[str]
+    fleet_source: str
+    label_sources: dict[str, str] = Field(description="which deterministic tool judged what")
+    engines: dict[str, str] = Field(description="engines the tools reported (e.g. ltl: spot or fallback)")
+    packages: dict[str, str] = Field(default_factory=dict, description="data packages and their versions")
+    real_context: dict[str, Any] | None = None
+    intended_label: Label
+    built_in_reason: str | None = Field(description="the UNSAT / AMBIGUOUS reason the generator built in")
+    reference_repairs: int = Field(description="UAV re-assignments the reference solver needed")
+    generation_attempts: int = Field(description="draws until a world could host the scenario")
+    notes: list[str] = Field(default_factory=list)
+    human_review_status: Literal["unchecked", "sampled_pass", "sampled_fail", "corrected"] = "unchecked"
+
+
+class Sample(_Strict):
+    sample_id: str
+    split: str
+    data_tier: Literal["synthetic", "real_context"]
+    city_id: str
+    generation_seed: int
+    scenario_type: ScenarioType
+    difficulty: Difficulty
+    instruction: Instruction
+    world: World
+    gold_ir: LowAltitudeIR
+    gold_uncertainty: Uncertainty = Field(description="what the LLM answer envelope should say beside the IR")
+    gold_tool_trace: list[TraceStep]
+    gold_decision: GoldDecision
+    label: Label
+    failure_modes: list[str] = Field(
+        description="UNSAT / AMBIGUOUS: the tool-confirmed reason; SAT: the traps an agent that ignores the "
+        "state would fall into (e.g. nfz_on_direct_path, low_battery_nearest_uav, prompt_injection:R1)"
+    )
+    source_provenance: SourceProvenance
+
+
+def sample_schema() -> dict[str, Any]:
+    return Sample.model_json_schema()
+
+
+def render_schema() -> str:
+    return json.dumps(sample_schema(), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def read_samples(path: str | Path) -> list[Sample]:
+    with open(path, encoding="utf-8") as handle:
+        return [Sample.model_validate_json(line) for line in handle if line.strip()]

@@ -1,0 +1,85 @@
+"""The splits of CloudBrain-Bench: size, city layouts, scenario mix, difficulty mix and stress level.
+
+Leakage rules: every split draws its own worlds from its own seed stream, sample and world ids carry the split
+name, mixed_city appears only in test_unseen_city, and the real-context city only in its own split.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from dataclasses import dataclass
+
+from benchmark.layouts import SEEN_LAYOUTS, UNSEEN_LAYOUTS
+from benchmark.tasks import SCENARIO_SHARES
+
+STANDARD_DIFFICULTY = {"easy": 0.25, "medium": 0.33, "hard": 0.24, "extreme": 0.14, "unsat": 0.04}
+STRESS_DIFFICULTY = {"medium": 0.1, "hard": 0.45, "extreme": 0.4, "unsat": 0.05}
+STRESS_SHARES = {
+    "normal_delivery": 0.05,
+    "emergency_delivery": 0.1,
+    "patrol_inspection": 0.05,
+    "nfz_avoidance": 0.2,
+    "corridor_congestion": 0.15,
+    "charging_bottleneck": 0.15,
+    "weather_risk": 0.2,
+    "multimodal_fallback": 0.05,
+    "unsat_ambiguous": 0.05,
+}
+INJECTION_SHARE = 0.06
+
+
+@dataclass(frozen=True)
+class SplitSpec:
+    name: str
+    index: int  # position in SPLITS: part of every seed this split draws
+    size: int
+    layouts: tuple[str, ...]
+    scenario_shares: dict[str, float]
+    difficulty_mix: dict[str, float]
+    data_tier: str = "synthetic"
+    stress_level: str = "medium"
+    unsat_only: bool = False
+    purpose: str = ""
+
+
+SPLITS: dict[str, SplitSpec] = {
+    spec.name: spec
+    for spec in (
+        SplitSpec("dev_mini", 0, 200, SEEN_LAYOUTS, SCENARIO_SHARES, STANDARD_DIFFICULTY, purpose="quick pipeline checks"),
+        SplitSpec("train_like", 1, 3000, SEEN_LAYOUTS, SCENARIO_SHARES, STANDARD_DIFFICULTY, purpose="memory seeding only"),
+        SplitSpec("validation", 2, 1000, SEEN_LAYOUTS, SCENARIO_SHARES, STANDARD_DIFFICULTY, purpose="prompt / model selection"),
+        SplitSpec("test_seen_city", 3, 1000, SEEN_LAYOUTS, SCENARIO_SHARES, STANDARD_DIFFICULTY, purpose="main test"),
+        SplitSpec("test_unseen_city", 4, 1000, UNSEEN_LAYOUTS, SCENARIO_SHARES, STANDARD_DIFFICULTY, purpose="unseen-city generalisation"),
+        SplitSpec(
+            "test_stress", 5, 1000, SEEN_LAYOUTS, STRESS_SHARES, STRESS_DIFFICULTY, stress_level="high",
+            purpose="dangerous scenarios, high simulation stress",
+        ),
+        SplitSpec(
+            "test_unsat", 6, 250, SEEN_LAYOUTS, SCENARIO_SHARES, {"unsat": 1.0}, unsat_only=True,
+            purpose="safe refusal and clarification",
+        ),
+        SplitSpec(
+            "test_real_context_city_a", 7, 250, ("helsinki_centre",), SCENARIO_SHARES, STANDARD_DIFFICULTY,
+            data_tier="real_context", purpose="real city context (OSM buildings and POIs, real heliports)",
+        ),
+    )
+}
+
+
+def scenario_schedule(spec: SplitSpec, rng: np.random.Generator) -> list[str]:
+    """Exactly one scenario type per sample, in the split's shares (largest remainder), in shuffled order."""
+    raw = {k: v * spec.size for k, v in spec.scenario_shares.items()}
+    counts = {k: int(v) for k, v in raw.items()}
+    leftover = spec.size - sum(counts.values())
+    for k in sorted(raw, key=lambda k: (counts[k] - raw[k], k))[:leftover]:
+        counts[k] += 1
+    schedule = [k for k in spec.scenario_shares for _ in range(counts[k])]
+    return [schedule[int(i)] for i in rng.permutation(len(schedule))]
+
+
+def draw_difficulty(spec: SplitSpec, rng: np.random.Generator, scenario_type: str) -> str:
+    if scenario_type == "unsat_ambiguous":
+        return "unsat"
+    levels = list(spec.difficulty_mix)
+    weights = np.array([spec.difficulty_mix[k] for k in levels])
+    return levels[int(rng.choice(len(levels), p=weights / weights.sum()))]
