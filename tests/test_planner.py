@@ -13,7 +13,7 @@ from shapely.geometry import LineString
 
 from benchmark.perf.planner_vs_networkx import networkx_graph
 from tools.grid_masks import MaskSpec, build_occupancy, cell_centres
-from tools.planner import GridGraph, NoPathError, merge_collinear, plan_through
+from tools.planner import GridGraph, NoPathError, endpoint_cell, merge_collinear, plan_through
 from tools.trajectory import resample
 from tools.world import World, load_world
 
@@ -154,3 +154,18 @@ def test_blocked_endpoint_names_its_blockers(downtown):
     with pytest.raises(NoPathError) as error:
         plan_through(downtown, occupancy, stops)
     assert error.value.blockers == ["school_zone_2"]
+
+
+def test_endpoint_beside_a_building_climbs_above_its_clearance():
+    world = _small_world(
+        buildings=[{"id": "b", "polygon": [(90, 90), (110, 90), (110, 110), (90, 110)], "height_m": 45.0}],
+        no_fly_zones=[{"id": "low_nfz", "polygon": [(0, 150), (40, 150), (40, 200), (0, 200)], "alt_max_m": 50}],
+    )
+    occupancy = build_occupancy(world, MaskSpec(avoid_zones=("low_nfz",), altitude_min_m=30, altitude_max_m=80))
+    assert endpoint_cell(occupancy, "far", (15.0, 15.0)) == (1, 1, 1)  # lowest layer in the band: 40 m
+    assert endpoint_cell(occupancy, "beside", (115.0, 100.0)) == (11, 10, 3)  # 80 m clears roof + separation
+    with pytest.raises(NoPathError) as error:
+        endpoint_cell(occupancy, "under_zone", (20.0, 170.0))  # a zone never lets the endpoint climb over it
+    assert error.value.blockers == ["low_nfz"]
+    route = plan_through(world, occupancy, [("beside", (115.0, 100.0)), ("far", (15.0, 15.0))])
+    assert route.waypoints[0, 2] == 80.0 and route.waypoints[-1, 2] == 40.0

@@ -12,8 +12,8 @@ comes from (see benchmark/perf/planner_vs_networkx.py).
 Cells are flat indices into the grid padded by one blocked cell on every side, so neighbour indices are
 `index + offset` with no bounds checks.
 
-Take-off and landing verticals at pads are outside the plan: a route starts and ends at the entity's (x, y) on
-the lowest layer inside the altitude band (see `endpoint_cell`).
+Take-off and landing verticals at pads are outside the plan: a route starts and ends above the entity's (x, y),
+on the lowest layer inside the altitude band that building clearance leaves free (see `endpoint_cell`).
 """
 
 from __future__ import annotations
@@ -195,17 +195,34 @@ def graph_for(occupancy: Occupancy) -> GridGraph:
     return cached(_GRAPH_CACHE, key, lambda: GridGraph.from_occupancy(occupancy), size=8)
 
 
-def endpoint_cell(occupancy: Occupancy, x: float, y: float) -> Cell:
-    """The cell a route starts or ends in: (x, y)'s column on the lowest layer inside the altitude band."""
-    allowed = np.flatnonzero(allowed_layers(occupancy.grid, occupancy.spec))
+def endpoint_cell(occupancy: Occupancy, label: str, xy: XY) -> Cell:
+    """The free cell a route starts or ends in, above (x, y): the lowest layer inside the altitude band, or, where
+    only building clearance blocks it, the lowest free layer above (the climb from a pad on or beside a building
+    is part of the take-off / landing vertical, which is outside the plan). Raises NoPathError when a zone,
+    a corridor or buildings up to the top of the band block the column.
+    """
+    grid, spec = occupancy.grid, occupancy.spec
+    allowed = np.flatnonzero(allowed_layers(grid, spec))
     if allowed.size == 0:
-        spec = occupancy.spec
         raise NoPathError(
             f"no grid layer lies within the altitude band [{spec.altitude_min_m}, {spec.altitude_max_m}] m "
-            f"(layers at {layer_altitudes(occupancy.grid).tolist()} m)",
+            f"(layers at {layer_altitudes(grid).tolist()} m)",
             ["altitude_band"],
         )
-    return (*cell_of(occupancy.grid, x, y), int(allowed[0]))
+    buildings = {v.id for v in occupancy.keep_outs if v.kind == "building"}
+    column = cell_of(grid, *xy)
+    for layer in allowed:
+        cell = (*column, int(layer))
+        if not occupancy.blocked[cell]:
+            return cell
+        blockers = occupancy.blockers(cell)
+        if not set(blockers) <= buildings:
+            break
+    altitude = layer_altitudes(grid)[cell[2]]
+    raise NoPathError(
+        f"{label} at ({xy[0]:g}, {xy[1]:g}): its cell {cell} at {altitude:g} m is blocked by {', '.join(blockers)}",
+        blockers,
+    )
 
 
 def plan_through(
@@ -226,8 +243,8 @@ def plan_through(
     graph = graph_for(occupancy)
     legs, energy = [], 0.0
     for (from_label, from_xy), (to_label, to_xy), payload in zip(stops, stops[1:], payloads):
-        start = _free_endpoint(occupancy, graph, from_label, from_xy)
-        goal = _free_endpoint(occupancy, graph, to_label, to_xy)
+        start = endpoint_cell(occupancy, from_label, from_xy)
+        goal = endpoint_cell(occupancy, to_label, to_xy)
         path = graph.astar(start, goal)
         if path is None:
             raise NoPathError(f"no path from {from_label} to {to_label} outside the masked airspace")
@@ -247,18 +264,6 @@ def merge_collinear(cells: np.ndarray) -> np.ndarray:
     steps = np.diff(cells, axis=0)
     turns = np.flatnonzero(np.any(steps[1:] != steps[:-1], axis=1)) + 1
     return cells[np.concatenate([[0], turns, [len(cells) - 1]])]
-
-
-def _free_endpoint(occupancy: Occupancy, graph: GridGraph, label: str, xy: XY) -> Cell:
-    cell = endpoint_cell(occupancy, *xy)
-    if not graph.is_free(cell):
-        blockers = occupancy.blockers(cell)
-        altitude = layer_altitudes(occupancy.grid)[cell[2]]
-        raise NoPathError(
-            f"{label} at ({xy[0]:g}, {xy[1]:g}): its cell {cell} at {altitude:g} m is blocked by {', '.join(blockers)}",
-            blockers,
-        )
-    return cell
 
 
 def _leg_points(grid: Grid, cells: np.ndarray, from_xy: XY, to_xy: XY) -> np.ndarray:
