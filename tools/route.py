@@ -61,7 +61,7 @@ def _no_path_actions(error: NoPathError, args: PlanRouteArgs, masked_corridors: 
         for z in error.blockers
         if z in args.avoid_zones
     ]
-    if unexplained or set(error.blockers) & set(masked_corridors):
+    if masked_corridors and (unexplained or set(error.blockers) & set(masked_corridors)):
         actions.append("retry with avoid_congested_corridors=false once corridor capacity frees up")
     if unexplained or "altitude_band" in error.blockers:
         actions.append("widen the altitude band within the airspace limits")
