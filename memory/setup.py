@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import functools
 from pathlib import Path
 
@@ -25,6 +26,13 @@ def open_memory(without: frozenset[str], *, path: str | Path | None = None, url:
     if key not in _OPEN:
         _OPEN[key] = SafetyMemory(path=path, url=url)
     return _OPEN[key]
+
+
+@atexit.register
+def close_memories() -> None:
+    """Close clients before interpreter shutdown, where qdrant-client's own __del__ can no longer import."""
+    while _OPEN:
+        _OPEN.popitem()[1].close()
 
 
 @functools.lru_cache(maxsize=2)

@@ -8,13 +8,11 @@ import os
 import sys
 from typing import Any
 
-from langgraph.types import Command
-
-from graph.builder import AblationError, build_graph, enabled_nodes, parse_without
+from graph.builder import AblationError, build_graph, parse_without
 from graph.checkpoint import DEFAULT_DB, sqlite_checkpointer
 from graph.commands.common import EXIT_OK, CommandError, add_json_flag, add_world_arg, emit, open_world
 from graph.context import ABLATABLE, DEFAULT_MODEL, Context
-from graph.history import UnknownRunError, checkpoints, fork, replay, set_path, trace
+from graph.history import UnknownRunError, checkpoints, fork, replay, trace
 from graph.runner import RunOutput, new_thread_id, run_config_of, run_task, summarise, thread_config
 from graph.stepper import Stepper
 from memory.setup import open_memory
@@ -257,5 +255,16 @@ def run_graph(args: argparse.Namespace) -> int:
         graph = build_graph(args.without)
     except AblationError as exc:
         raise CommandError(str(exc)) from None
-    print(graph.get_graph().draw_mermaid())
+    print(mermaid(graph))
     return EXIT_OK
+
+
+def mermaid(graph: Any) -> str:
+    """The compiled graph as Mermaid, without LangGraph's per-node error-handler nodes (they all lead to
+    fallback, which a comment line says once)."""
+    drawable = graph.get_graph()
+    hidden = {node for node in drawable.nodes if node.startswith("__error_handler__")}
+    for node in hidden:
+        drawable.nodes.pop(node)
+    drawable.edges = [e for e in drawable.edges if e.source not in hidden and e.target not in hidden]
+    return drawable.draw_mermaid() + "%% every node: an error that survives its retry policy routes to fallback\n"
