@@ -284,12 +284,12 @@ class World(_Model):
         for group, items in groups.items():
             for index, item in enumerate(items):
                 if item.id in seen:
-                    raise ValueError(f"{group}[{index}].id: duplicate id {item.id!r} (also in {seen[item.id]})")
+                    raise ValueError(f"{group}.{index}.id: duplicate id {item.id!r} (also in {seen[item.id]})")
                 seen[item.id] = group
         for group, items in (("entities", self.entities), ("fleet", self.fleet)):
             for index, item in enumerate(items):
                 if not self.grid.contains_xy(*item.position):
-                    raise ValueError(f"{group}[{index}].position: {item.position} lies outside the grid")
+                    raise ValueError(f"{group}.{index}.position: {item.position} lies outside the grid")
         return self
 
     # --- look-ups -------------------------------------------------------------------------------------------
