@@ -5,23 +5,16 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field
 
-from tools.world import XYZT
+from tools.world import TimedWaypoints
 
 
 class Trajectory(BaseModel):
     """Any JSON object with a `waypoints` list of [x, y, z, t] (so a plan_route output is accepted as is)."""
 
-    waypoints: list[XYZT] = Field(min_length=1)
+    waypoints: TimedWaypoints = Field(min_length=1)
     uav_id: str | None = None
-
-    @field_validator("waypoints")
-    @classmethod
-    def _time_ordered(cls, wps: list[XYZT]) -> list[XYZT]:
-        if any(b[3] < a[3] for a, b in zip(wps, wps[1:])):
-            raise ValueError("waypoint times must be non-decreasing")
-        return wps
 
     @property
     def duration_sec(self) -> float:

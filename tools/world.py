@@ -13,7 +13,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 from shapely.geometry import LineString, Point, Polygon
 
 XY = tuple[float, float]
@@ -217,18 +217,20 @@ class UAV(_Model):
     model: str = ""
 
 
+def _time_ordered(wps: list[XYZT]) -> list[XYZT]:
+    if any(b[3] < a[3] for a, b in zip(wps, wps[1:])):
+        raise ValueError("waypoint times must be non-decreasing")
+    return wps
+
+
+TimedWaypoints = Annotated[list[XYZT], AfterValidator(_time_ordered)]
+
+
 class TrafficTrack(_Model):
     """Planned 4D trajectory of another UAV: (x, y, z, t) waypoints, t non-decreasing."""
 
     id: str
-    waypoints: list[XYZT] = Field(min_length=2)
-
-    @field_validator("waypoints")
-    @classmethod
-    def _time_ordered(cls, wps: list[XYZT]) -> list[XYZT]:
-        if any(b[3] < a[3] for a, b in zip(wps, wps[1:])):
-            raise ValueError("waypoint times must be non-decreasing")
-        return wps
+    waypoints: TimedWaypoints = Field(min_length=2)
 
 
 class EnergyModel(_Model):

@@ -104,6 +104,12 @@ def _tool_exit(result: ToolResult) -> int:
     return EXIT_FAILED_CHECK
 
 
+def _call(tool: str, world: Any, tool_args: dict[str, Any]) -> tuple[ToolResult, int, dict[str, Any]]:
+    """Run a tool for a command: its result, the command's exit code, and the result body."""
+    result = default_registry().call(tool, world, tool_args)
+    return result, _tool_exit(result), result.result or {}
+
+
 def _flatten(result: ToolResult) -> dict[str, Any]:
     """The tool's result fields at top level (what scripts read), plus the contract's envelope."""
     return {
@@ -133,9 +139,7 @@ def run_plan(args: argparse.Namespace) -> int:
         "min_separation_m": args.separation,
         "deadline_sec": args.deadline,
     }
-    result = default_registry().call("plan_route", world, tool_args)
-    code = _tool_exit(result)
-    body = result.result or {}
+    result, code, body = _call("plan_route", world, tool_args)
     text = (
         f"route {args.start} -> {args.goal}: {len(body.get('waypoints', []))} waypoints, "
         f"{body.get('length_m', 0):.0f} m, ETA {body.get('eta_sec', 0):.0f} s, {body.get('energy_wh', 0):.1f} Wh"
@@ -206,9 +210,7 @@ def run_simulate(args: argparse.Namespace) -> int:
         "stress_level": args.stress,
         "deadline_sec": args.deadline,
     }
-    result = default_registry().call("simulate_scenario", world, tool_args)
-    code = _tool_exit(result)
-    body = result.result or {}
+    result, code, body = _call("simulate_scenario", world, tool_args)
     events = body.get("events", [])
     lines = [f"{'SUCCESS' if body.get('success') else 'FAILED'}: {len(events)} events (seed {args.seed}, {args.stress})"]
     lines += [f"  t={e.get('time_sec')} {e.get('type')}: {e.get('detail', '')}" for e in events]
