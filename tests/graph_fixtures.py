@@ -9,17 +9,13 @@ from typing import Any
 
 from graph.context import Context
 from openai_stub_server import OpenAIStubServer, StubReply
-from tools.world import World, load_world
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+DOWNTOWN = EXAMPLES / "downtown.json"
 SEED_INSTRUCTION = (
     "Send a drone with the defibrillator from hospital_A to accident_site_3 within 10 minutes, "
     "keep away from the school and the temporary no-fly zone."
 )
-
-
-def downtown() -> World:
-    return load_world(EXAMPLES / "downtown.json")
 
 
 GOOD_IR: dict[str, Any] = {

@@ -2,20 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 
 from tools import airspace, city
 from tools.registry import ToolRegistry
-from tools.world import World, load_world
+from tools.world import World
 
-DOWNTOWN = Path(__file__).resolve().parents[1] / "examples" / "downtown.json"
-
-
-@pytest.fixture(scope="module")
-def downtown() -> World:
-    return load_world(DOWNTOWN)
 
 
 @pytest.fixture(scope="module")

@@ -22,7 +22,6 @@ from graph_fixtures import (
     NFZ_FORGOTTEN_IR,
     SEED_INSTRUCTION,
     answer,
-    downtown,
     scripted_context,
 )
 from openai_stub_server import OpenAIStubServer, StubReply
@@ -38,11 +37,6 @@ def saver(request: pytest.FixtureRequest, tmp_path):
     sqlite_saver.setup()
     yield sqlite_saver
     connection.close()
-
-
-@pytest.fixture(scope="module")
-def world():
-    return downtown()
 
 
 def _ran_nodes(graph, thread_id: str) -> list[str]:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import socket
-from pathlib import Path
 
 import pytest
 from pydantic import BaseModel, Field
@@ -27,9 +26,7 @@ from graph.prompts import PROMPT_VERSION, build_prompt
 from openai_stub_server import OpenAIStubServer, StubReply
 from tools.contract import ToolOutput
 from tools.registry import ToolRegistry, ToolSpec
-from tools.world import load_world
 
-DOWNTOWN = Path(__file__).resolve().parents[1] / "examples" / "downtown.json"
 SEED_INSTRUCTION = (
     "Send a drone with the defibrillator from hospital_A to accident_site_3 within 10 minutes, "
     "keep away from the school and the temporary no-fly zone"
@@ -51,11 +48,6 @@ def _route_body(world, args):  # pragma: no cover - never executed: the prompt o
 
 def _registry() -> ToolRegistry:
     return ToolRegistry([ToolSpec("plan_route", "3D route from start to goal.", _RouteArgs, _route_body)])
-
-
-@pytest.fixture(scope="module")
-def world():
-    return load_world(DOWNTOWN)
 
 
 @pytest.fixture

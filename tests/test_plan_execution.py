@@ -6,7 +6,6 @@ assertions are about the executor alone; the end-to-end test runs the real regis
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,14 +16,7 @@ from graph.plan_execution import default_args, execute_plan, execution_order, ir
 from tools.catalog import default_registry
 from tools.contract import ToolFailure, ToolOutput
 from tools.registry import ToolRegistry, ToolSpec
-from tools.world import load_world
 
-DOWNTOWN = Path(__file__).resolve().parents[1] / "examples" / "downtown.json"
-
-
-@pytest.fixture(scope="module")
-def world():
-    return load_world(DOWNTOWN)
 
 
 # --- fakes ------------------------------------------------------------------------------------------------

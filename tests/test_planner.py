@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import networkx as nx
 import numpy as np
@@ -15,14 +14,8 @@ from benchmark.perf.planner_vs_networkx import networkx_graph
 from tools.grid_masks import MaskSpec, build_occupancy, cell_centres
 from tools.planner import GridGraph, NoPathError, endpoint_cell, merge_collinear, plan_through
 from tools.trajectory import resample
-from tools.world import World, load_world
+from tools.world import World
 
-DOWNTOWN = Path(__file__).resolve().parents[1] / "examples" / "downtown.json"
-
-
-@pytest.fixture(scope="module")
-def downtown() -> World:
-    return load_world(DOWNTOWN)
 
 
 def _small_world(**extra) -> World:

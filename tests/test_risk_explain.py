@@ -4,20 +4,12 @@ from __future__ import annotations
 
 import math
 import re
-from pathlib import Path
 
 import pytest
 
 from tools import explain, risk, verifier
 from tools.registry import ToolRegistry
-from tools.world import load_world
 
-DOWNTOWN = Path(__file__).resolve().parents[1] / "examples" / "downtown.json"
-
-
-@pytest.fixture(scope="module")
-def world():
-    return load_world(DOWNTOWN)
 
 
 @pytest.fixture(scope="module")

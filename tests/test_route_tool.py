@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,14 +12,8 @@ from shapely.geometry import LineString
 from tools import route
 from tools.registry import ToolRegistry
 from tools.trajectory import resample
-from tools.world import World, load_world
+from tools.world import World
 
-DOWNTOWN = Path(__file__).resolve().parents[1] / "examples" / "downtown.json"
-
-
-@pytest.fixture(scope="module")
-def downtown() -> World:
-    return load_world(DOWNTOWN)
 
 
 @pytest.fixture(scope="module")

@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import importlib
-from pathlib import Path
 
 import pytest
 
 from graph.ir import LLMAnswer
 from graph.llm import GenerationRequest, RepairFeedback
 from graph.llm.rules_parser import RULES_VERSION, RuleBasedGenerator, parse_deadline
-from tools.world import load_world, parse_world
+from tools.world import parse_world
 
-DOWNTOWN = Path(__file__).resolve().parents[1] / "examples" / "downtown.json"
 SEED_INSTRUCTION = (
     "Send a drone with the defibrillator from hospital_A to accident_site_3 within 10 minutes, "
     "keep away from the school and the temporary no-fly zone"
@@ -24,11 +22,6 @@ STANDARD_PLAN = ["query_airspace", "assign_uav", "plan_route", "verify_ltl_stl",
 
 def _box(x0: float, y0: float, x1: float, y1: float) -> list[list[float]]:
     return [[x0, y0], [x1, y0], [x1, y1], [x0, y1]]
-
-
-@pytest.fixture(scope="module")
-def downtown():
-    return load_world(DOWNTOWN)
 
 
 @pytest.fixture(scope="module")

@@ -4,20 +4,12 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 
 import pytest
 
 from tools import simulator
 from tools.registry import ToolRegistry
-from tools.world import load_world
 
-DOWNTOWN = Path(__file__).resolve().parents[1] / "examples" / "downtown.json"
-
-
-@pytest.fixture(scope="module")
-def world():
-    return load_world(DOWNTOWN)
 
 
 @pytest.fixture(scope="module")

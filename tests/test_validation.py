@@ -5,7 +5,6 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,14 +12,7 @@ import pytest
 from graph.ir import RULE_IDS
 from graph.validation import STAGES, validate_ir
 from tools.catalog import default_registry
-from tools.world import load_world
 
-DOWNTOWN = Path(__file__).resolve().parents[1] / "examples" / "downtown.json"
-
-
-@pytest.fixture(scope="module")
-def world():
-    return load_world(DOWNTOWN)
 
 
 @pytest.fixture(scope="module")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import pytest
 from shapely.geometry import LineString, Point
@@ -14,15 +13,8 @@ from tools.energy import battery_profile
 from tools.program_rules import check_r7, check_r8, safety_relaxations
 from tools.registry import ToolRegistry
 from tools.trajectory import Trajectory
-from tools.world import load_world
 
-DOWNTOWN = Path(__file__).resolve().parents[1] / "examples" / "downtown.json"
 SPEED = 10.0
-
-
-@pytest.fixture(scope="module")
-def world():
-    return load_world(DOWNTOWN)
 
 
 @pytest.fixture(scope="module")
