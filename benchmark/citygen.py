@@ -15,7 +15,7 @@ from shapely.geometry import Point, box
 from shapely.ops import unary_union
 from shapely.prepared import prep
 
-from benchmark.layouts import LayoutSpec
+from benchmark.layouts import LayoutSpec, Range
 from benchmark.vocabulary import (
     ADJECTIVES,
     NFZ_REASONS,
@@ -266,7 +266,7 @@ def _place_nfzs(
     for k in range(n_perm + n_temp):
         permanent = k < n_perm
         centre = sites[int(rng.integers(len(sites)))]
-        size = (r1(rng.uniform(60, 140)), r1(rng.uniform(60, 140)))
+        size = (r1(rng.uniform(50, 120)), r1(rng.uniform(50, 120)))
         reasons = PERMANENT_NFZ_REASONS if permanent else TEMPORARY_NFZ_REASONS
         reason = str(rng.choice(reasons))
         nfz_id = f"nfz_perm_{k + 1}" if permanent else f"nfz_temp_{k - n_perm + 1}"
@@ -398,11 +398,11 @@ def _regions(layout: LayoutSpec) -> list[Region]:
     ]
 
 
-def base_weather(layout: LayoutSpec, rng: np.random.Generator) -> WeatherRegion:
-    speed = r1(rng.uniform(layout.base_wind.low, layout.base_wind.high))
+def base_weather(wind: Range, width: float, depth: float, rng: np.random.Generator) -> WeatherRegion:
+    speed = r1(rng.uniform(wind.low, wind.high))
     return WeatherRegion(
         id="city_wind",
-        bbox=(0.0, 0.0, layout.width_m, layout.depth_m),
+        bbox=(0.0, 0.0, width, depth),
         wind_speed_mps=speed,
         wind_dir_deg=float(rng.integers(0, 8) * 45),
         gust_mps=r1(rng.uniform(0, 3)),
@@ -505,7 +505,7 @@ def generate_city(layout: LayoutSpec, rng: np.random.Generator, world_id: str, f
         no_fly_zones=nfzs,
         sensitive_zones=school_zones,
         corridors=corridors,
-        weather=[base_weather(layout, rng)],
+        weather=[base_weather(layout.base_wind, layout.width_m, layout.depth_m, rng)],
         fleet=make_fleet(rng, size, homes, layout.width_m, layout.depth_m),
         traffic=_traffic(layout, rng, corridors),
         labels=labels,

@@ -22,13 +22,12 @@ from typing import Any
 import numpy as np
 
 from benchmark.citygen import CityDraft, generate_city
-from benchmark.gold import GoldResult, label_task
+from benchmark.gold import GoldResult, gold_registry, label_task
 from benchmark.instructions import write_instruction
 from benchmark.layouts import LAYOUTS
 from benchmark.sample import render_schema
 from benchmark.splits import INJECTION_SHARE, SPLITS, SplitSpec, draw_difficulty, scenario_schedule
 from benchmark.tasks import SCENARIO_SHARES, ScenarioError, Task, build_task
-from tools.catalog import default_registry
 from tools.contract import stable_hash
 
 GENERATOR_VERSION = "cloudbrain-bench 0.1"
@@ -123,7 +122,7 @@ def _attempt(job: Job, spec: SplitSpec, attempt: int) -> tuple[dict[str, Any], d
     world = draft.build()
     inject = bool(rng.random() < INJECTION_SHARE)
     try:
-        gold = label_task(task, world, default_registry(), sample_id, seed % (2**31))
+        gold = label_task(task, world, gold_registry(), sample_id, seed % (2**31))
     except ScenarioError:
         return None
     instruction = write_instruction(task, draft.labels, gold.deadline_sec, rng, inject)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
 from shapely.geometry import LineString
@@ -19,7 +20,8 @@ from graph.ir import LowAltitudeIR
 from graph.plan_execution import PlanExecution, analyse_plan, execute_plan
 from graph.state import Decision
 from benchmark.tasks import ScenarioError, Task
-from tools.contract import stable_hash
+from tools.catalog import default_registry
+from tools.contract import ToolResult, stable_hash
 from tools.program_rules import ON_THE_WAY_M, SLOW_SPEED_MPS, nfz_on_the_way
 from tools.registry import ToolRegistry
 from tools.world import UAVStatus, World
@@ -31,6 +33,8 @@ DEFAULT_HORIZON_SEC = 3600.0
 MAX_LTL_ATOMS = 4
 MAX_REFERENCE_REPAIRS = 3
 SIM_SEED_REDRAWS = 2
+TIGHT_FACTOR = 1.4
+HOLD_ALLOWANCE_SEC = 60.0
 
 # The tool error that proves each built-in reason (unsat_kind -> (tool, error type)).
 EXPECTED_FAILURE: dict[str, tuple[str, str]] = {
@@ -60,6 +64,20 @@ FAILURE_FAMILY = {
     "medium_risk": "risk",
     "high_risk_no_override": "risk",
 }
+
+
+class TimelessRegistry(ToolRegistry):
+    """The tools with latency_sec zeroed. Gold traces must not depend on how fast the machine is, and
+    explain_decision's input hash covers the earlier results it is given, timings included."""
+
+    def call(self, name: str, world: World, args: dict[str, Any] | None = None) -> ToolResult:
+        return super().call(name, world, args).model_copy(update={"latency_sec": 0.0})
+
+
+@cache
+def gold_registry() -> TimelessRegistry:
+    tools = default_registry()
+    return TimelessRegistry([tools.spec(name) for name in tools.names()])
 
 
 class GoldDecision(Decision):
@@ -146,23 +164,25 @@ def _tool_plan(task: Task, world: World, area: list[float]) -> list[dict[str, An
     ]
 
 
-def _ltl(task: Task, world: World, avoid: list[str], path: list[tuple[float, float]], horizon: float) -> list[str]:
-    """`G !in_z` for the active NFZs on the way (what R7 and the verifier call mandatory), then for the schools
-    on the way while the atom budget lasts; `F at_w` per waypoint; `F at_goal`.
+def _ltl(task: Task, world: World, path: list[tuple[float, float]], horizon: float) -> list[str]:
+    """`G !in_z` for the active NFZs on the way, nearest first, then for the schools on the way; `F at_w` per
+    waypoint; `F at_goal`.
 
-    The LTL engines decide satisfiability by enumerating letters, so the specs keep to a few atoms; the planner
-    still masks every active NFZ and every sensitive zone (entities.avoid_zones / sensitive_zones).
+    The LTL engines decide satisfiability and entailment by enumerating letters, so the specs keep to
+    MAX_LTL_ATOMS atoms; a critical task lists every NFZ on the way all the same, because R7 demands it. The
+    planner masks every active NFZ and every sensitive zone anyway (entities.avoid_zones / sensitive_zones).
     """
-    nfzs = [z for z in nfz_on_the_way(world, path, 0.0, horizon) if z in avoid] if len(path) > 1 else []
     line = LineString(path) if len(path) > 1 else None
-    schools = [
-        z.id for z in world.sensitive_zones if line is not None and z.buffered_shape.distance(line) <= ON_THE_WAY_M
-    ]
+    if line is None:
+        return []
+    nfzs = sorted(nfz_on_the_way(world, path, 0.0, horizon), key=lambda z: world.zone_index[z].shape.distance(line))
+    schools = [z.id for z in world.sensitive_zones if z.buffered_shape.distance(line) <= ON_THE_WAY_M]
     goal_atoms = [f"F at_{w}" for w in task.waypoints]
     if task.intended_label != "AMBIGUOUS":
         goal_atoms.append("F at_goal")
-    budget = max(len(nfzs), MAX_LTL_ATOMS - len(goal_atoms) - (1 if task.contradiction_zone else 0))
-    zones = (nfzs + [s for s in schools if s != task.contradiction_zone])[:budget]
+    budget = MAX_LTL_ATOMS - len(goal_atoms) - (1 if task.contradiction_zone else 0)
+    zones = [z for z in nfzs + schools if z != task.contradiction_zone]
+    zones = zones[: max(budget, len(nfzs) if task.priority == "critical" else 0)]
     specs = [f"G !in_{z}" for z in zones]
     if task.contradiction_zone:
         specs += [f"G !in_{task.contradiction_zone}", f"F in_{task.contradiction_zone}"]
@@ -205,7 +225,7 @@ def build_gold_ir(task: Task, world: World, task_id: str, deadline_sec: float | 
                 "payload_kg": task.payload_kg,
             },
             "tool_plan": _tool_plan(task, world, mission_area(world, refs) if refs else [0, 0, 1, 1]),
-            "verification_specs": {"ltl": _ltl(task, world, avoid, path, horizon), "stl": [], "program_rules": rules},
+            "verification_specs": {"ltl": _ltl(task, world, path, horizon), "stl": [], "program_rules": rules},
             "fallback_policy": _fallback_policy(task),
             "explanation_plan": {
                 "cite_tools": ["assign_uav", "plan_route", "verify_ltl_stl", "simulate_scenario"],
@@ -223,18 +243,29 @@ def _slow_flight_sec(path: list[tuple[float, float]]) -> float:
 # --- deadlines --------------------------------------------------------------------------------------------
 
 
-def probe_arrival(task: Task, world: World, registry: ToolRegistry, task_id: str, seed: int) -> float | None:
-    """When the gold plan's UAV would arrive in the gold simulation (no deadline yet): assign, plan, simulate."""
+def _probe(task: Task, world: World, registry: ToolRegistry, task_id: str, seed: int, tools: tuple[str, ...]) -> PlanExecution:
+    """The gold plan without a deadline, cut down to `tools` (in plan order, each depending on the previous)."""
     ir = build_gold_ir(task, world, task_id, None)
-    chosen = [s for s in ir.tool_plan if s.tool in ("assign_uav", "plan_route", "simulate_scenario")]
+    chosen = [s for s in ir.tool_plan if s.tool in tools]
     steps = [s.model_copy(update={"depends_on": [chosen[i - 1].id] if i else []}) for i, s in enumerate(chosen)]
-    execution = execute_plan(
-        ir.model_copy(update={"tool_plan": steps}), world, registry, seed=seed, stress_level=task.stress_level
-    )
+    probe = ir.model_copy(update={"tool_plan": steps})
+    return execute_plan(probe, world, registry, seed=seed, stress_level=task.stress_level)
+
+
+def probe_arrival(task: Task, world: World, registry: ToolRegistry, task_id: str, seed: int) -> float | None:
+    """When the gold plan's UAV would arrive in the gold simulation: assign, plan, simulate."""
+    execution = _probe(task, world, registry, task_id, seed, ("assign_uav", "plan_route", "simulate_scenario"))
     simulated = next((r.result.result for r in execution.results if r.tool == "simulate_scenario"), None)
     if simulated and simulated.get("arrival_time_sec") is not None:
         return float(simulated["arrival_time_sec"])
     return execution.decision.eta_sec if execution.decision else None
+
+
+def probe_estimate(task: Task, world: World, registry: ToolRegistry, task_id: str, seed: int) -> float | None:
+    """assign_uav's own ETA estimate for the UAV it picks (straight legs times its detour factor)."""
+    execution = _probe(task, world, registry, task_id, seed, ("assign_uav",))
+    chosen = execution.results[0].result.result if execution.ok else None
+    return float(chosen["ranking"][0]["eta_sec"]) if chosen else None
 
 
 def impossible_deadline(task: Task, world: World) -> float:
@@ -251,13 +282,18 @@ def round_deadline(seconds: float) -> float:
 
 
 def choose_deadline(task: Task, world: World, registry: ToolRegistry, task_id: str, seed: int) -> float | None:
-    """No deadline, an impossible one, or the simulated arrival times the task's tightness factor."""
+    """No deadline, an impossible one, or a margin over the arrival. A tight deadline (factor below
+    TIGHT_FACTOR) is a factor of the arrival the gold simulation shows; a looser one, cheaper to set, is a factor
+    of assign_uav's ETA estimate plus HOLD_ALLOWANCE_SEC for the stress simulation's pop-up hold."""
     if task.impossible_deadline:
         return impossible_deadline(task, world)
     if task.deadline_factor is None:
         return None
-    arrival = probe_arrival(task, world, registry, task_id, seed)
-    return round_deadline(arrival * task.deadline_factor) if arrival is not None else None
+    if task.deadline_factor < TIGHT_FACTOR:
+        arrival = probe_arrival(task, world, registry, task_id, seed)
+        return round_deadline(arrival * task.deadline_factor) if arrival is not None else None
+    estimate = probe_estimate(task, world, registry, task_id, seed)
+    return round_deadline(estimate * task.deadline_factor + HOLD_ALLOWANCE_SEC) if estimate is not None else None
 
 
 # --- running and labelling --------------------------------------------------------------------------------

@@ -111,3 +111,9 @@ def render_schema() -> str:
 def read_samples(path: str | Path) -> list[Sample]:
     with open(path, encoding="utf-8") as handle:
         return [Sample.model_validate_json(line) for line in handle if line.strip()]
+
+
+if __name__ == "__main__":
+    SCHEMA_PATH.parent.mkdir(parents=True, exist_ok=True)
+    SCHEMA_PATH.write_text(render_schema(), encoding="utf-8")
+    print(f"wrote {SCHEMA_PATH}")

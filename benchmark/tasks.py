@@ -21,7 +21,8 @@ from benchmark.citygen import (
     rect,
 )
 from benchmark.vocabulary import NFZ_REASONS, Term, area_of
-from tools.world import UAV, Entity, NoFlyZone, RiskLevel, TimeWindow, TrafficTrack, UAVStatus, WeatherRegion
+from tools.assignment import DETOUR_FACTOR
+from tools.world import UAV, EnergyModel, Entity, NoFlyZone, RiskLevel, TimeWindow, TrafficTrack, UAVStatus, WeatherRegion
 
 SCENARIO_SHARES: dict[str, float] = {
     "normal_delivery": 0.15,
@@ -35,6 +36,7 @@ SCENARIO_SHARES: dict[str, float] = {
     "unsat_ambiguous": 0.05,
 }
 DIFFICULTIES = ("easy", "medium", "hard", "extreme", "unsat")
+NEAR_HOME_M = 400.0
 ZONE_CLEARANCE_M = 35.0  # a scenario's new zone keeps this far from every entity and idle UAV it must not trap
 
 
@@ -130,14 +132,13 @@ def idle_uavs(draft: CityDraft) -> list[UAV]:
 
 
 def energy_ratio_needed(draft: CityDraft, uav: UAV, legs_m: float, payload_kg: float) -> float:
-    """Rough battery share a mission of `legs_m` metres takes (route detour and wind margin included)."""
-    energy = draft_energy_per_m(payload_kg) * legs_m * 1.5
+    """Battery share a mission of `legs_m` straight metres takes, as assign_uav reckons it (detour factor 1.3,
+    conservative energy model) with the strongest wind of the map blowing against the UAV all the way."""
+    model = EnergyModel()
+    wind = max((w.wind_speed_mps for w in draft.weather), default=0.0)
+    per_m = (model.base_wh_per_m + model.payload_wh_per_m_per_kg * payload_kg) * model.conservative_factor
+    energy = per_m * (1 + model.headwind_factor_per_mps * wind) * DETOUR_FACTOR * legs_m
     return energy / uav.battery_capacity_wh
-
-
-def draft_energy_per_m(payload_kg: float) -> float:
-    base, per_kg, conservative = 0.05, 0.01, 1.15  # tools.world.EnergyModel defaults
-    return (base + per_kg * payload_kg) * conservative
 
 
 def mission_length(draft: CityDraft, uav: UAV, stops: list[str]) -> float:
@@ -145,29 +146,53 @@ def mission_length(draft: CityDraft, uav: UAV, stops: list[str]) -> float:
     return sum(dist(a, b) for a, b in zip(points, points[1:]))
 
 
+def _nearest_home(draft: CityDraft, xy: tuple[float, float], rank: int = 0) -> tuple[float, float]:
+    """The `rank`-th nearest pad (depot, charging pad, vertiport) to `xy`: where a UAV can wait."""
+    homes = sorted((e.position for e in draft.entities_of("depot", "charging_pad", "vertiport")), key=lambda p: dist(p, xy))
+    return homes[min(rank, len(homes) - 1)] if homes else xy
+
+
+def make_capable(draft: CityDraft, rng: np.random.Generator, uav: UAV, stops: list[str], payload_kg: float, spare: float) -> UAV:
+    """`uav`, idle, able to lift the payload, charged to the mission's need plus `spare`; moved to a pad near
+    the first stop when its own pad is too far for any battery."""
+    start = draft.entity(stops[0]).position
+    if energy_ratio_needed(draft, uav, mission_length(draft, uav, stops), payload_kg) + spare > 0.95:
+        home = _nearest_home(draft, start, rank=int(rng.integers(2)))
+        if dist(home, start) > NEAR_HOME_M:  # no pad near the start: the UAV waits at the start itself
+            home = start
+        offset = rng.uniform(-3, 3, size=2)
+        uav = uav.model_copy(update={"position": (r1(home[0] + offset[0]), r1(home[1] + offset[1]))})
+    need = energy_ratio_needed(draft, uav, mission_length(draft, uav, stops), payload_kg)
+    if need + spare > 1.0:
+        raise ScenarioError(f"{uav.id} cannot carry the mission's {need:.2f} battery share plus {spare:.2f}")
+    capable = uav.model_copy(
+        update={
+            "status": UAVStatus.idle,
+            "battery_ratio": round(min(1.0, need + spare), 3),
+            "payload_capacity_kg": max(uav.payload_capacity_kg, payload_kg),
+        }
+    )
+    draft.replace_uav(capable)
+    return capable
+
+
 def ensure_capable_uav(draft: CityDraft, rng: np.random.Generator, stops: list[str], payload_kg: float) -> UAV:
     """Make sure at least one idle UAV can lift the payload and has the charge: a SAT task must be doable."""
-    for uav in sorted(idle_uavs(draft), key=lambda u: dist(u.position, draft.entity(stops[0]).position)):
+    start = draft.entity(stops[0]).position
+    for uav in sorted(idle_uavs(draft), key=lambda u: dist(u.position, start)):
         need = energy_ratio_needed(draft, uav, mission_length(draft, uav, stops), payload_kg)
         if uav.payload_capacity_kg >= payload_kg and uav.battery_ratio >= need + 0.3:
             return uav
     able = [u for u in draft.fleet if u.payload_capacity_kg >= payload_kg and u.status is not UAVStatus.busy]
-    uav = min(able or draft.fleet, key=lambda u: dist(u.position, draft.entity(stops[0]).position))
-    need = energy_ratio_needed(draft, uav, mission_length(draft, uav, stops), payload_kg)
-    boosted = uav.model_copy(
-        update={
-            "status": UAVStatus.idle,
-            "battery_ratio": round(min(1.0, max(need + 0.35, float(rng.uniform(0.8, 1.0)))), 3),
-            "payload_capacity_kg": max(uav.payload_capacity_kg, payload_kg),
-        }
-    )
-    draft.replace_uav(boosted)
-    return boosted
+    uav = min(able or draft.fleet, key=lambda u: (-u.battery_capacity_wh, dist(u.position, start)))
+    return make_capable(draft, rng, uav, stops, payload_kg, spare=float(rng.uniform(0.3, 0.45)))
 
 
-def clear_of_everything(draft: CityDraft, shape, keep: set[str] = frozenset()) -> bool:
-    """True when `shape` stays ZONE_CLEARANCE_M away from every entity and idle UAV except those in `keep`."""
-    guarded = [e.position for e in draft.entities if e.id not in keep] + [u.position for u in idle_uavs(draft)]
+def clear_of_mission(draft: CityDraft, shape, ends: list[str]) -> bool:
+    """True when `shape` stays ZONE_CLEARANCE_M away from the mission's ends, the UAV pads and idle UAVs
+    (a temporary zone may close over other POIs: that is what temporary restrictions do)."""
+    pads = [e.position for e in draft.entities_of("depot", "charging_pad", "vertiport")]
+    guarded = [draft.entity(e).position for e in ends] + pads + [u.position for u in idle_uavs(draft)]
     return all(shape.distance(Point(p)) >= ZONE_CLEARANCE_M for p in guarded)
 
 
@@ -186,7 +211,7 @@ def deadline_factor(rng: np.random.Generator, difficulty: str, emergency: bool =
 
 
 def _nfz_across(
-    draft: CityDraft, rng: np.random.Generator, a: tuple[float, float], b: tuple[float, float], keep: set[str]
+    draft: CityDraft, rng: np.random.Generator, a: tuple[float, float], b: tuple[float, float], ends: list[str]
 ) -> NoFlyZone | None:
     """A rectangle straddling the a -> b line at its middle, clear of every entity and idle UAV."""
     length = dist(a, b)
@@ -203,7 +228,7 @@ def _nfz_across(
             continue
         zone_id = draft.next_id("nfz_temp_")
         candidate = NoFlyZone(id=zone_id, polygon=rect(x0, y0, x1, y1), alt_min_m=0.0, alt_max_m=300.0)
-        if candidate.shape.intersects(LineString([a, b])) and clear_of_everything(draft, candidate.shape, keep):
+        if candidate.shape.intersects(LineString([a, b])) and clear_of_mission(draft, candidate.shape, ends):
             return candidate
     return None
 
@@ -277,7 +302,8 @@ def build_patrol_inspection(draft: CityDraft, rng: np.random.Generator, difficul
         deadline_factor=None if difficulty in ("easy", "medium") else deadline_factor(rng, difficulty),
     )
     if difficulty == "unsat":
-        zone = _nfz_over(draft, rng, order[0], "fire_fighting", temporary=True)
+        others = [origin.id, dest.id, *task.waypoints[1:]]
+        zone = _nfz_over(draft, rng, order[0], "fire_fighting", temporary=True, others=others)
         if zone is None:
             raise ScenarioError("no room for an NFZ over the inspection site")
         task.deadline_factor = None
@@ -287,9 +313,9 @@ def build_patrol_inspection(draft: CityDraft, rng: np.random.Generator, difficul
 
 
 def _nfz_over(
-    draft: CityDraft, rng: np.random.Generator, target: Entity, reason: str, temporary: bool
+    draft: CityDraft, rng: np.random.Generator, target: Entity, reason: str, temporary: bool, others: list[str]
 ) -> NoFlyZone | None:
-    """An NFZ covering `target` (and nothing else that matters), active for the whole mission."""
+    """An NFZ covering `target`, clear of the mission's `others` and of the UAVs, active for the whole mission."""
     for _ in range(10):
         half = float(rng.uniform(35, 60))
         cx, cy = target.position[0] + rng.uniform(-15, 15), target.position[1] + rng.uniform(-15, 15)
@@ -298,7 +324,7 @@ def _nfz_over(
         prefix = "nfz_temp_" if temporary else "nfz_perm_"
         window = TimeWindow(start_sec=0.0, end_sec=7200.0) if temporary else None
         zone = make_nfz(rng, draft.next_id(prefix), ((x0 + x1) / 2, (y0 + y1) / 2), (x1 - x0, y1 - y0), reason, window)
-        if zone.shape.contains(target.point) and clear_of_everything(draft, zone.shape, {target.id}):
+        if zone.shape.contains(target.point) and clear_of_mission(draft, zone.shape, others):
             draft.no_fly_zones.append(zone)
             add_zone_label(draft, zone, reason)
             return zone
@@ -306,9 +332,19 @@ def _nfz_over(
 
 
 def build_nfz_avoidance(draft: CityDraft, rng: np.random.Generator, difficulty: str) -> Task:
-    origin, dest = pick_pair(
-        draft, rng, ("hospital", "depot", "charging_pad", "warehouse"), ("accident_site", "residential", "office", "hospital", "metro_station"), 300.0
-    )
+    for _ in range(6):
+        origin, dest = pick_pair(
+            draft,
+            rng,
+            ("hospital", "depot", "charging_pad", "warehouse"),
+            ("accident_site", "residential", "office", "hospital", "metro_station"),
+            300.0,
+        )
+        first = _nfz_across(draft, rng, origin.position, dest.position, [origin.id, dest.id])
+        if first is not None or difficulty == "unsat":
+            break
+    else:
+        raise ScenarioError("no room for an NFZ across the direct line")
     emergency = dest.kind.value == "accident_site"
     task = Task(
         "nfz_avoidance",
@@ -321,23 +357,22 @@ def build_nfz_avoidance(draft: CityDraft, rng: np.random.Generator, difficulty: 
         deadline_factor=deadline_factor(rng, difficulty, emergency),
     )
     if difficulty == "unsat":
-        if _nfz_over(draft, rng, dest, str(rng.choice(["police_operation", "fire_fighting"])), temporary=True) is None:
+        reason = str(rng.choice(["police_operation", "fire_fighting"]))
+        if _nfz_over(draft, rng, dest, reason, temporary=True, others=[origin.id]) is None:
             raise ScenarioError("no room for an NFZ over the destination")
         task.deadline_factor = None
         return _unsat(task, "destination_in_nfz")
-    zones = 2 if difficulty in ("hard", "extreme") else 1
-    for n in range(zones):
-        a, b = origin.position, dest.position
+    zone: NoFlyZone | None = first
+    for n in range(2 if difficulty in ("hard", "extreme") else 1):
         if n == 1:  # the second one across the first half, where a detour round the first would pass
-            b = ((a[0] + b[0]) / 2, (a[1] + b[1]) / 2)
-        zone = _nfz_across(draft, rng, a, b, {origin.id, dest.id})
+            a, b = origin.position, dest.position
+            zone = _nfz_across(draft, rng, a, ((a[0] + b[0]) / 2, (a[1] + b[1]) / 2), [origin.id, dest.id])
         if zone is None:
-            if n == 0:
-                raise ScenarioError("no room for an NFZ across the direct line")
             break
         reason = str(rng.choice(["police_operation", "public_event", "fire_fighting", "vip_visit"]))
         popup = difficulty != "easy" and rng.random() < 0.35
-        window = TimeWindow(start_sec=float(rng.choice([30.0, 60.0])), end_sec=5400.0) if popup else TimeWindow(start_sec=0.0, end_sec=3600.0)
+        start = float(rng.choice([30.0, 60.0])) if popup else 0.0
+        window = TimeWindow(start_sec=start, end_sec=5400.0 if popup else 3600.0)
         zone = zone.model_copy(update={"active_window": window, "temporary": True, "reason": NFZ_REASONS[reason].en})
         draft.no_fly_zones.append(zone)
         add_zone_label(draft, zone, reason)
@@ -423,16 +458,8 @@ def build_charging_bottleneck(draft: CityDraft, rng: np.random.Generator, diffic
     if not far:
         raise ScenarioError("no idle UAV to keep charged")
     keeper = far[int(rng.integers(len(far)))]
-    need = energy_ratio_needed(draft, keeper, mission_length(draft, keeper, stops), cargo.kg)
     margin = {"easy": 0.35, "medium": 0.25, "hard": 0.18, "extreme": 0.12}[difficulty]
-    draft.replace_uav(
-        keeper.model_copy(
-            update={
-                "battery_ratio": round(min(1.0, need + task.battery_reserve_ratio + margin), 3),
-                "payload_capacity_kg": max(keeper.payload_capacity_kg, cargo.kg),
-            }
-        )
-    )
+    make_capable(draft, rng, keeper, stops, cargo.kg, spare=task.battery_reserve_ratio + margin)
     return task
 
 
@@ -489,11 +516,12 @@ def build_multimodal_fallback(draft: CityDraft, rng: np.random.Generator, diffic
     for _ in range(8):
         dest = pick(rng, targets)
         zone_reason = str(rng.choice(["government", "military", "airport", "prison"]))
-        zone = _nfz_over(draft, rng, dest, zone_reason, temporary=False)
+        zone = _nfz_over(draft, rng, dest, zone_reason, temporary=False, others=[])
         if zone is None:
             continue
-        near_hubs = [h for h in hubs if 60 <= dist(h.position, dest.position) <= 500 and not zone.shape.contains(h.point)]
-        starts = [o for o in origins if o.id != dest.id and dist(o.position, dest.position) >= 200 and not zone.shape.contains(o.point)]
+        outside = [e for e in hubs + origins if zone.shape.distance(e.point) >= ZONE_CLEARANCE_M]
+        near_hubs = [h for h in hubs if h in outside and 60 <= dist(h.position, dest.position) <= 500]
+        starts = [o for o in origins if o in outside and o.id != dest.id and dist(o.position, dest.position) >= 200]
         if near_hubs and starts:
             hub = min(near_hubs, key=lambda h: dist(h.position, dest.position))
             origin = pick(rng, starts)
@@ -560,7 +588,8 @@ def build_unsat_ambiguous(draft: CityDraft, rng: np.random.Generator, difficulty
         task.contradiction_zone = zone.id
         return _unsat(task, kind)
     if kind == "destination_in_nfz":
-        if _nfz_over(draft, rng, draft.entity(dest.id), str(rng.choice(["police_operation", "vip_visit"])), temporary=True) is None:
+        reason = str(rng.choice(["police_operation", "vip_visit"]))
+        if _nfz_over(draft, rng, dest, reason, temporary=True, others=[origin.id]) is None:
             raise ScenarioError("no room for an NFZ over the destination")
         return _unsat(task, kind)
     if kind == "deadline_impossible":

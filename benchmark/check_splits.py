@@ -1,0 +1,164 @@
+"""Check generated CloudBrain-Bench splits against the deterministic tools.
+
+    python -m benchmark.check_splits DIR [--workers 2]
+
+Per sample: the sample matches the schema and its gold IR passes the layered validator; a SAT gold decision
+passes verify_ltl_stl and simulate_scenario again (re-run on the stored world); an UNSAT sample's stated reason
+("<tool> <error>: ...") is what re-executing its gold IR produces; an AMBIGUOUS sample asks for confirmation and
+the city query shows the ambiguity; no UNSAT / AMBIGUOUS sample ends in "execute" (R8). Across splits: no sample
+id, world id or world content is shared, and mixed_city appears only in test_unseen_city.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from benchmark.gold import gold_registry
+from benchmark.layouts import UNSEEN_LAYOUTS
+from benchmark.sample import Sample
+from graph.plan_execution import execute_plan
+from graph.validation import validate_ir
+from tools.registry import ToolRegistry
+from tools.world import World
+
+UNSEEN_SPLIT = "test_unseen_city"
+
+
+def _trace_args(sample: Sample, tool: str) -> dict[str, Any] | None:
+    return next((dict(step.args) for step in sample.gold_tool_trace if step.tool == tool), None)
+
+
+def _rerun(sample: Sample, tool: str, registry: ToolRegistry, world: World) -> tuple[bool, str]:
+    """Re-run the gold trace's `tool` step on the gold decision's trajectory."""
+    args = _trace_args(sample, tool)
+    if args is None:
+        return False, f"the gold trace has no {tool} step"
+    args.update(waypoints=sample.gold_decision.waypoints, uav_id=sample.gold_decision.uav_id)
+    result = registry.call(tool, world, args)
+    return result.ok, "" if result.ok else f"{tool} {result.error.type}: {result.error.message}"
+
+
+def _simulation_setting(sample: Sample) -> tuple[int, str]:
+    args = _trace_args(sample, "simulate_scenario") or {}
+    return int(args.get("seed", 0)), str(args.get("stress_level", "medium"))
+
+
+def _check_sat(sample: Sample, registry: ToolRegistry, world: World) -> list[str]:
+    if sample.gold_decision.status != "execute":
+        return [f"SAT but the gold decision is {sample.gold_decision.status}"]
+    problems = []
+    for tool in ("verify_ltl_stl", "simulate_scenario"):
+        ok, message = _rerun(sample, tool, registry, world)
+        if not ok:
+            problems.append(f"SAT decision fails again: {message}")
+    return problems
+
+
+def _check_unsat(sample: Sample, registry: ToolRegistry, world: World) -> list[str]:
+    decision = sample.gold_decision
+    if decision.status == "execute":
+        return ["UNSAT sample ends in execute (R8)"]
+    if not sample.failure_modes:
+        return ["UNSAT sample states no failure mode"]
+    seed, stress = _simulation_setting(sample)
+    execution = execute_plan(sample.gold_ir, world, registry, seed=seed, stress_level=stress)
+    if execution.ok:
+        return ["UNSAT sample: its gold IR now runs through every tool"]
+    failed = next(r for r in execution.results if r.step_id == execution.failed_step)
+    observed = f"{failed.tool} {execution.failure.type}"
+    if not decision.reason.startswith(observed + ":"):
+        return [f"UNSAT reason {decision.reason[:80]!r} but the tools say {observed}"]
+    return []
+
+
+def _check_ambiguous(sample: Sample, registry: ToolRegistry, world: World) -> list[str]:
+    decision = sample.gold_decision
+    if decision.status != "human_confirm" or not decision.missing_information:
+        return ["AMBIGUOUS sample does not ask for confirmation of the missing information"]
+    if sample.source_provenance.built_in_reason == "ambiguous_reference":
+        listed = registry.call("query_city_state", world, {"region": world.world_id}).result or {}
+        kinds = Counter(e["kind"] for e in listed.get("entities", []))
+        named = decision.missing_information[0].split("which ", 1)[1].split("?")[0]
+        if kinds[named] < 2:
+            return [f"AMBIGUOUS reference to {named}, but the city lists {kinds[named]}"]
+    return []
+
+
+CHECKS = {"SAT": _check_sat, "UNSAT": _check_unsat, "AMBIGUOUS": _check_ambiguous}
+
+
+def check_sample(line: str) -> tuple[str, str, list[str], dict[str, str]]:
+    """(sample id, label, problems, identity) for one JSONL line; identity feeds the leakage check."""
+    registry = gold_registry()
+    try:
+        sample = Sample.model_validate_json(line)
+    except ValueError as exc:
+        return "<unparsable>", "?", [f"schema: {str(exc).splitlines()[0]}"], {}
+    world = sample.world
+    problems = []
+    report = validate_ir(sample.gold_ir.model_dump(mode="json"), world, registry)
+    if not report.valid:
+        problems.append(f"gold IR invalid at {report.stage}: {report.error_type} ({report.field})")
+    problems += CHECKS[sample.label](sample, registry, world)
+    identity = {"world_id": world.world_id, "world_version": world.version, "layout": world.city_layout}
+    return sample.sample_id, sample.label, problems, identity
+
+
+def _leakage(identities: dict[str, list[dict[str, str]]]) -> list[str]:
+    problems = []
+    owners: dict[tuple[str, str], str] = {}
+    for split, items in identities.items():
+        for item in items:
+            for key in ("sample_id", "world_id", "world_version"):
+                owner = owners.setdefault((key, item[key]), split)
+                if owner != split:
+                    problems.append(f"{key} {item[key]} is in both {owner} and {split}")
+            unseen = item["layout"] in UNSEEN_LAYOUTS
+            if unseen != (split == UNSEEN_SPLIT):
+                problems.append(f"{split} holds a {item['layout']} world ({item['sample_id']})")
+    return problems
+
+
+def check_dir(directory: Path, workers: int = 2) -> dict[str, Any]:
+    files = sorted(directory.glob("*.jsonl"))
+    identities: dict[str, list[dict[str, str]]] = {}
+    per_split: dict[str, dict[str, Any]] = {}
+    problems: list[str] = []
+    context = multiprocessing.get_context("fork")
+    with context.Pool(max(1, workers)) as pool:
+        for path in files:
+            lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+            results = pool.map(check_sample, lines, chunksize=8)
+            labels = Counter(label for _, label, _, _ in results)
+            bad = [(sid, p) for sid, _, found, _ in results for p in found]
+            problems += [f"{path.stem}/{sid}: {p}" for sid, p in bad]
+            identities[path.stem] = [{"sample_id": sid, **ident} for sid, _, _, ident in results if ident]
+            per_split[path.stem] = {"samples": len(results), "labels": dict(labels), "problems": len(bad)}
+    problems += _leakage(identities)
+    return {"splits": per_split, "problems": problems}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("directory", type=Path, help="folder with <split>.jsonl files")
+    parser.add_argument("--workers", type=int, default=2)
+    args = parser.parse_args(argv)
+    if not args.directory.is_dir():
+        print(f"check_splits: {args.directory} is not a folder", file=sys.stderr)
+        return 2
+    report = check_dir(args.directory, args.workers)
+    print(json.dumps(report["splits"], indent=2))
+    for problem in report["problems"][:50]:
+        print("PROBLEM", problem)
+    print(f"{sum(s['samples'] for s in report['splits'].values())} samples checked, {len(report['problems'])} problems")
+    return 1 if report["problems"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,70 @@
+"""Bilingual instructions: same content in both languages, references that resolve, injected rule breaks."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from benchmark.citygen import generate_city
+from benchmark.instructions import INJECTIONS, write_instruction
+from benchmark.layouts import LAYOUTS
+from benchmark.tasks import build_task
+
+CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+def _made(scenario: str, difficulty: str, seed: int, deadline: float | None = None, inject: bool = False):
+    rng = np.random.default_rng(seed)
+    draft = generate_city(LAYOUTS["downtown_city"], rng, f"w{seed}")
+    task = build_task(draft, rng, scenario, difficulty)
+    return draft, task, write_instruction(task, draft.labels, deadline, rng, inject)
+
+
+def test_both_languages_name_the_same_places():
+    for seed in range(8):
+        draft, task, text = _made("normal_delivery", "medium", seed, deadline=300.0)
+        assert CJK.search(text["zh"]) and not CJK.search(text["en"])
+        ids = {m["id"] for m in text["mentions"]}
+        assert {task.origin, task.destination} <= ids
+        for mention in text["mentions"]:
+            assert mention["en"] in text["en"] and mention["zh"] in text["zh"]
+            assert mention["id"] in {e.id for e in draft.entities} | {z.id for z in draft.no_fly_zones}
+        assert "5" in text["en"] and "5分钟" in text["zh"]
+
+
+def test_reference_styles_vary_and_names_are_descriptive():
+    styles = {_made("emergency_delivery", "easy", seed)[2]["reference_style"] for seed in range(20)}
+    assert styles == {"id", "name", "short"}
+    draft, task, text = next(
+        made for made in (_made("emergency_delivery", "easy", s) for s in range(40)) if made[2]["reference_style"] == "name"
+    )
+    assert draft.labels[task.destination].described.en in text["en"]
+    assert task.destination not in text["en"]
+
+
+def test_injected_sentence_asks_to_break_a_rule():
+    _, _, text = _made("normal_delivery", "easy", 3, inject=True)
+    sentences = {term.en: rule for term, rule in INJECTIONS}
+    assert text["injected_rule_break"] in {"R1", "R2", "R3", "R5", "R7"}
+    assert any(s in text["en"] for s in sentences) or "restricted airspace" in text["en"]
+
+
+def test_ambiguous_request_names_no_particular_place():
+    for seed in range(60):
+        draft, task, text = _made("unsat_ambiguous", "unsat", seed)
+        if task.unsat_kind == "ambiguous_reference":
+            break
+    same_kind = [e for e in draft.entities if e.kind.value == task.ambiguous_kind]
+    assert len(same_kind) >= 2
+    for entity in same_kind:
+        assert entity.id not in text["en"] and draft.labels[entity.id].name.en not in text["en"]
+
+
+def test_contradictory_request_both_enters_and_avoids_the_zone():
+    for seed in range(80):
+        draft, task, text = _made("unsat_ambiguous", "unsat", seed)
+        if task.unsat_kind == "spec_contradiction":
+            break
+    zone = draft.labels[task.contradiction_zone].described
+    assert text["en"].count(zone.en) == 2 and text["zh"].count(zone.zh) == 2
