@@ -92,8 +92,10 @@ def _counterexample_line(cx: dict[str, Any]) -> str:
     return ", ".join(details)
 
 
-def format_case_for_prompt(case: RepairCase) -> str:
-    """A few-line few-shot repair example for the repair prompt."""
+def format_case_for_prompt(case: RepairCase | CaseHit) -> str:
+    """A few-line few-shot repair example for the repair prompt (takes a case or a search hit)."""
+    if isinstance(case, CaseHit):
+        case = case.case
     lines = [f"Past case ({case.scenario_type or 'task'}, outcome {case.outcome}): {case.instruction}"]
     lines.append(f"Failure: {case.failure_summary()}")
     detail = _counterexample_line(case.counterexample)

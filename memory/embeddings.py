@@ -30,7 +30,7 @@ def packaged_model_path() -> Path:
     return Path(get_model_path())
 
 
-def _load_sentence_transformer(model_path: Path, device: str | None) -> "SentenceTransformer":
+def _load_sentence_transformer(model_path: Path, device: str | None) -> SentenceTransformer:
     os.environ.update(OFFLINE_ENV)
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     from sentence_transformers import SentenceTransformer
@@ -54,7 +54,7 @@ class Embedder:
         return EMBEDDING_DIM
 
     @property
-    def model(self) -> "SentenceTransformer":
+    def model(self) -> SentenceTransformer:
         if self._model is None:
             self._model = _load_sentence_transformer(self.model_path, self.device)
         return self._model

@@ -8,22 +8,26 @@ both. Local mode has two limits to plan around:
   gets `MemoryLockedError`. Open one SafetyMemory per process and share it; parallel benchmark workers each need
   their own copy of the folder, or a Qdrant server.
 - it is a brute-force index meant for small collections: Qdrant warns past 20,000 points. Use a server beyond.
+  Its payload filters run in Python over every point, so a filtered case search first over-fetches unfiltered
+  neighbours (exact whenever they hold k matches) and only then falls back to Qdrant's filter.
 """
 
 from __future__ import annotations
 
 import os
+import threading
 import uuid
 import warnings
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 import numpy as np
 from pydantic import BaseModel
 from qdrant_client import QdrantClient, models
+from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
 
-from memory.cases import CASE_ID_NAMESPACE, CaseHit, RepairCase
+from memory.cases import CASE_ID_NAMESPACE, CaseHit, RepairCase, format_case_for_prompt
 from memory.embeddings import EMBEDDING_DIM, Embedder, shared_embedder
 from memory.entities import EntityMatch, relevant_entities
 from memory.rules_corpus import RULES, RuleText, corpus_fingerprint
@@ -34,12 +38,13 @@ RULES_COLLECTION = "rules"
 URL_ENV = "CLOUDBRAIN_QDRANT_URL"
 DEFAULT_MEMORY_PATH = Path(".cloudbrain") / "memory"
 CASE_INDEXED_FIELDS = ("failure_type",)
-RULE_INDEXED_FIELDS = ("kind",)
+RULE_INDEXED_FIELDS: tuple[str, ...] = ()  # rules are searched unfiltered
 UPSERT_BATCH = 256
 # Local-mode filtered search: how many unfiltered neighbours to fetch before falling back to a filtered query.
-OVERFETCH_MIN = 64
-OVERFETCH_PER_RESULT = 16
+OVERFETCH_MIN = 512
+OVERFETCH_PER_RESULT = 128
 SERVER_TIMEOUT_SEC = 10
+CONNECTION_ERRORS = (ResponseHandlingException, UnexpectedResponse, OSError)
 
 
 class MemoryStoreError(Exception):
@@ -67,12 +72,13 @@ def _open_local(path: Path) -> QdrantClient:
             raise
         raise MemoryLockedError(
             f"safety memory {path} is already open (Qdrant local mode allows one client per folder: another "
-            f"process, or another SafetyMemory in this one, holds it). Close the other command, give each parallel worker its own copy of the folder, or run a "
-            f"Qdrant server and pass --qdrant-url / set {URL_ENV}."
+            f"process, or another SafetyMemory in this one, holds it). Close the other command, give each "
+            f"parallel worker its own copy of the folder, or run a Qdrant server and pass --qdrant-url / set "
+            f"{URL_ENV}."
         ) from None
 
 
-def _failure_filter(failure_type: str) -> models.Filter:
+def failure_filter(failure_type: str) -> models.Filter:
     return models.Filter(must=[models.FieldCondition(key="failure_type", match=models.MatchValue(value=failure_type))])
 
 
@@ -82,24 +88,42 @@ class SafetyMemory:
     def __init__(self, path: str | Path | None = None, url: str | None = None, embedder: Embedder | None = None):
         if path is not None and url is not None:
             raise ValueError("give a local path or a server url, not both")
-        self.url = url or (None if path is not None else os.environ.get(URL_ENV) or None)
-        self.path = None if self.url else Path(path) if path is not None else default_memory_path()
+        if path is None and url is None:
+            url = os.environ.get(URL_ENV) or None
+            path = None if url else default_memory_path()
+        self.url = url
+        self.path = Path(path) if path is not None else None
         self._embedder = embedder
-        self.filtered_query_fallbacks = 0
+        self._lock = threading.RLock()  # local mode's in-memory index is not safe for concurrent writers
         self._rules_ready = False
-        if self.path is not None:
+        self.filtered_query_fallbacks = 0
+        self.client = self._connect()
+        try:
+            self._ensure_collections()
+        except MemoryStoreError:
+            self.client.close()
+            raise
+
+    def _connect(self) -> QdrantClient:
+        if self.path is None:
+            # The client's version check runs in a background thread and warns into whatever code runs next;
+            # an unreachable server is reported by the first real call instead, as a MemoryStoreError.
+            return QdrantClient(url=self.url, timeout=SERVER_TIMEOUT_SEC, check_compatibility=False)
+        try:
             self.path.mkdir(parents=True, exist_ok=True)
-            self.client = _open_local(self.path)
-        else:
-            self.client = QdrantClient(url=self.url, timeout=SERVER_TIMEOUT_SEC)
+        except OSError as exc:
+            raise MemoryStoreError(f"cannot create the memory folder {self.path}: {exc.strerror or exc}") from None
+        return _open_local(self.path)
+
+    def _ensure_collections(self) -> None:
         try:
             self._ensure_collection(CASES_COLLECTION, CASE_INDEXED_FIELDS)
             self._ensure_collection(RULES_COLLECTION, RULE_INDEXED_FIELDS)
-        except Exception as exc:
-            self.client.close()
-            if isinstance(exc, MemoryStoreError):
-                raise
+        except CONNECTION_ERRORS as exc:
             raise MemoryStoreError(f"cannot use Qdrant at {self.location}: {exc}") from None
+
+    # So that code holding only the memory can turn its hits into prompt examples.
+    format_case_for_prompt = staticmethod(format_case_for_prompt)
 
     # --- lifecycle ------------------------------------------------------------------------------------------
     @property
@@ -119,7 +143,7 @@ class SafetyMemory:
     def close(self) -> None:
         self.client.close()
 
-    def __enter__(self) -> "SafetyMemory":
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
@@ -129,12 +153,15 @@ class SafetyMemory:
         if self.client.collection_exists(name):
             size = self.client.get_collection(name).config.params.vectors.size
             if size != EMBEDDING_DIM:
-                raise MemoryStoreError(f"collection {name} at {self.location} has vectors of size {size}, "
-                                       f"expected {EMBEDDING_DIM}: it was built with another embedding model")
+                raise MemoryStoreError(
+                    f"collection {name} at {self.location} has vectors of size {size}, "
+                    f"expected {EMBEDDING_DIM}: it was built with another embedding model"
+                )
             return
         # Vectors are unit length, so DOT is the cosine; it also spares local mode re-normalising every vector.
-        self.client.create_collection(name, vectors_config=models.VectorParams(size=EMBEDDING_DIM,
-                                                                               distance=models.Distance.DOT))
+        self.client.create_collection(
+            name, vectors_config=models.VectorParams(size=EMBEDDING_DIM, distance=models.Distance.DOT)
+        )
         with warnings.catch_warnings():
             # Local mode ignores payload indexes (and says so); they serve the server, same code for both.
             warnings.filterwarnings("ignore", message="Payload indexes have no effect")
@@ -169,7 +196,8 @@ class SafetyMemory:
             models.PointStruct(id=case.point_id, vector=vector.tolist(), payload=case.model_dump(mode="json"))
             for case, vector in zip(cases, vectors, strict=True)
         ]
-        self.client.upsert(CASES_COLLECTION, points=points, wait=True)
+        with self._lock:
+            self.client.upsert(CASES_COLLECTION, points=points, wait=True)
 
     def search_cases(self, query_text: str, failure_type: str | None = None, k: int = 3) -> list[CaseHit]:
         """The k stored cases most similar to the query, only of that failure type when one is given."""
@@ -178,37 +206,57 @@ class SafetyMemory:
         return self.search_cases_by_vector(self.embedder.encode_one(query_text), failure_type, k)
 
     def search_cases_by_vector(self, vector: np.ndarray, failure_type: str | None = None, k: int = 3) -> list[CaseHit]:
-        points = self._query_cases(vector.tolist(), failure_type, k)
-        return [CaseHit(score=p.score, case=RepairCase.model_validate(p.payload)) for p in points]
+        """search_cases for an already embedded (unit-length) query."""
+        with self._lock:
+            found = self._query_cases(vector.tolist(), failure_type, k)
+        return [CaseHit(score=score, case=RepairCase.model_validate(payload)) for score, payload in found]
 
-    def _query_cases(self, vector: list[float], failure_type: str | None, k: int) -> list[models.ScoredPoint]:
+    def _query_cases(self, vector: list[float], failure_type: str | None, k: int) -> list[tuple[float, dict]]:
         if failure_type is not None and self.is_local:
-            # Local mode checks a payload filter in Python on every point (~0.1 s at 10k points). The unfiltered
-            # top-N is exact for the filtered top-k once it holds k matches: every point not fetched scores lower.
-            limit = max(OVERFETCH_MIN, OVERFETCH_PER_RESULT * k)
-            candidates = self._query(CASES_COLLECTION, vector, None, limit)
-            matches = [p for p in candidates if p.payload["failure_type"] == failure_type]
-            if len(matches) >= k or len(candidates) < limit:
-                return matches[:k]
+            found = self._overfetch_then_filter(vector, failure_type, k)
+            if found is not None:
+                return found
             self.filtered_query_fallbacks += 1
-        query_filter = _failure_filter(failure_type) if failure_type is not None else None
-        return self._query(CASES_COLLECTION, vector, query_filter, k)
+        query_filter = failure_filter(failure_type) if failure_type is not None else None
+        return [(p.score, p.payload) for p in self._query(CASES_COLLECTION, vector, query_filter, k, True)]
+
+    def _overfetch_then_filter(self, vector: list[float], failure_type: str, k: int) -> list[tuple[float, dict]] | None:
+        """Local mode checks a payload filter in Python on every point (~0.1 s at 10k points), so fetch the
+        unfiltered top-N with only the failure type instead. That is exact for the filtered top-k once it holds k
+        matches (every point not fetched scores lower); None when it does not, and Qdrant's filter must decide."""
+        limit = max(OVERFETCH_MIN, OVERFETCH_PER_RESULT * k)
+        candidates = self._query(CASES_COLLECTION, vector, None, limit, ["failure_type"])
+        matches = [p for p in candidates if p.payload["failure_type"] == failure_type][:k]
+        if len(matches) < k and len(candidates) == limit:
+            return None
+        payloads = {p.id: p.payload for p in self.client.retrieve(CASES_COLLECTION, ids=[p.id for p in matches])}
+        return [(p.score, payloads[p.id]) for p in matches]
 
     def _query(
-        self, collection: str, vector: list[float], query_filter: models.Filter | None, limit: int
+        self,
+        collection: str,
+        vector: list[float],
+        query_filter: models.Filter | None,
+        limit: int,
+        with_payload: bool | list[str],
     ) -> list[models.ScoredPoint]:
         return self.client.query_points(
-            collection, query=vector, query_filter=query_filter, limit=limit, with_payload=True
+            collection, query=vector, query_filter=query_filter, limit=limit, with_payload=with_payload
         ).points
 
     def count_cases(self) -> int:
-        return self.client.count(CASES_COLLECTION, exact=True).count
+        with self._lock:
+            return self.client.count(CASES_COLLECTION, exact=True).count
 
     # --- rules and entities ---------------------------------------------------------------------------------
     def ensure_rules_indexed(self) -> None:
         """Index the rule corpus once; re-index when its texts changed since the folder was built."""
-        if self._rules_ready:
-            return
+        with self._lock:
+            if not self._rules_ready:
+                self._index_rules_if_stale()
+                self._rules_ready = True
+
+    def _index_rules_if_stale(self) -> None:
         fingerprint = corpus_fingerprint()
         ids = [_rule_point_id(rule) for rule in RULES]
         stored = self.client.retrieve(RULES_COLLECTION, ids=ids, with_payload=["corpus"])
@@ -222,14 +270,15 @@ class SafetyMemory:
                 for pid, rule, vec in zip(ids, RULES, vectors, strict=True)
             ]
             self.client.upsert(RULES_COLLECTION, points=points, wait=True)
-        self._rules_ready = True
 
     def search_rules(self, query: str, k: int = 3) -> list[RuleHit]:
         """The k rule texts (R1-R8 and airspace rules) most similar to the query, best first."""
         if k <= 0:
             return []
         self.ensure_rules_indexed()
-        points = self._query(RULES_COLLECTION, self.embedder.encode_one(query).tolist(), None, k)
+        vector = self.embedder.encode_one(query).tolist()
+        with self._lock:
+            points = self._query(RULES_COLLECTION, vector, None, k, True)
         return [RuleHit(score=p.score, rule=_rule_from_payload(p.payload)) for p in points]
 
     def relevant_entities(self, world: World, instruction: str, k: int = 8) -> list[EntityMatch]:
@@ -237,12 +286,14 @@ class SafetyMemory:
 
     # --- reporting ------------------------------------------------------------------------------------------
     def stats(self) -> dict[str, Any]:
-        failure_types = self.client.facet(CASES_COLLECTION, key="failure_type", limit=1000, exact=True)
+        with self._lock:
+            failure_types = self.client.facet(CASES_COLLECTION, key="failure_type", limit=1000, exact=True)
+            rules = self.client.count(RULES_COLLECTION, exact=True).count
         return {
             "backend": "local" if self.is_local else "server",
             "location": self.location,
             "repair_cases": self.count_cases(),
-            "rules": self.client.count(RULES_COLLECTION, exact=True).count,
+            "rules": rules,
             "failure_types": {str(hit.value): hit.count for hit in failure_types.hits},
         }
 

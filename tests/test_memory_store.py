@@ -15,7 +15,7 @@ from memory import store as store_module
 from memory.cases import RepairCase, format_case_for_prompt
 from memory.embeddings import EMBEDDING_DIM, Embedder, shared_embedder
 from memory.rules_corpus import RULES
-from memory.store import MemoryLockedError, SafetyMemory
+from memory.store import MemoryLockedError, MemoryStoreError, SafetyMemory
 from tools.world import load_world
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
@@ -45,8 +45,12 @@ NFZ_CASE = _case(
     failure_stage="verify",
     failure_type="spec_violation",
     violated_rule="R1",
-    counterexample={"time_sec": 31, "robustness": -22.0, "offending_entity": "nfz_temp_1",
-                    "suggested_repair": "add nfz_temp_1 to avoid_zones and re-plan"},
+    counterexample={
+        "time_sec": 31,
+        "robustness": -22.0,
+        "offending_entity": "nfz_temp_1",
+        "suggested_repair": "add nfz_temp_1 to avoid_zones and re-plan",
+    },
     failing_ir_summary="route hospital_A -> accident_site_3, avoid_zones []",
     repaired_ir_diff="+ constraints.avoid_zones: [nfz_temp_1]\n+ ltl: G !in_nfz_temp_1",
 )
@@ -57,8 +61,12 @@ SCHOOL_CASE = _case(
     failure_stage="verify",
     failure_type="spec_violation",
     violated_rule="R2",
-    counterexample={"time_sec": 88, "robustness": -6.0, "offending_entity": "school_zone_2",
-                    "suggested_repair": "keep 30 m from the school buffer"},
+    counterexample={
+        "time_sec": 88,
+        "robustness": -6.0,
+        "offending_entity": "school_zone_2",
+        "suggested_repair": "keep 30 m from the school buffer",
+    },
     repaired_ir_diff="+ constraints.avoid_zones: [school_zone_2]",
 )
 BATTERY_CASE = _case(
@@ -80,7 +88,7 @@ def test_paraphrased_query_with_failure_filter_finds_the_right_case(memory: Safe
 
     hits = memory.search_cases(query, failure_type="spec_violation", k=3)
 
-    assert [hit.case.thread_id for hit in hits][0] == "t-nfz"
+    assert hits[0].case.thread_id == "t-nfz"
     assert {hit.case.failure_type for hit in hits} == {"spec_violation"}
     assert len(hits) == 2  # the battery case is filtered out even though k=3
     assert hits[0].score > hits[1].score
@@ -130,6 +138,17 @@ def test_second_client_on_the_same_folder_gets_a_clear_error(memory: SafetyMemor
         SafetyMemory(path=memory.path)
 
 
+def test_default_location_is_project_local_and_env_url_selects_a_server(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv(store_module.URL_ENV, raising=False)
+    with SafetyMemory() as local:
+        assert local.is_local and local.path == tmp_path / ".cloudbrain" / "memory"
+
+    monkeypatch.setenv(store_module.URL_ENV, "http://127.0.0.1:9")  # nothing listens on port 9
+    with pytest.raises(MemoryStoreError, match="127.0.0.1:9"):
+        SafetyMemory()
+
+
 def test_rules_retrieval_finds_r1_for_a_no_fly_zone_question(memory: SafetyMemory) -> None:
     hits = memory.search_rules("Is the drone allowed to cross the no-fly zone on its way?", k=3)
 
@@ -154,13 +173,21 @@ def test_entities_named_by_id_come_first_then_by_meaning(memory: SafetyMemory) -
 
 
 def test_filtered_search_is_exact_on_both_local_paths(memory: SafetyMemory, monkeypatch) -> None:
+    monkeypatch.setattr(store_module, "OVERFETCH_MIN", 64)  # well below the 300 cases, so both paths are taken
+    monkeypatch.setattr(store_module, "OVERFETCH_PER_RESULT", 16)
     rng = np.random.default_rng(7)
     vectors = rng.normal(size=(300, EMBEDDING_DIM)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     types = ["rare" if i % 50 == 0 else f"common_{i % 3}" for i in range(300)]
     cases = [
-        RepairCase(instruction=f"case {i}", failure_stage="verify", failure_type=t, outcome="repaired",
-                   thread_id=f"s-{i}", round=0)
+        RepairCase(
+            instruction=f"case {i}",
+            failure_stage="verify",
+            failure_type=t,
+            outcome="repaired",
+            thread_id=f"s-{i}",
+            round=0,
+        )
         for i, t in enumerate(types)
     ]
     memory.upsert_case_vectors(cases, vectors)
@@ -212,8 +239,17 @@ def test_cli_seed_from_jsonl_then_search_as_json(tmp_path: Path, embedder: Embed
 
     assert _memory_cli("memory", "seed", "--from", str(cases_file), *where)[0] == 0
     capsys.readouterr()
-    code, _ = _memory_cli("memory", "search", "UAV battery too weak for the job", "--failure-type",
-                          "low_battery_candidates", "--k", "2", "--json", *where)
+    code, _ = _memory_cli(
+        "memory",
+        "search",
+        "UAV battery too weak for the job",
+        "--failure-type",
+        "low_battery_candidates",
+        "--k",
+        "2",
+        "--json",
+        *where,
+    )
     results = json.loads(capsys.readouterr().out)["results"]
 
     assert code == 0

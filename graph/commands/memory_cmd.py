@@ -24,6 +24,7 @@ from memory.cases import RepairCase, format_case_for_prompt
 if TYPE_CHECKING:
     from memory.store import SafetyMemory
 
+
 def register(subparsers: argparse._SubParsersAction) -> None:
     memory = subparsers.add_parser("memory", help="search, inspect and seed the safety memory (repair cases)")
     commands = memory.add_subparsers(dest="memory_command", required=True, metavar="SUBCOMMAND")
@@ -55,7 +56,7 @@ def _add_location_args(parser: argparse.ArgumentParser) -> None:
     where.add_argument("--qdrant-url", default=None, help="Qdrant server URL (default $CLOUDBRAIN_QDRANT_URL if set)")
 
 
-def _open_memory(args: argparse.Namespace) -> "SafetyMemory":
+def _open_memory(args: argparse.Namespace) -> SafetyMemory:
     # Imported here: qdrant-client takes ~1.5 s to import, which other commands should not pay.
     from memory.store import MemoryStoreError, SafetyMemory
 
@@ -91,8 +92,10 @@ def run_stats(args: argparse.Namespace) -> int:
 
 def seed_cases(split: str) -> list[RepairCase]:
     """Repair cases from agent runs on a benchmark split: filled in once the agent graph exists."""
-    raise CommandError(f"seeding from agent runs on split {split!r} needs the agent graph (not available yet); "
-                       f"pass --from FILE.jsonl with RepairCase records")
+    raise CommandError(
+        f"seeding from agent runs on split {split!r} needs the agent graph (not available yet); "
+        f"pass --from FILE.jsonl with RepairCase records"
+    )
 
 
 def read_cases_jsonl(path: str) -> Iterator[RepairCase]:

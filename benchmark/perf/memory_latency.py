@@ -1,0 +1,279 @@
+"""Retrieval latency of the safety memory at 10,000 repair cases (embedded Qdrant, temp folder).
+
+Fills synthetic but varied repair cases (batch-encoded, upserted in batches), then times filtered top-k queries:
+the Qdrant query alone (SafetyMemory.search_cases_by_vector, failure-type filter) and the query embedding, against
+the named baseline, an unfiltered brute-force numpy cosine search over the same vectors. Also times a few raw
+Qdrant filtered queries (the payload filter that local mode evaluates in Python) to show why the store over-fetches.
+The last line is `p95_ms=<Qdrant query p95>`.
+
+    .venv/bin/python benchmark/perf/memory_latency.py [--cases 10000] [--queries 200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TypeVar
+
+import numpy as np
+
+from memory.cases import RepairCase
+from memory.embeddings import shared_embedder
+from memory.store import CASES_COLLECTION, SafetyMemory, failure_filter
+
+FAILURES = {  # failure type -> (stage, rule, failure phrases, offending slot, suggested repair)
+    "spec_violation": (
+        "verify",
+        "R1",
+        ["the route crossed the active no-fly zone {zone}", "the trajectory entered restricted airspace {zone}"],
+        "zone",
+        "avoid the zone",
+    ),
+    "separation_violation": (
+        "verify",
+        "R2",
+        ["the path passed too close to {zone}", "clearance to the school buffer {zone} was below minimum"],
+        "zone",
+        "widen the detour",
+    ),
+    "altitude_violation": (
+        "verify",
+        "R3",
+        ["the UAV climbed above the ceiling near {place}", "the plan descended under the altitude floor over {place}"],
+        "place",
+        "fix the altitude band",
+    ),
+    "deadline_risk": (
+        "execute",
+        "R4",
+        ["arrival at {place} was later than the deadline", "the detour made the ETA miss the time limit"],
+        "place",
+        "faster UAV",
+    ),
+    "low_battery_candidates": (
+        "execute",
+        "R5",
+        [
+            "the named UAV {uav} had too little battery for the round trip",
+            "battery reserve on arrival would drop below 20% for {uav}",
+        ],
+        "uav",
+        "assign another UAV",
+    ),
+    "capacity_low": (
+        "execute",
+        "R6",
+        [
+            "corridor {corridor} was full, no free capacity",
+            "the congested corridor {corridor} could not take another UAV",
+        ],
+        "corridor",
+        "use another corridor",
+    ),
+    "near_miss": (
+        "simulate",
+        "R2",
+        [
+            "a near miss with traffic track {uav} during the stress test",
+            "gusts pushed the UAV within metres of another drone near {place}",
+        ],
+        "uav",
+        "raise separation",
+    ),
+    "medium_risk": (
+        "simulate",
+        None,
+        [
+            "risk assessment came out medium above the allowed level near {place}",
+            "gusty wind north of {place} raised the risk score",
+        ],
+        "place",
+        "avoid gusts",
+    ),
+    "grounding_error": (
+        "grounding",
+        None,
+        ["the IR named an entity {place}_x that does not exist", "unknown zone id referenced instead of {zone}"],
+        "place",
+        "use map ids",
+    ),
+    "spec_unsat": (
+        "verify",
+        "R8",
+        [
+            "the LTL specs contradict each other: reach {place} and never enter it",
+            "constraints could not be satisfied together for {place}",
+        ],
+        "place",
+        "refuse safely",
+    ),
+}
+TASKS = [
+    "send a drone with the defibrillator from {a} to {b}",
+    "deliver a blood sample from {a} to {b}",
+    "inspect the roof of {b} and return to {a}",
+    "patrol the corridor between {a} and {b}",
+    "carry spare parts from {a} to {b} within {m} minutes",
+    "photograph the accident near {b} for the police",
+    "move a medicine box from {a} to {b}, avoid schools",
+    "urgent: insulin from {a} to {b} in {m} min",
+]
+PLACES = [
+    "hospital_A",
+    "hospital_B",
+    "accident_site_3",
+    "metro_station_4",
+    "depot_1",
+    "charging_pad_1",
+    "police_2",
+    "fire_station_1",
+    "warehouse_7",
+    "vertiport_2",
+    "office_park_5",
+    "stadium_1",
+]
+ZONES = ["nfz_temp_1", "nfz_gov_1", "school_zone_2", "nfz_event_4", "school_zone_7", "nfz_airport_1"]
+UAVS = ["uav_03", "uav_07", "uav_05", "uav_09", "uav_11", "uav_12", "uav_21"]
+CORRIDORS = ["corridor_c1", "corridor_c2", "corridor_c3"]
+EXTRAS = [
+    "",
+    "",
+    " with a {kg} kg payload",
+    " at low altitude",
+    " before sunset",
+    ", critical priority",
+    ", keep clear of schools",
+    " using {uav}",
+]
+FILL_BATCH = 512
+T = TypeVar("T")
+
+
+def synthetic_case(rng: random.Random, index: int) -> RepairCase:
+    failure_type = rng.choice(sorted(FAILURES))
+    stage, rule, phrases, offender, repair = FAILURES[failure_type]
+    a, b = rng.sample(PLACES, 2)
+    slots = {
+        "a": a,
+        "b": b,
+        "m": rng.choice([5, 8, 10, 15, 20]),
+        "zone": rng.choice(ZONES),
+        "place": b,
+        "uav": rng.choice(UAVS),
+        "corridor": rng.choice(CORRIDORS),
+        "kg": rng.choice([0.5, 1, 2, 3]),
+    }
+    failure = rng.choice(phrases).format(**slots)
+    return RepairCase(
+        instruction=(rng.choice(TASKS) + rng.choice(EXTRAS)).format(**slots),
+        scenario_type=rng.choice(["medical", "inspection", "logistics", "emergency"]),
+        failure_stage=stage,
+        failure_type=failure_type,
+        violated_rule=rule,
+        counterexample={
+            "time_sec": rng.randint(5, 600),
+            "robustness": round(rng.uniform(-40, -0.5), 2),
+            "offending_entity": slots[offender],
+            "suggested_repair": repair,
+        },
+        failing_ir_summary=failure,
+        repaired_ir_diff=f"+ constraints.avoid_zones: [{slots['zone']}]",
+        outcome=rng.choice(["repaired", "repaired", "safe_refusal", "human_confirm"]),
+        model="synthetic",
+        thread_id=f"perf-{index}",
+        round=rng.randint(0, 2),
+    )
+
+
+def time_each(fn: Callable[[T], object], items: Sequence[T]) -> np.ndarray:
+    """Milliseconds of fn(item), one call per item."""
+    times = []
+    for item in items:
+        start = time.perf_counter()
+        fn(item)
+        times.append((time.perf_counter() - start) * 1000)
+    return np.array(times)
+
+
+def percentiles(label: str, ms: np.ndarray) -> tuple[float, float]:
+    p50, p95 = float(np.percentile(ms, 50)), float(np.percentile(ms, 95))
+    print(f"{label:<44} p50 {p50:8.2f} ms   p95 {p95:8.2f} ms   (n={len(ms)})")
+    return p50, p95
+
+
+def brute_force_top_k(matrix: np.ndarray, query: np.ndarray, k: int) -> np.ndarray:
+    scores = matrix @ query
+    top = np.argpartition(-scores, k)[:k]
+    return top[np.argsort(-scores[top])]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cases", type=int, default=10_000)
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--k", type=int, default=3)
+    parser.add_argument("--raw-filter-queries", type=int, default=20)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+
+    embedder = shared_embedder()
+    start = time.perf_counter()
+    embedder.encode(["warm up"])
+    print(f"model import + load: {time.perf_counter() - start:.1f} s")
+
+    rng = random.Random(args.seed)
+    cases = [synthetic_case(rng, i) for i in range(args.cases)]
+    queries = [synthetic_case(random.Random(args.seed + 1 + i), i) for i in range(args.queries)]
+    with tempfile.TemporaryDirectory() as folder, SafetyMemory(path=Path(folder), embedder=embedder) as memory:
+        start = time.perf_counter()
+        blocks = []
+        for first in range(0, len(cases), FILL_BATCH):
+            batch = cases[first : first + FILL_BATCH]
+            blocks.append(embedder.encode([case.embedding_text() for case in batch]))
+            memory.upsert_case_vectors(batch, blocks[-1])
+        matrix = np.vstack(blocks)
+        fill_s = time.perf_counter() - start
+        print(
+            f"filled {memory.count_cases()} cases (distinct texts {len({c.embedding_text() for c in cases})}) "
+            f"in {fill_s:.1f} s ({args.cases / fill_s:.0f} cases/s, encode + upsert)"
+        )
+
+        # The repair node's query: the instruction, the failure type and the counterexample's suggested repair.
+        texts = [f"{q.instruction} | {q.failure_type}: {q.counterexample['suggested_repair']}" for q in queries]
+        embed_ms = time_each(embedder.encode_one, texts)
+        vectors = embedder.encode(texts)
+        pairs = list(zip(vectors, [q.failure_type for q in queries]))
+        for vector, failure_type in pairs[:5]:  # warm-up
+            memory.search_cases_by_vector(vector, failure_type, args.k)
+        fallbacks_before = memory.filtered_query_fallbacks
+        qdrant_ms = time_each(lambda pair: memory.search_cases_by_vector(*pair, args.k), pairs)
+        fallbacks = memory.filtered_query_fallbacks - fallbacks_before
+        numpy_ms = time_each(lambda pair: brute_force_top_k(matrix, pair[0], args.k), pairs)
+        raw_filter_ms = time_each(
+            lambda pair: memory.client.query_points(
+                CASES_COLLECTION, query=pair[0].tolist(), query_filter=failure_filter(pair[1]), limit=args.k
+            ),
+            pairs[: args.raw_filter_queries],
+        )
+
+    print(
+        f"\n{args.queries} queries, top-{args.k}, failure-type filter ({len(FAILURES)} types, ~"
+        f"{args.cases // len(FAILURES)} cases each); filtered fallbacks: {fallbacks}"
+    )
+    percentiles("query embedding (MiniLM, one text)", embed_ms)
+    _, qdrant_p95 = percentiles("Qdrant query, filtered (SafetyMemory)", qdrant_ms)
+    _, numpy_p95 = percentiles("baseline: numpy brute-force cosine, unfiltered", numpy_ms)
+    percentiles("raw Qdrant local payload-filter query", raw_filter_ms)
+    print(
+        f"Qdrant p95 / numpy p95 = {qdrant_p95 / numpy_p95:.1f}x   target Qdrant p95 <= 20 ms: "
+        f"{'met' if qdrant_p95 <= 20 else 'MISSED'}"
+    )
+    print(f"p95_ms={qdrant_p95:.2f}")
+
+
+if __name__ == "__main__":
+    main()
