@@ -41,7 +41,10 @@ def _rerun(sample: Sample, tool: str, registry: ToolRegistry, world: World) -> t
         return False, f"the gold trace has no {tool} step"
     args.update(waypoints=sample.gold_decision.waypoints, uav_id=sample.gold_decision.uav_id)
     result = registry.call(tool, world, args)
-    return result.ok, "" if result.ok else f"{tool} {result.error.type}: {result.error.message}"
+    return (
+        result.ok,
+        "" if result.ok else f"{tool} {result.error.type}: {result.error.message}",
+    )
 
 
 def _simulation_setting(sample: Sample) -> tuple[int, str]:
@@ -106,7 +109,11 @@ def check_sample(line: str) -> tuple[str, str, list[str], dict[str, str]]:
     if not report.valid:
         problems.append(f"gold IR invalid at {report.stage}: {report.error_type} ({report.field})")
     problems += CHECKS[sample.label](sample, registry, world)
-    identity = {"world_id": world.world_id, "world_version": world.version, "layout": world.city_layout}
+    identity = {
+        "world_id": world.world_id,
+        "world_version": world.version,
+        "layout": world.city_layout,
+    }
     return sample.sample_id, sample.label, problems, identity
 
 
@@ -139,7 +146,11 @@ def check_dir(directory: Path, workers: int = 2) -> dict[str, Any]:
             bad = [(sid, p) for sid, _, found, _ in results for p in found]
             problems += [f"{path.stem}/{sid}: {p}" for sid, p in bad]
             identities[path.stem] = [{"sample_id": sid, **ident} for sid, _, _, ident in results if ident]
-            per_split[path.stem] = {"samples": len(results), "labels": dict(labels), "problems": len(bad)}
+            per_split[path.stem] = {
+                "samples": len(results),
+                "labels": dict(labels),
+                "problems": len(bad),
+            }
     problems += _leakage(identities)
     return {"splits": per_split, "problems": problems}
 

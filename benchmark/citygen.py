@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from shapely.geometry import Point, box
+from shapely.geometry import Point
 from shapely.ops import unary_union
 from shapely.prepared import prep
 
@@ -50,7 +50,13 @@ STREET_M = 20.0
 SETBACK_M = 12.0
 SITE_SPACING_M = 45.0
 POI_CLEARANCE_M = 25.0
-ESSENTIAL_KINDS = ("charging_pad", "depot", "hospital", "accident_site", "inspection_site")  # a POI keeps this far from any NFZ and any school's buffered zone
+ESSENTIAL_KINDS = (
+    "charging_pad",
+    "depot",
+    "hospital",
+    "accident_site",
+    "inspection_site",
+)  # a POI keeps this far from any NFZ and any school's buffered zone
 
 
 @dataclass(frozen=True)
@@ -65,11 +71,19 @@ class UAVModel:
 
 UAV_MODELS: tuple[tuple[UAVModel, float], ...] = (
     (UAVModel("quad-light", 150.0, 2.0, 10.0, 10.0, ("camera",)), 0.3),
-    (UAVModel("quad-medical", 200.0, 3.0, 12.0, 12.0, ("camera", "defibrillator_bay")), 0.3),
+    (
+        UAVModel("quad-medical", 200.0, 3.0, 12.0, 12.0, ("camera", "defibrillator_bay")),
+        0.3,
+    ),
     (UAVModel("hexa-cargo", 300.0, 5.0, 14.0, 14.0, ("camera", "lidar")), 0.25),
     (UAVModel("vtol-long-range", 400.0, 2.5, 18.0, 15.0, ("camera", "thermal")), 0.15),
 )
-STATUS_SHARES = ((UAVStatus.idle, 0.62), (UAVStatus.busy, 0.2), (UAVStatus.charging, 0.1), (UAVStatus.maintenance, 0.08))
+STATUS_SHARES = (
+    (UAVStatus.idle, 0.62),
+    (UAVStatus.busy, 0.2),
+    (UAVStatus.charging, 0.1),
+    (UAVStatus.maintenance, 0.08),
+)
 
 
 @dataclass(frozen=True)
@@ -139,7 +153,16 @@ class CityDraft:
         self.corridors = [corridor if c.id == corridor.id else c for c in self.corridors]
 
     def next_id(self, prefix: str) -> str:
-        taken = {x.id for group in (self.no_fly_zones, self.sensitive_zones, self.entities, self.weather) for x in group}
+        taken = {
+            x.id
+            for group in (
+                self.no_fly_zones,
+                self.sensitive_zones,
+                self.entities,
+                self.weather,
+            )
+            for x in group
+        }
         n = 1
         while f"{prefix}{n}" in taken:
             n += 1
@@ -159,9 +182,9 @@ def rect(x0: float, y0: float, x1: float, y1: float) -> list[XY]:
 
 
 def choice_weighted(rng: np.random.Generator, options: tuple[tuple[object, float], ...]):
-    values = [v for v, _ in options]
-    weights = np.array([w for _, w in options], dtype=float)
-    return values[int(rng.choice(len(values), p=weights / weights.sum()))]
+    cumulative = np.cumsum([w for _, w in options])
+    index = int(np.searchsorted(cumulative, rng.random() * cumulative[-1], side="right"))
+    return options[min(index, len(options) - 1)][0]
 
 
 def randint(rng: np.random.Generator, bounds: tuple[int, int]) -> int:
@@ -177,7 +200,14 @@ def _lots(layout: LayoutSpec) -> list[tuple[int, int, float, float, float, float
     n_i, n_j = int(layout.width_m // pitch), int(layout.depth_m // pitch)
     half = STREET_M / 2.0
     return [
-        (i, j, i * pitch + half, j * pitch + half, (i + 1) * pitch - half, (j + 1) * pitch - half)
+        (
+            i,
+            j,
+            i * pitch + half,
+            j * pitch + half,
+            (i + 1) * pitch - half,
+            (j + 1) * pitch - half,
+        )
         for i in range(n_i)
         for j in range(n_j)
     ]
@@ -204,7 +234,13 @@ def _place_buildings(layout: LayoutSpec, rng: np.random.Generator) -> tuple[list
         w, d = (x1 - x0) * rng.uniform(0.6, 1.0), (y1 - y0) * rng.uniform(0.6, 1.0)
         bx, by = x0 + rng.uniform(0, x1 - x0 - w), y0 + rng.uniform(0, y1 - y0 - d)
         height = _height(layout, rng, bx + w / 2, by + d / 2)
-        buildings.append(Building(id=f"bldg_{i}_{j}", polygon=rect(bx, by, bx + w, by + d), height_m=height))
+        buildings.append(
+            Building(
+                id=f"bldg_{i}_{j}",
+                polygon=rect(bx, by, bx + w, by + d),
+                height_m=height,
+            )
+        )
     return buildings, open_lots
 
 
@@ -270,7 +306,14 @@ def _place_nfzs(
         reasons = PERMANENT_NFZ_REASONS if permanent else TEMPORARY_NFZ_REASONS
         reason = str(rng.choice(reasons))
         nfz_id = f"nfz_perm_{k + 1}" if permanent else f"nfz_temp_{k - n_perm + 1}"
-        zone = make_nfz(rng, nfz_id, centre, size, reason, None if permanent else temporary_window(rng))
+        zone = make_nfz(
+            rng,
+            nfz_id,
+            centre,
+            size,
+            reason,
+            None if permanent else temporary_window(rng),
+        )
         zones.append(zone)
         labels[nfz_id] = nfz_label(zone, reason, layout.width_m, layout.depth_m)
     return zones, labels
@@ -303,10 +346,19 @@ def _place_schools(
             )
         )
         entities.append(
-            Entity(id=school_id, kind=EntityKind.school, name=label.described.en, position=(r1((x0 + x1) / 2), r1((y0 + y1) / 2)))
+            Entity(
+                id=school_id,
+                kind=EntityKind.school,
+                name=label.described.en,
+                position=(r1((x0 + x1) / 2), r1((y0 + y1) / 2)),
+            )
         )
         labels[school_id] = label
-        labels[zone_id] = EntityLabel("school_zone", Term(f"{label.name.en} grounds", f"{label.name.zh}校园"), label.area)
+        labels[zone_id] = EntityLabel(
+            "school_zone",
+            Term(f"{label.name.en} grounds", f"{label.name.zh}校园"),
+            label.area,
+        )
     return zones, entities, labels
 
 
@@ -351,12 +403,25 @@ def _place_pois(
             jitter = rng.uniform(-3, 3, size=2)
             position = (r1(site[0] + jitter[0]), r1(site[1] + jitter[1]))
             label = EntityLabel(
-                kind, entity_name(kind, adjectives[int(adj_index)]), area_of(*position, layout.width_m, layout.depth_m)
+                kind,
+                entity_name(kind, adjectives[int(adj_index)]),
+                area_of(*position, layout.width_m, layout.depth_m),
             )
             entity_id = f"{kind}_{n}"
-            entities.append(Entity(id=entity_id, kind=EntityKind(kind), name=label.described.en, position=position))
+            entities.append(
+                Entity(
+                    id=entity_id,
+                    kind=EntityKind(kind),
+                    name=label.described.en,
+                    position=position,
+                )
+            )
             labels[entity_id] = label
-    spare = [s for s in sites if all(np.hypot(s[0] - t[0], s[1] - t[1]) >= SITE_SPACING_M for t in taken)]
+    gaps = np.linalg.norm(
+        np.asarray(sites)[:, None, :] - np.asarray(taken or [(-1e9, -1e9)])[None, :, :],
+        axis=2,
+    )
+    spare = [site for site, gap in zip(sites, gaps.min(axis=1)) if gap >= SITE_SPACING_M]
     return entities, labels, spare
 
 
@@ -418,7 +483,12 @@ def battery_ratio(rng: np.random.Generator) -> float:
 
 
 def make_fleet(
-    rng: np.random.Generator, size: int, homes: list[XY], width: float, depth: float, start_index: int = 1
+    rng: np.random.Generator,
+    size: int,
+    homes: list[XY],
+    width: float,
+    depth: float,
+    start_index: int = 1,
 ) -> list[UAV]:
     fleet = []
     for n in range(start_index, start_index + size):
@@ -426,7 +496,10 @@ def make_fleet(
         status = choice_weighted(rng, STATUS_SHARES)
         home = homes[int(rng.integers(len(homes)))]
         offset = rng.uniform(-3, 3, size=2)
-        position = (r1(np.clip(home[0] + offset[0], 1, width - 1)), r1(np.clip(home[1] + offset[1], 1, depth - 1)))
+        position = (
+            r1(np.clip(home[0] + offset[0], 1, width - 1)),
+            r1(np.clip(home[1] + offset[1], 1, depth - 1)),
+        )
         battery = battery_ratio(rng)
         if status is UAVStatus.charging:
             battery = round(float(rng.uniform(0.15, 0.6)), 3)
@@ -467,13 +540,21 @@ def _traffic(layout: LayoutSpec, rng: np.random.Generator, corridors: list[Corri
         tracks.append(
             TrafficTrack(
                 id=f"track_t{n}",
-                waypoints=[(r1(ax), r1(ay), z, t0), (r1(bx), r1(by), z, r1(t0 + duration))],
+                waypoints=[
+                    (r1(ax), r1(ay), z, t0),
+                    (r1(bx), r1(by), z, r1(t0 + duration)),
+                ],
             )
         )
     return tracks
 
 
-def generate_city(layout: LayoutSpec, rng: np.random.Generator, world_id: str, fleet_size: int | None = None) -> CityDraft:
+def generate_city(
+    layout: LayoutSpec,
+    rng: np.random.Generator,
+    world_id: str,
+    fleet_size: int | None = None,
+) -> CityDraft:
     grid = Grid(
         nx=layout.nx,
         ny=layout.ny,

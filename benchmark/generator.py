@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import resource
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -26,7 +27,13 @@ from benchmark.gold import GoldResult, gold_registry, label_task
 from benchmark.instructions import write_instruction
 from benchmark.layouts import LAYOUTS
 from benchmark.sample import render_schema
-from benchmark.splits import INJECTION_SHARE, SPLITS, SplitSpec, draw_difficulty, scenario_schedule
+from benchmark.splits import (
+    INJECTION_SHARE,
+    SPLITS,
+    SplitSpec,
+    draw_difficulty,
+    scenario_schedule,
+)
 from benchmark.tasks import SCENARIO_SHARES, ScenarioError, Task, build_task
 from tools.contract import stable_hash
 
@@ -71,9 +78,13 @@ def _synthetic_city(spec: SplitSpec, rng: np.random.Generator, world_id: str) ->
     return draft, sources
 
 
-def _city_maker(spec: SplitSpec) -> Callable[[SplitSpec, np.random.Generator, str], tuple[CityDraft, dict[str, Any]]]:
+def _city_maker(
+    spec: SplitSpec,
+) -> Callable[[SplitSpec, np.random.Generator, str], tuple[CityDraft, dict[str, Any]]]:
     if spec.data_tier == "real_context":
-        from benchmark.real_context import real_context_city  # imports pyrosm / pandas: only for this split
+        from benchmark.real_context import (
+            real_context_city,  # imports pyrosm / pandas: only for this split
+        )
 
         return real_context_city
     return _synthetic_city
@@ -210,7 +221,12 @@ def run_jobs(jobs: list[Job], workers: int) -> Iterator[tuple[str, dict[str, Any
 
 
 def _spread(values: list[float]) -> dict[str, float]:
-    return {"min": min(values), "median": median(values), "max": max(values), "mean": round(mean(values), 3)}
+    return {
+        "min": min(values),
+        "median": median(values),
+        "max": max(values),
+        "mean": round(mean(values), 3),
+    }
 
 
 def split_stats(spec: SplitSpec, summaries: list[dict[str, Any]]) -> dict[str, Any]:
@@ -282,10 +298,10 @@ def generate_splits(
     """Write <split>.jsonl for each split, split_stats.json and the sample schema; returns the stats."""
     out_dir.mkdir(parents=True, exist_ok=True)
     per_split = []
-    timings = {}
+    timings, cpu = {}, {}
     for name in names:
         spec = SPLITS[name]
-        started = time.perf_counter()
+        started, cpu_started = time.perf_counter(), cpu_seconds()
         jobs = jobs_for(spec, master_seed, limit)
         summaries = []
         with open(out_dir / f"{name}.jsonl", "w", encoding="utf-8") as handle:
@@ -296,6 +312,7 @@ def generate_splits(
                     progress(name, done, len(jobs))
         per_split.append(split_stats(spec, summaries))
         timings[name] = time.perf_counter() - started
+        cpu[name] = cpu_seconds() - cpu_started
     stats = {
         "generator_version": GENERATOR_VERSION,
         "master_seed": master_seed,
@@ -304,4 +321,13 @@ def generate_splits(
     }
     (out_dir / STATS_FILE).write_text(json.dumps(stats, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     (out_dir / SCHEMA_FILE).write_text(render_schema(), encoding="utf-8")
-    return {"stats": stats, "timings_sec": timings}
+    return {"stats": stats, "timings_sec": timings, "cpu_sec": cpu}
+
+
+def cpu_seconds() -> float:
+    """CPU time of this process and of its finished workers: what the run costs on an otherwise idle machine."""
+    own, workers = (
+        resource.getrusage(resource.RUSAGE_SELF),
+        resource.getrusage(resource.RUSAGE_CHILDREN),
+    )
+    return own.ru_utime + own.ru_stime + workers.ru_utime + workers.ru_stime

@@ -2,28 +2,30 @@
 label SAT / UNSAT / AMBIGUOUS. Nothing here asks an LLM.
 
 The gold IR is run with the same executor the agent uses (graph.plan_execution.execute_plan), so the trace is
-what the `oracle` method would produce. Deadlines are set from a probe run (assign + plan) so that "tight" means
-a fixed margin over the ETA the planner actually achieves; an impossible deadline sits below the straight-line
-time of the fastest idle UAV, which no route can beat.
+what the `oracle` method would produce. A deadline is set from a probe of the same plan without one (see
+choose_deadline), so "tight" means a fixed margin over the arrival the tools actually produce; an impossible
+deadline sits below the straight-line time of the fastest idle UAV, which no route can beat.
 """
 
 from __future__ import annotations
 
 import math
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
+from pydantic import Field
 from shapely.geometry import LineString
 
+from benchmark.tasks import ScenarioError, Task
 from graph.ir import LowAltitudeIR
 from graph.plan_execution import PlanExecution, analyse_plan, execute_plan
 from graph.state import Decision
-from benchmark.tasks import ScenarioError, Task
 from tools.catalog import default_registry
 from tools.contract import ToolResult, stable_hash
 from tools.program_rules import ON_THE_WAY_M, SLOW_SPEED_MPS, nfz_on_the_way
-from tools.registry import ToolRegistry
+from tools.registry import ToolRegistry, ToolSpec
 from tools.world import UAVStatus, World
 
 BASE_RULES = ["R1", "R2", "R3", "R4", "R5", "R6"]
@@ -35,6 +37,7 @@ MAX_REFERENCE_REPAIRS = 3
 SIM_SEED_REDRAWS = 2
 TIGHT_FACTOR = 1.4
 HOLD_ALLOWANCE_SEC = 60.0
+MEMO_SIZE = 32
 
 # The tool error that proves each built-in reason (unsat_kind -> (tool, error type)).
 EXPECTED_FAILURE: dict[str, tuple[str, str]] = {
@@ -67,11 +70,24 @@ FAILURE_FAMILY = {
 
 
 class TimelessRegistry(ToolRegistry):
-    """The tools with latency_sec zeroed. Gold traces must not depend on how fast the machine is, and
-    explain_decision's input hash covers the earlier results it is given, timings included."""
+    """The tools with latency_sec zeroed, and the last MEMO_SIZE results remembered.
+
+    Gold traces must not depend on how fast the machine is (explain_decision's input hash covers the earlier
+    results it is given, timings included). The tools are deterministic, so a call with the same tool, arguments
+    and world content (a deadline probe's assign_uav, then the gold plan's) can take the earlier result.
+    """
+
+    def __init__(self, specs: list[ToolSpec]):
+        super().__init__(specs)
+        self._memo: OrderedDict[str, ToolResult] = OrderedDict()
 
     def call(self, name: str, world: World, args: dict[str, Any] | None = None) -> ToolResult:
-        return super().call(name, world, args).model_copy(update={"latency_sec": 0.0})
+        key = stable_hash({"tool": name, "args": args or {}, "world": world.version})
+        if key not in self._memo:
+            self._memo[key] = super().call(name, world, args).model_copy(update={"latency_sec": 0.0})
+            if len(self._memo) > MEMO_SIZE:
+                self._memo.popitem(last=False)
+        return self._memo[key]
 
 
 @cache
@@ -85,8 +101,8 @@ class GoldDecision(Decision):
 
     fallback_policy: str | None = None
     handoff: dict[str, Any] | None = None
-    missing_information: list[str] = []
-    evidence: list[str] = []  # request ids of the tool results that justify the outcome
+    missing_information: list[str] = Field(default_factory=list)
+    evidence: list[str] = Field(default_factory=list, description="request ids of the results that justify it")
 
 
 @dataclass
@@ -130,7 +146,11 @@ def zones_to_avoid(world: World, horizon_sec: float) -> list[str]:
 def _fallback_policy(task: Task) -> str:
     if task.intended_label == "AMBIGUOUS":
         return "human_confirm"
-    if task.unsat_kind in ("all_corridors_full", "fleet_battery_exhausted", "fleet_unavailable"):
+    if task.unsat_kind in (
+        "all_corridors_full",
+        "fleet_battery_exhausted",
+        "fleet_unavailable",
+    ):
         return "wait"
     if task.intended_label == "UNSAT":
         return "safe_refusal"
@@ -143,14 +163,24 @@ def _fallback_policy(task: Task) -> str:
 
 def _tool_plan(task: Task, world: World, area: list[float]) -> list[dict[str, Any]]:
     if task.intended_label == "AMBIGUOUS":
-        return [{"id": "s1", "tool": "query_city_state", "args": {"region": world.world_id}, "depends_on": []}]
+        return [
+            {
+                "id": "s1",
+                "tool": "query_city_state",
+                "args": {"region": world.world_id},
+                "depends_on": [],
+            }
+        ]
     leg_end = task.handoff_point  # multimodal: the UAV leg ends at the hand-off point
     airspace_args: dict[str, Any] = {"bbox": area}
     if task.require_corridor:
         airspace_args["require_corridor"] = True
     steps: list[tuple[str, dict[str, Any]]] = [
         ("query_city_state", {"bbox": area}),
-        ("query_airspace", {**airspace_args, **({"destination": leg_end} if leg_end else {})}),
+        (
+            "query_airspace",
+            {**airspace_args, **({"destination": leg_end} if leg_end else {})},
+        ),
         ("assign_uav", {"destination": leg_end} if leg_end else {}),
         ("plan_route", {"goal": leg_end} if leg_end else {}),
         ("verify_ltl_stl", {"goal": leg_end} if leg_end else {}),
@@ -159,7 +189,12 @@ def _tool_plan(task: Task, world: World, area: list[float]) -> list[dict[str, An
         ("explain_decision", {}),
     ]
     return [
-        {"id": f"s{n}", "tool": tool, "args": args, "depends_on": [f"s{n - 1}"] if n > 1 else []}
+        {
+            "id": f"s{n}",
+            "tool": tool,
+            "args": args,
+            "depends_on": [f"s{n - 1}"] if n > 1 else [],
+        }
         for n, (tool, args) in enumerate(steps, start=1)
     ]
 
@@ -175,7 +210,10 @@ def _ltl(task: Task, world: World, path: list[tuple[float, float]], horizon: flo
     line = LineString(path) if len(path) > 1 else None
     if line is None:
         return []
-    nfzs = sorted(nfz_on_the_way(world, path, 0.0, horizon), key=lambda z: world.zone_index[z].shape.distance(line))
+    nfzs = sorted(
+        nfz_on_the_way(world, path, 0.0, horizon),
+        key=lambda z: world.zone_index[z].shape.distance(line),
+    )
     schools = [z.id for z in world.sensitive_zones if z.buffered_shape.distance(line) <= ON_THE_WAY_M]
     goal_atoms = [f"F at_{w}" for w in task.waypoints]
     if task.intended_label != "AMBIGUOUS":
@@ -225,10 +263,19 @@ def build_gold_ir(task: Task, world: World, task_id: str, deadline_sec: float | 
                 "payload_kg": task.payload_kg,
             },
             "tool_plan": _tool_plan(task, world, mission_area(world, refs) if refs else [0, 0, 1, 1]),
-            "verification_specs": {"ltl": _ltl(task, world, path, horizon), "stl": [], "program_rules": rules},
+            "verification_specs": {
+                "ltl": _ltl(task, world, path, horizon),
+                "stl": [],
+                "program_rules": rules,
+            },
             "fallback_policy": _fallback_policy(task),
             "explanation_plan": {
-                "cite_tools": ["assign_uav", "plan_route", "verify_ltl_stl", "simulate_scenario"],
+                "cite_tools": [
+                    "assign_uav",
+                    "plan_route",
+                    "verify_ltl_stl",
+                    "simulate_scenario",
+                ],
                 "cite_rules": rules,
             },
         }
@@ -243,7 +290,14 @@ def _slow_flight_sec(path: list[tuple[float, float]]) -> float:
 # --- deadlines --------------------------------------------------------------------------------------------
 
 
-def _probe(task: Task, world: World, registry: ToolRegistry, task_id: str, seed: int, tools: tuple[str, ...]) -> PlanExecution:
+def _probe(
+    task: Task,
+    world: World,
+    registry: ToolRegistry,
+    task_id: str,
+    seed: int,
+    tools: tuple[str, ...],
+) -> PlanExecution:
     """The gold plan without a deadline, cut down to `tools` (in plan order, each depending on the previous)."""
     ir = build_gold_ir(task, world, task_id, None)
     chosen = [s for s in ir.tool_plan if s.tool in tools]
@@ -254,8 +308,18 @@ def _probe(task: Task, world: World, registry: ToolRegistry, task_id: str, seed:
 
 def probe_arrival(task: Task, world: World, registry: ToolRegistry, task_id: str, seed: int) -> float | None:
     """When the gold plan's UAV would arrive in the gold simulation: assign, plan, simulate."""
-    execution = _probe(task, world, registry, task_id, seed, ("assign_uav", "plan_route", "simulate_scenario"))
-    simulated = next((r.result.result for r in execution.results if r.tool == "simulate_scenario"), None)
+    execution = _probe(
+        task,
+        world,
+        registry,
+        task_id,
+        seed,
+        ("assign_uav", "plan_route", "simulate_scenario"),
+    )
+    simulated = next(
+        (r.result.result for r in execution.results if r.tool == "simulate_scenario"),
+        None,
+    )
     if simulated and simulated.get("arrival_time_sec") is not None:
         return float(simulated["arrival_time_sec"])
     return execution.decision.eta_sec if execution.decision else None
@@ -271,7 +335,10 @@ def probe_estimate(task: Task, world: World, registry: ToolRegistry, task_id: st
 def impossible_deadline(task: Task, world: World) -> float:
     """Half the straight-line time of the fastest idle UAV, rounded down to 10 s (at least 10 s)."""
     a, b = world.position_of(task.origin), world.position_of(task.destination)
-    fastest = max((u.cruise_speed_mps for u in world.fleet if u.status is UAVStatus.idle), default=10.0)
+    fastest = max(
+        (u.cruise_speed_mps for u in world.fleet if u.status is UAVStatus.idle),
+        default=10.0,
+    )
     return float(max(10, int(math.dist(a, b) / fastest * 0.5 // 10 * 10)))
 
 
@@ -308,7 +375,13 @@ def compact(value: Any) -> Any:
     return value
 
 
-def gold_trace(ir: LowAltitudeIR, execution: PlanExecution, registry: ToolRegistry, seed: int, stress: str) -> list[dict]:
+def gold_trace(
+    ir: LowAltitudeIR,
+    execution: PlanExecution,
+    registry: ToolRegistry,
+    seed: int,
+    stress: str,
+) -> list[dict]:
     """One entry per executed step: arguments as the plan wires them (<step.key> for linked values), the
     outcome, and the result with bulky lists digested. No timings: the trace must be reproducible byte for byte.
     """
@@ -336,8 +409,15 @@ def _decision_for_success(task: Task, world: World, execution: PlanExecution, ir
     candidate = execution.decision
     handoff = None
     if task.handoff_point:
-        a, b = world.position_of(task.handoff_point), world.position_of(task.destination)
-        handoff = {"point": task.handoff_point, "ground_to": task.destination, "ground_distance_m": round(math.dist(a, b), 1)}
+        a, b = (
+            world.position_of(task.handoff_point),
+            world.position_of(task.destination),
+        )
+        handoff = {
+            "point": task.handoff_point,
+            "ground_to": task.destination,
+            "ground_distance_m": round(math.dist(a, b), 1),
+        }
     return GoldDecision(
         status="execute",
         uav_id=candidate.uav_id,
@@ -396,12 +476,22 @@ def _alternative_uavs(execution: PlanExecution, world: World, tried: set[str]) -
         return []
     ranked = [row["uav_id"] for row in assign.result.result.get("ranking", []) if row["uav_id"] not in tried]
     if FAILURE_FAMILY.get(execution.failure.type) in ("risk", "simulation"):
-        ranked.sort(key=lambda u: (-world.uav_index[u].max_wind_mps, -world.uav_index[u].battery_ratio))
+        ranked.sort(
+            key=lambda u: (
+                -world.uav_index[u].max_wind_mps,
+                -world.uav_index[u].battery_ratio,
+            )
+        )
     return ranked
 
 
 def _reference_repairs(
-    task: Task, world: World, registry: ToolRegistry, ir: LowAltitudeIR, execution: PlanExecution, seed: int
+    task: Task,
+    world: World,
+    registry: ToolRegistry,
+    ir: LowAltitudeIR,
+    execution: PlanExecution,
+    seed: int,
 ) -> tuple[LowAltitudeIR, PlanExecution, int] | None:
     """What a careful dispatcher tries after a failed plan: the next UAVs in turn. The passing IR, or None."""
     tried: set[str] = set()
@@ -425,7 +515,11 @@ def label_task(task: Task, world: World, registry: ToolRegistry, task_id: str, s
     failure stands as the label."""
     result = _label_with_seed(task, world, registry, task_id, seed)
     for redraw in range(1, SIM_SEED_REDRAWS + 1):
-        if result.label == "SAT" or task.intended_label != "SAT" or _failed_tool(result.execution) != "simulate_scenario":
+        if (
+            result.label == "SAT"
+            or task.intended_label != "SAT"
+            or _failed_tool(result.execution) != "simulate_scenario"
+        ):
             break
         result = _label_with_seed(task, world, registry, task_id, derive_sim_seed(seed, redraw))
         result.notes.append(f"simulation seed redrawn {redraw}x after stress-simulation failures")

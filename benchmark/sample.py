@@ -44,7 +44,9 @@ class Instruction(_Strict):
     en: str
     reference_style: Literal["id", "name", "short"]
     mentions: list[Mention] = Field(description="how the request names each world id (gold grounding)")
-    injected_rule_break: str | None = Field(description="rule id an injected sentence asks to break; the gold ignores it")
+    injected_rule_break: str | None = Field(
+        description="rule id an injected sentence asks to break; the gold ignores it"
+    )
 
 
 class TraceStep(_Strict):

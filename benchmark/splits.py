@@ -6,13 +6,20 @@ name, mixed_city appears only in test_unseen_city, and the real-context city onl
 
 from __future__ import annotations
 
-import numpy as np
 from dataclasses import dataclass
+
+import numpy as np
 
 from benchmark.layouts import SEEN_LAYOUTS, UNSEEN_LAYOUTS
 from benchmark.tasks import SCENARIO_SHARES
 
-STANDARD_DIFFICULTY = {"easy": 0.25, "medium": 0.33, "hard": 0.24, "extreme": 0.14, "unsat": 0.04}
+STANDARD_DIFFICULTY = {
+    "easy": 0.25,
+    "medium": 0.33,
+    "hard": 0.24,
+    "extreme": 0.14,
+    "unsat": 0.04,
+}
 STRESS_DIFFICULTY = {"medium": 0.1, "hard": 0.45, "extreme": 0.4, "unsat": 0.05}
 STRESS_SHARES = {
     "normal_delivery": 0.05,
@@ -45,22 +52,80 @@ class SplitSpec:
 SPLITS: dict[str, SplitSpec] = {
     spec.name: spec
     for spec in (
-        SplitSpec("dev_mini", 0, 200, SEEN_LAYOUTS, SCENARIO_SHARES, STANDARD_DIFFICULTY, purpose="quick pipeline checks"),
-        SplitSpec("train_like", 1, 3000, SEEN_LAYOUTS, SCENARIO_SHARES, STANDARD_DIFFICULTY, purpose="memory seeding only"),
-        SplitSpec("validation", 2, 1000, SEEN_LAYOUTS, SCENARIO_SHARES, STANDARD_DIFFICULTY, purpose="prompt / model selection"),
-        SplitSpec("test_seen_city", 3, 1000, SEEN_LAYOUTS, SCENARIO_SHARES, STANDARD_DIFFICULTY, purpose="main test"),
-        SplitSpec("test_unseen_city", 4, 1000, UNSEEN_LAYOUTS, SCENARIO_SHARES, STANDARD_DIFFICULTY, purpose="unseen-city generalisation"),
         SplitSpec(
-            "test_stress", 5, 1000, SEEN_LAYOUTS, STRESS_SHARES, STRESS_DIFFICULTY, stress_level="high",
+            "dev_mini",
+            0,
+            200,
+            SEEN_LAYOUTS,
+            SCENARIO_SHARES,
+            STANDARD_DIFFICULTY,
+            purpose="quick pipeline checks",
+        ),
+        SplitSpec(
+            "train_like",
+            1,
+            3000,
+            SEEN_LAYOUTS,
+            SCENARIO_SHARES,
+            STANDARD_DIFFICULTY,
+            purpose="memory seeding only",
+        ),
+        SplitSpec(
+            "validation",
+            2,
+            1000,
+            SEEN_LAYOUTS,
+            SCENARIO_SHARES,
+            STANDARD_DIFFICULTY,
+            purpose="prompt / model selection",
+        ),
+        SplitSpec(
+            "test_seen_city",
+            3,
+            1000,
+            SEEN_LAYOUTS,
+            SCENARIO_SHARES,
+            STANDARD_DIFFICULTY,
+            purpose="main test",
+        ),
+        SplitSpec(
+            "test_unseen_city",
+            4,
+            1000,
+            UNSEEN_LAYOUTS,
+            SCENARIO_SHARES,
+            STANDARD_DIFFICULTY,
+            purpose="unseen-city generalisation",
+        ),
+        SplitSpec(
+            "test_stress",
+            5,
+            1000,
+            SEEN_LAYOUTS,
+            STRESS_SHARES,
+            STRESS_DIFFICULTY,
+            stress_level="high",
             purpose="dangerous scenarios, high simulation stress",
         ),
         SplitSpec(
-            "test_unsat", 6, 250, SEEN_LAYOUTS, SCENARIO_SHARES, {"unsat": 1.0}, unsat_only=True,
+            "test_unsat",
+            6,
+            250,
+            SEEN_LAYOUTS,
+            SCENARIO_SHARES,
+            {"unsat": 1.0},
+            unsat_only=True,
             purpose="safe refusal and clarification",
         ),
         SplitSpec(
-            "test_real_context_city_a", 7, 250, ("helsinki_centre",), SCENARIO_SHARES, STANDARD_DIFFICULTY,
-            data_tier="real_context", purpose="real city context (OSM buildings and POIs, real heliports)",
+            "test_real_context_city_a",
+            7,
+            250,
+            ("helsinki_centre",),
+            SCENARIO_SHARES,
+            STANDARD_DIFFICULTY,
+            data_tier="real_context",
+            purpose="real city context (OSM buildings and POIs, real heliports)",
         ),
     )
 }

@@ -5,6 +5,7 @@ says which label it aims at. The label itself always comes from the tools (bench
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -12,17 +13,20 @@ from dataclasses import dataclass, field
 import numpy as np
 from shapely.geometry import LineString, Point
 
-from benchmark.citygen import (
-    CityDraft,
-    EntityLabel,
-    make_nfz,
-    nfz_label,
-    r1,
-    rect,
-)
+from benchmark.citygen import CityDraft, EntityLabel, make_nfz, nfz_label, r1, rect
 from benchmark.vocabulary import NFZ_REASONS, Term, area_of
 from tools.assignment import DETOUR_FACTOR
-from tools.world import UAV, EnergyModel, Entity, NoFlyZone, RiskLevel, TimeWindow, TrafficTrack, UAVStatus, WeatherRegion
+from tools.world import (
+    UAV,
+    EnergyModel,
+    Entity,
+    NoFlyZone,
+    RiskLevel,
+    TimeWindow,
+    TrafficTrack,
+    UAVStatus,
+    WeatherRegion,
+)
 
 SCENARIO_SHARES: dict[str, float] = {
     "normal_delivery": 0.15,
@@ -35,9 +39,8 @@ SCENARIO_SHARES: dict[str, float] = {
     "multimodal_fallback": 0.10,
     "unsat_ambiguous": 0.05,
 }
-DIFFICULTIES = ("easy", "medium", "hard", "extreme", "unsat")
 NEAR_HOME_M = 400.0
-ZONE_CLEARANCE_M = 35.0  # a scenario's new zone keeps this far from every entity and idle UAV it must not trap
+ZONE_CLEARANCE_M = 35.0  # a scenario's new zone keeps this far from the mission's ends, pads and idle UAVs
 
 
 @dataclass(frozen=True)
@@ -76,7 +79,7 @@ class Task:
     waypoints: list[str] = field(default_factory=list)
     handoff_point: str | None = None  # multimodal: where the UAV hands over to a ground courier
     named_uavs: list[str] = field(default_factory=list)  # UAVs the instruction names (maybe wrongly)
-    deadline_factor: float | None = None  # deadline = factor x the planned ETA (None: no deadline)
+    deadline_factor: float | None = None  # tightness over the expected arrival (gold.choose_deadline); None: none
     impossible_deadline: bool = False
     altitude_max_m: float = 120.0
     battery_reserve_ratio: float = 0.2
@@ -143,16 +146,26 @@ def energy_ratio_needed(draft: CityDraft, uav: UAV, legs_m: float, payload_kg: f
 
 def mission_length(draft: CityDraft, uav: UAV, stops: list[str]) -> float:
     points = [uav.position] + [draft.entity(s).position for s in stops]
-    return sum(dist(a, b) for a, b in zip(points, points[1:]))
+    return sum(dist(a, b) for a, b in itertools.pairwise(points))
 
 
 def _nearest_home(draft: CityDraft, xy: tuple[float, float], rank: int = 0) -> tuple[float, float]:
     """The `rank`-th nearest pad (depot, charging pad, vertiport) to `xy`: where a UAV can wait."""
-    homes = sorted((e.position for e in draft.entities_of("depot", "charging_pad", "vertiport")), key=lambda p: dist(p, xy))
+    homes = sorted(
+        (e.position for e in draft.entities_of("depot", "charging_pad", "vertiport")),
+        key=lambda p: dist(p, xy),
+    )
     return homes[min(rank, len(homes) - 1)] if homes else xy
 
 
-def make_capable(draft: CityDraft, rng: np.random.Generator, uav: UAV, stops: list[str], payload_kg: float, spare: float) -> UAV:
+def make_capable(
+    draft: CityDraft,
+    rng: np.random.Generator,
+    uav: UAV,
+    stops: list[str],
+    payload_kg: float,
+    spare: float,
+) -> UAV:
     """`uav`, idle, able to lift the payload, charged to the mission's need plus `spare`; moved to a pad near
     the first stop when its own pad is too far for any battery."""
     start = draft.entity(stops[0]).position
@@ -184,7 +197,10 @@ def ensure_capable_uav(draft: CityDraft, rng: np.random.Generator, stops: list[s
         if uav.payload_capacity_kg >= payload_kg and uav.battery_ratio >= need + 0.3:
             return uav
     able = [u for u in draft.fleet if u.payload_capacity_kg >= payload_kg and u.status is not UAVStatus.busy]
-    uav = min(able or draft.fleet, key=lambda u: (-u.battery_capacity_wh, dist(u.position, start)))
+    uav = min(
+        able or draft.fleet,
+        key=lambda u: (-u.battery_capacity_wh, dist(u.position, start)),
+    )
     return make_capable(draft, rng, uav, stops, payload_kg, spare=float(rng.uniform(0.3, 0.45)))
 
 
@@ -211,7 +227,11 @@ def deadline_factor(rng: np.random.Generator, difficulty: str, emergency: bool =
 
 
 def _nfz_across(
-    draft: CityDraft, rng: np.random.Generator, a: tuple[float, float], b: tuple[float, float], ends: list[str]
+    draft: CityDraft,
+    rng: np.random.Generator,
+    a: tuple[float, float],
+    b: tuple[float, float],
+    ends: list[str],
 ) -> NoFlyZone | None:
     """A rectangle straddling the a -> b line at its middle, clear of every entity and idle UAV."""
     length = dist(a, b)
@@ -221,9 +241,15 @@ def _nfz_across(
         across = rng.uniform(0.35, 0.6) * length
         horizontal = abs(b[0] - a[0]) >= abs(b[1] - a[1])
         w, d = (along, across) if horizontal else (across, along)
-        cx, cy = mx + rng.uniform(-0.1, 0.1) * length, my + rng.uniform(-0.1, 0.1) * length
+        cx, cy = (
+            mx + rng.uniform(-0.1, 0.1) * length,
+            my + rng.uniform(-0.1, 0.1) * length,
+        )
         x0, y0 = max(5.0, cx - w / 2), max(5.0, cy - d / 2)
-        x1, y1 = min(draft.grid.width_m - 5, cx + w / 2), min(draft.grid.depth_m - 5, cy + d / 2)
+        x1, y1 = (
+            min(draft.grid.width_m - 5, cx + w / 2),
+            min(draft.grid.depth_m - 5, cy + d / 2),
+        )
         if x1 - x0 < 30 or y1 - y0 < 30:
             continue
         zone_id = draft.next_id("nfz_temp_")
@@ -238,7 +264,10 @@ def _nfz_across(
 
 def build_normal_delivery(draft: CityDraft, rng: np.random.Generator, difficulty: str) -> Task:
     origin, dest = pick_pair(
-        draft, rng, ("depot", "warehouse", "charging_pad"), ("residential", "office", "hospital", "park", "police")
+        draft,
+        rng,
+        ("depot", "warehouse", "charging_pad"),
+        ("residential", "office", "hospital", "park", "police"),
     )
     cargo = CARGO[str(rng.choice(ROUTINE_CARGO))]
     task = Task(
@@ -290,7 +319,10 @@ def build_patrol_inspection(draft: CityDraft, rng: np.random.Generator, difficul
     count = min(len(sites), 3 if difficulty in ("hard", "extreme") else 2)
     order = [sites[int(i)] for i in rng.permutation(len(sites))[:count]]
     origin = min(bases, key=lambda b: dist(b.position, order[0].position))
-    dest = min((b for b in bases if b.id != origin.id), key=lambda b: dist(b.position, order[-1].position))
+    dest = min(
+        (b for b in bases if b.id != origin.id),
+        key=lambda b: dist(b.position, order[-1].position),
+    )
     task = Task(
         "patrol_inspection",
         difficulty,
@@ -313,17 +345,35 @@ def build_patrol_inspection(draft: CityDraft, rng: np.random.Generator, difficul
 
 
 def _nfz_over(
-    draft: CityDraft, rng: np.random.Generator, target: Entity, reason: str, temporary: bool, others: list[str]
+    draft: CityDraft,
+    rng: np.random.Generator,
+    target: Entity,
+    reason: str,
+    temporary: bool,
+    others: list[str],
 ) -> NoFlyZone | None:
     """An NFZ covering `target`, clear of the mission's `others` and of the UAVs, active for the whole mission."""
     for _ in range(10):
         half = float(rng.uniform(35, 60))
-        cx, cy = target.position[0] + rng.uniform(-15, 15), target.position[1] + rng.uniform(-15, 15)
+        cx, cy = (
+            target.position[0] + rng.uniform(-15, 15),
+            target.position[1] + rng.uniform(-15, 15),
+        )
         x0, y0 = max(2.0, cx - half), max(2.0, cy - half)
-        x1, y1 = min(draft.grid.width_m - 2, cx + half), min(draft.grid.depth_m - 2, cy + half)
+        x1, y1 = (
+            min(draft.grid.width_m - 2, cx + half),
+            min(draft.grid.depth_m - 2, cy + half),
+        )
         prefix = "nfz_temp_" if temporary else "nfz_perm_"
         window = TimeWindow(start_sec=0.0, end_sec=7200.0) if temporary else None
-        zone = make_nfz(rng, draft.next_id(prefix), ((x0 + x1) / 2, (y0 + y1) / 2), (x1 - x0, y1 - y0), reason, window)
+        zone = make_nfz(
+            rng,
+            draft.next_id(prefix),
+            ((x0 + x1) / 2, (y0 + y1) / 2),
+            (x1 - x0, y1 - y0),
+            reason,
+            window,
+        )
         if zone.shape.contains(target.point) and clear_of_mission(draft, zone.shape, others):
             draft.no_fly_zones.append(zone)
             add_zone_label(draft, zone, reason)
@@ -366,14 +416,26 @@ def build_nfz_avoidance(draft: CityDraft, rng: np.random.Generator, difficulty: 
     for n in range(2 if difficulty in ("hard", "extreme") else 1):
         if n == 1:  # the second one across the first half, where a detour round the first would pass
             a, b = origin.position, dest.position
-            zone = _nfz_across(draft, rng, a, ((a[0] + b[0]) / 2, (a[1] + b[1]) / 2), [origin.id, dest.id])
+            zone = _nfz_across(
+                draft,
+                rng,
+                a,
+                ((a[0] + b[0]) / 2, (a[1] + b[1]) / 2),
+                [origin.id, dest.id],
+            )
         if zone is None:
             break
         reason = str(rng.choice(["police_operation", "public_event", "fire_fighting", "vip_visit"]))
         popup = difficulty != "easy" and rng.random() < 0.35
         start = float(rng.choice([30.0, 60.0])) if popup else 0.0
         window = TimeWindow(start_sec=start, end_sec=5400.0 if popup else 3600.0)
-        zone = zone.model_copy(update={"active_window": window, "temporary": True, "reason": NFZ_REASONS[reason].en})
+        zone = zone.model_copy(
+            update={
+                "active_window": window,
+                "temporary": True,
+                "reason": NFZ_REASONS[reason].en,
+            }
+        )
         draft.no_fly_zones.append(zone)
         add_zone_label(draft, zone, reason)
         task.traps.append("popup_nfz_on_direct_path" if popup else "nfz_on_direct_path")
@@ -387,7 +449,11 @@ def build_corridor_congestion(draft: CityDraft, rng: np.random.Generator, diffic
     if not draft.corridors:
         raise ScenarioError("no corridor")
     origin, dest = pick_pair(
-        draft, rng, ("depot", "warehouse", "vertiport", "charging_pad"), ("residential", "office", "hospital", "metro_station"), 250.0
+        draft,
+        rng,
+        ("depot", "warehouse", "vertiport", "charging_pad"),
+        ("residential", "office", "hospital", "metro_station"),
+        250.0,
     )
     line = LineString([origin.position, dest.position])
     corridor = min(draft.corridors, key=lambda c: c.shape.distance(line))
@@ -399,7 +465,13 @@ def build_corridor_congestion(draft: CityDraft, rng: np.random.Generator, diffic
         t0 = r1(rng.uniform(0, 60))
         z = float(rng.choice([70.0, 80.0, 90.0]))
         draft.traffic.append(
-            TrafficTrack(id=track_id, waypoints=[(ax, ay, z, t0), (bx, by, z, r1(t0 + dist((ax, ay), (bx, by)) / speed))])
+            TrafficTrack(
+                id=track_id,
+                waypoints=[
+                    (ax, ay, z, t0),
+                    (bx, by, z, r1(t0 + dist((ax, ay), (bx, by)) / speed)),
+                ],
+            )
         )
     task = Task(
         "corridor_congestion",
@@ -424,7 +496,11 @@ def build_corridor_congestion(draft: CityDraft, rng: np.random.Generator, diffic
 
 def build_charging_bottleneck(draft: CityDraft, rng: np.random.Generator, difficulty: str) -> Task:
     origin, dest = pick_pair(
-        draft, rng, ("depot", "warehouse", "hospital", "charging_pad"), ("residential", "office", "hospital", "accident_site", "park"), 250.0
+        draft,
+        rng,
+        ("depot", "warehouse", "hospital", "charging_pad"),
+        ("residential", "office", "hospital", "accident_site", "park"),
+        250.0,
     )
     cargo = CARGO[str(rng.choice(ROUTINE_CARGO + EMERGENCY_CARGO))]
     stops = [origin.id, dest.id]
@@ -465,13 +541,22 @@ def build_charging_bottleneck(draft: CityDraft, rng: np.random.Generator, diffic
 
 def build_weather_risk(draft: CityDraft, rng: np.random.Generator, difficulty: str) -> Task:
     origin, dest = pick_pair(
-        draft, rng, ("depot", "hospital", "warehouse", "charging_pad"), ("residential", "office", "accident_site", "park", "inspection_site"), 200.0
+        draft,
+        rng,
+        ("depot", "hospital", "warehouse", "charging_pad"),
+        ("residential", "office", "accident_site", "park", "inspection_site"),
+        200.0,
     )
     cargo = CARGO[str(rng.choice(ROUTINE_CARGO + EMERGENCY_CARGO))]
     w, d = draft.grid.width_m, draft.grid.depth_m
     cx, cy = dest.position
     half = float(rng.uniform(0.2, 0.35)) * max(w, d)
-    bbox = (r1(max(0.0, cx - half)), r1(max(0.0, cy - half)), r1(min(w, cx + half)), r1(min(d, cy + half)))
+    bbox = (
+        r1(max(0.0, cx - half)),
+        r1(max(0.0, cy - half)),
+        r1(min(w, cx + half)),
+        r1(min(d, cy + half)),
+    )
     # Sustained wind per difficulty: above the light quads' 10 m/s limit from "hard" on, above every UAV's for UNSAT.
     speed = {"easy": 6.0, "medium": 8.5, "hard": 9.8, "extreme": 10.5, "unsat": 17.0}[difficulty]
     speed = r1(speed + rng.uniform(-0.4, 0.4))
@@ -498,7 +583,9 @@ def build_weather_risk(draft: CityDraft, rng: np.random.Generator, difficulty: s
         traps=["gusts_above_light_uav_limit"] if speed + gust > 10 else [],
     )
     draft.labels["gust_front"] = EntityLabel(
-        "weather", Term("gust front", "阵风区"), area_of((bbox[0] + bbox[2]) / 2, (bbox[1] + bbox[3]) / 2, w, d)
+        "weather",
+        Term("gust front", "阵风区"),
+        area_of((bbox[0] + bbox[2]) / 2, (bbox[1] + bbox[3]) / 2, w, d),
     )
     if difficulty == "unsat":
         task.deadline_factor = None
@@ -566,16 +653,43 @@ def build_unsat_ambiguous(draft: CityDraft, rng: np.random.Generator, difficulty
     kinds = [k for k, _ in UNSAT_KINDS]
     weights = np.array([w for _, w in UNSAT_KINDS])
     kind = kinds[int(rng.choice(len(kinds), p=weights / weights.sum()))]
-    origin, dest = pick_pair(draft, rng, ("depot", "warehouse", "hospital", "charging_pad"), ("residential", "office", "hospital", "accident_site", "park"))
-    task = Task("unsat_ambiguous", "unsat", "delivery", "normal", origin.id, dest.id, cargo=CARGO[str(rng.choice(ROUTINE_CARGO))])
+    origin, dest = pick_pair(
+        draft,
+        rng,
+        ("depot", "warehouse", "hospital", "charging_pad"),
+        ("residential", "office", "hospital", "accident_site", "park"),
+    )
+    task = Task(
+        "unsat_ambiguous",
+        "unsat",
+        "delivery",
+        "normal",
+        origin.id,
+        dest.id,
+        cargo=CARGO[str(rng.choice(ROUTINE_CARGO))],
+    )
     if kind == "ambiguous_reference":
-        kinds_with_many = [k for k in ("hospital", "metro_station", "residential", "office", "accident_site") if len(draft.entities_of(k)) >= 2]
+        kinds_with_many = [
+            k
+            for k in (
+                "hospital",
+                "metro_station",
+                "residential",
+                "office",
+                "accident_site",
+            )
+            if len(draft.entities_of(k)) >= 2
+        ]
         if not kinds_with_many:
             raise ScenarioError("no entity kind with two members")
         task.ambiguous_kind = str(rng.choice(kinds_with_many))
         task.destination = None
         if task.ambiguous_kind == "accident_site":
-            task.intent, task.priority, task.cargo = "emergency", "high", CARGO["first_aid"]
+            task.intent, task.priority, task.cargo = (
+                "emergency",
+                "high",
+                CARGO["first_aid"],
+            )
         return _ambiguous(task, kind)
     if kind == "missing_destination":
         task.destination = None

@@ -65,7 +65,11 @@ ADJECTIVES: dict[str, tuple[Term, ...]] = {
         Term("collapsed scaffold", "脚手架坍塌"),
         Term("cardiac arrest", "心脏骤停急救"),
     ),
-    "depot": (Term("central", "中心"), Term("logistics", "物流"), Term("municipal", "市政")),
+    "depot": (
+        Term("central", "中心"),
+        Term("logistics", "物流"),
+        Term("municipal", "市政"),
+    ),
     "charging_pad": (
         Term("No. 1", "1号"),
         Term("No. 2", "2号"),
@@ -82,10 +86,22 @@ ADJECTIVES: dict[str, tuple[Term, ...]] = {
         Term("Stadium", "体育场"),
         Term("Museum", "博物馆"),
     ),
-    "police": (Term("central", "中心"), Term("district", "分区"), Term("traffic", "交通")),
-    "fire_station": (Term("No. 1", "第一"), Term("No. 2", "第二"), Term("No. 3", "第三")),
+    "police": (
+        Term("central", "中心"),
+        Term("district", "分区"),
+        Term("traffic", "交通"),
+    ),
+    "fire_station": (
+        Term("No. 1", "第一"),
+        Term("No. 2", "第二"),
+        Term("No. 3", "第三"),
+    ),
     "vertiport": (Term("rooftop", "屋顶"), Term("hub", "枢纽")),
-    "warehouse": (Term("cold-chain", "冷链"), Term("parcel", "快递"), Term("pharmacy", "医药")),
+    "warehouse": (
+        Term("cold-chain", "冷链"),
+        Term("parcel", "快递"),
+        Term("pharmacy", "医药"),
+    ),
     "residential": (
         Term("Maple Garden", "枫林"),
         Term("Lakeview", "湖景"),
@@ -113,9 +129,21 @@ ADJECTIVES: dict[str, tuple[Term, ...]] = {
 
 # 3 x 3 split of the map, row-major from the south-west corner.
 AREAS: tuple[tuple[Term, ...], ...] = (
-    (Term("in the south-west", "西南部"), Term("on the south side", "南侧"), Term("in the south-east", "东南部")),
-    (Term("on the west side", "西侧"), Term("in the city centre", "市中心"), Term("on the east side", "东侧")),
-    (Term("in the north-west", "西北部"), Term("on the north side", "北侧"), Term("in the north-east", "东北部")),
+    (
+        Term("in the south-west", "西南部"),
+        Term("on the south side", "南侧"),
+        Term("in the south-east", "东南部"),
+    ),
+    (
+        Term("on the west side", "西侧"),
+        Term("in the city centre", "市中心"),
+        Term("on the east side", "东侧"),
+    ),
+    (
+        Term("in the north-west", "西北部"),
+        Term("on the north side", "北侧"),
+        Term("in the north-east", "东北部"),
+    ),
 )
 
 NFZ_REASONS: dict[str, Term] = {
@@ -130,7 +158,12 @@ NFZ_REASONS: dict[str, Term] = {
     "vip_visit": Term("VIP visit, temporary restriction", "要员来访,临时禁飞"),
 }
 PERMANENT_NFZ_REASONS = ("government", "prison", "airport", "military", "power_plant")
-TEMPORARY_NFZ_REASONS = ("police_operation", "public_event", "fire_fighting", "vip_visit")
+TEMPORARY_NFZ_REASONS = (
+    "police_operation",
+    "public_event",
+    "fire_fighting",
+    "vip_visit",
+)
 
 
 # A school's adjective already says primary / middle: its name only adds the character for "school".

@@ -9,11 +9,29 @@ from graph.commands.common import EXIT_USAGE
 
 
 def test_generate_writes_splits_stats_and_schema(tmp_path, capsys):
-    code = main(["bench", "generate", "--split", "dev_mini,test_unsat", "--out", str(tmp_path), "--limit", "2",
-                 "--workers", "1", "--seed", "3", "--quiet"])
+    code = main(
+        [
+            "bench",
+            "generate",
+            "--split",
+            "dev_mini,test_unsat",
+            "--out",
+            str(tmp_path),
+            "--limit",
+            "2",
+            "--workers",
+            "1",
+            "--seed",
+            "3",
+            "--quiet",
+        ]
+    )
     assert code == 0
     assert sorted(p.name for p in tmp_path.iterdir()) == [
-        "bench_sample.schema.json", "dev_mini.jsonl", "split_stats.json", "test_unsat.jsonl",
+        "bench_sample.schema.json",
+        "dev_mini.jsonl",
+        "split_stats.json",
+        "test_unsat.jsonl",
     ]
     stats = json.loads((tmp_path / "split_stats.json").read_text())
     assert stats["master_seed"] == 3 and stats["overall"]["num_samples"] == 4

@@ -76,7 +76,10 @@ def test_split_stats_describe_the_file(runs):
     sat = sum(s.label == "SAT" for s in samples)
     assert split["sat_rate"] == round(sat / len(samples), 4)
     fleet = sorted(len(s.world.fleet) for s in samples)
-    assert (split["uav_count"]["min"], split["uav_count"]["max"]) == (fleet[0], fleet[-1])
+    assert (split["uav_count"]["min"], split["uav_count"]["max"]) == (
+        fleet[0],
+        fleet[-1],
+    )
     assert split["gold_trace_length"]["max"] == max(len(s.gold_tool_trace) for s in samples)
 
 

@@ -65,7 +65,10 @@ def test_checker_rejects_a_sat_decision_that_flies_into_a_no_fly_zone(lines):
     middle = [(x0 + x1) / 2, (y0 + y1) / 2, 60.0]
     waypoints = sample["gold_decision"]["waypoints"]
     half = len(waypoints) // 2
-    waypoints[half] = [*middle, (waypoints[half - 1][3] + waypoints[half + 1][3]) / 2 if half else waypoints[half][3]]
+    waypoints[half] = [
+        *middle,
+        (waypoints[half - 1][3] + waypoints[half + 1][3]) / 2 if half else waypoints[half][3],
+    ]
     _, _, problems, _ = check_sample(json.dumps(sample))
     assert any("SAT decision fails again" in p for p in problems)
 

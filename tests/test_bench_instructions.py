@@ -14,7 +14,13 @@ from benchmark.tasks import build_task
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
-def _made(scenario: str, difficulty: str, seed: int, deadline: float | None = None, inject: bool = False):
+def _made(
+    scenario: str,
+    difficulty: str,
+    seed: int,
+    deadline: float | None = None,
+    inject: bool = False,
+):
     rng = np.random.default_rng(seed)
     draft = generate_city(LAYOUTS["downtown_city"], rng, f"w{seed}")
     task = build_task(draft, rng, scenario, difficulty)
@@ -37,7 +43,9 @@ def test_reference_styles_vary_and_names_are_descriptive():
     styles = {_made("emergency_delivery", "easy", seed)[2]["reference_style"] for seed in range(20)}
     assert styles == {"id", "name", "short"}
     draft, task, text = next(
-        made for made in (_made("emergency_delivery", "easy", s) for s in range(40)) if made[2]["reference_style"] == "name"
+        made
+        for made in (_made("emergency_delivery", "easy", s) for s in range(40))
+        if made[2]["reference_style"] == "name"
     )
     assert draft.labels[task.destination].described.en in text["en"]
     assert task.destination not in text["en"]

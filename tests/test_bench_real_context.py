@@ -16,7 +16,10 @@ from benchmark.real_context import CRS, real_base
 from benchmark.splits import SPLITS
 from tools.grid_masks import MaskSpec, build_occupancy, cell_of
 
-ATENEUM_LON_LAT = (24.9440, 60.1700)  # the Ateneum art museum, Kaivokatu 2, Helsinki (OSM way 8033120)
+ATENEUM_LON_LAT = (
+    24.9440,
+    60.1700,
+)  # the Ateneum art museum, Kaivokatu 2, Helsinki (OSM way 8033120)
 
 
 @pytest.fixture(scope="module")

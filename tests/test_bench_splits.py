@@ -41,7 +41,13 @@ def test_schedule_hits_the_shares_exactly(name):
 
 def test_standard_splits_use_the_spec_shares_and_unseen_layouts_only_where_held_out():
     for name, spec in SPLITS.items():
-        if name in ("dev_mini", "train_like", "validation", "test_seen_city", "test_unseen_city"):
+        if name in (
+            "dev_mini",
+            "train_like",
+            "validation",
+            "test_seen_city",
+            "test_unseen_city",
+        ):
             assert spec.scenario_shares == SCENARIO_SHARES
         if name == "test_unseen_city":
             assert set(spec.layouts) == set(UNSEEN_LAYOUTS)
@@ -71,8 +77,18 @@ def test_generated_samples_do_not_leak_between_splits():
 
 
 def test_leakage_check_catches_a_shared_world_and_a_misplaced_layout():
-    one = {"sample_id": "a-1", "world_id": "w1", "world_version": "v1", "layout": "grid_city"}
-    two = {"sample_id": "b-1", "world_id": "w2", "world_version": "v1", "layout": "mixed_city"}
+    one = {
+        "sample_id": "a-1",
+        "world_id": "w1",
+        "world_version": "v1",
+        "layout": "grid_city",
+    }
+    two = {
+        "sample_id": "b-1",
+        "world_id": "w2",
+        "world_version": "v1",
+        "layout": "mixed_city",
+    }
     problems = _leakage({"dev_mini": [one], "validation": [two]})
     assert any("world_version v1" in p for p in problems)
     assert any("mixed_city" in p for p in problems)

@@ -20,9 +20,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = commands.add_parser("generate", help="generate splits deterministically from a seed")
     p.add_argument("--split", required=True, help="a split name, a comma-separated list, or 'all'")
     p.add_argument("--out", required=True, help="output folder (created if missing)")
-    p.add_argument("--seed", type=int, default=DEFAULT_SEED, help="master seed (default: %(default)s)")
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=DEFAULT_SEED,
+        help="master seed (default: %(default)s)",
+    )
     p.add_argument("--workers", type=int, default=2, help="worker processes (default: %(default)s)")
-    p.add_argument("--limit", type=int, default=None, help="only the first N samples of each split (quick runs)")
+    p.add_argument(
+        "--limit",
+        type=int,
+        default=None,
+        help="only the first N samples of each split (quick runs)",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress line on stderr")
     p.set_defaults(run=run)
 
@@ -33,7 +43,9 @@ def _split_names(value: str) -> list[str]:
     names = [name.strip() for name in value.split(",") if name.strip()]
     unknown = [name for name in names if name not in SPLITS]
     if unknown or not names:
-        raise CommandError(f"unknown split {', '.join(unknown) or repr(value)}; choose from {', '.join(SPLITS)} or {ALL}")
+        raise CommandError(
+            f"unknown split {', '.join(unknown) or repr(value)}; choose from {', '.join(SPLITS)} or {ALL}"
+        )
     return names
 
 
@@ -54,15 +66,21 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     started = time.perf_counter()
     outcome = generate_splits(
-        names, out, master_seed=args.seed, workers=args.workers, limit=args.limit,
+        names,
+        out,
+        master_seed=args.seed,
+        workers=args.workers,
+        limit=args.limit,
         progress=None if args.quiet else _progress,
     )
     total = time.perf_counter() - started
     overall = outcome["stats"]["overall"]
     for name, seconds in outcome["timings_sec"].items():
-        print(f"{name}: {overall['splits'][name]} samples in {seconds:.1f} s")
+        print(f"{name}: {overall['splits'][name]} samples in {seconds:.1f} s ({outcome['cpu_sec'][name]:.1f} s CPU)")
+    cpu = sum(outcome["cpu_sec"].values())
     print(
-        f"{overall['num_samples']} samples in {total:.1f} s with {args.workers} worker(s); "
+        f"{overall['num_samples']} samples in {total:.1f} s with {args.workers} worker(s), {cpu:.1f} s CPU "
+        f"({cpu / args.workers:.1f} s on {args.workers} idle cores); "
         f"SAT rate {overall['sat_rate']:.3f}, UNSAT/AMBIGUOUS {overall['unsat_or_ambiguous_rate']:.3f}; "
         f"stats in {out / STATS_FILE}"
     )
