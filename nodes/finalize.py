@@ -15,24 +15,18 @@ from graph.context import Context
 from graph.state import Decision, State
 from graph.worlds import world_from_state
 from tools.catalog import default_registry
+from tools.program_rules import check_r8
 
 READS = ("candidate", "tool_results", "verdict", "simulation", "ir", "answer", "attempts")
-
-
-def _needs_human(state: State) -> list[str]:
-    uncertainty = (state.get("answer") or {}).get("uncertainty") or {}
-    reasons = [f"missing information: {item}" for item in uncertainty.get("missing_information") or []]
-    if uncertainty.get("needs_human_confirmation"):
-        reasons.append("the model asked for human confirmation")
-    return reasons
 
 
 def finalize(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     candidate = state.get("candidate") or {}
     checks = {"verified": state.get("verdict") is not None, "simulated": state.get("simulation") is not None}
-    human_reasons = _needs_human(state)
-    if human_reasons:
-        decision = Decision(status="human_confirm", reason="R8: " + "; ".join(human_reasons), proposal=candidate, **checks)
+    findings = check_r8("execute", uncertainty=(state.get("answer") or {}).get("uncertainty"))
+    if findings:
+        reason = "R8: " + "; ".join(f.message for f in findings)
+        decision = Decision(status="human_confirm", reason=reason, proposal=candidate, **checks)
     else:
         decision = Decision(status="execute", reason="all enabled checks passed", **candidate, **checks)
     rules = ((state.get("ir") or {}).get("verification_specs") or {}).get("program_rules") or []
