@@ -19,11 +19,12 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 demo: $(STAMP)
-	mkdir -p .cloudbrain
-	$(BIN)/cloudbrain run --world $(DEMO_WORLD) --instruction "$(DEMO_INSTRUCTION)" --db $(DEMO_DB) --thread demo-$$(date +%Y%m%d-%H%M%S) --json > .cloudbrain/demo-run.json; \
-	  status=$$?; cat .cloudbrain/demo-run.json; \
-	  $(BIN)/cloudbrain trace --db $(DEMO_DB) --thread $$($(BIN)/python -c "import json;print(json.load(open('.cloudbrain/demo-run.json'))['thread_id'])"); \
-	  exit $$status
+	@thread=demo-$$(date +%Y%m%d-%H%M%S); \
+	$(BIN)/cloudbrain run --world $(DEMO_WORLD) --instruction "$(DEMO_INSTRUCTION)" --db $(DEMO_DB) --thread $$thread; \
+	status=$$?; \
+	echo; echo "== repair trajectory (cloudbrain trace --db $(DEMO_DB) --thread $$thread) =="; \
+	$(BIN)/cloudbrain trace --db $(DEMO_DB) --thread $$thread; \
+	exit $$status
 
 test: $(STAMP)
 	$(BIN)/pytest
