@@ -549,6 +549,20 @@ def _traffic(layout: LayoutSpec, rng: np.random.Generator, corridors: list[Corri
     return tracks
 
 
+def leave_room_for_traffic(corridors: list[Corridor], tracks: list[TrafficTrack]) -> list[Corridor]:
+    """Corridor loads that leave a slot for one more UAV beside the traffic flying along each corridor (rule R6
+    counts the current load, the traffic inside and us); a corridor the traffic alone fills is congested, so the
+    planner keeps out of it. Without this a route crossing a corridor would fail R6 by accident of the draw."""
+    settled = []
+    for corridor in corridors:
+        ends = {tuple(corridor.polyline[0]), tuple(corridor.polyline[-1])}
+        along = sum({tuple(t.waypoints[0][:2]), tuple(t.waypoints[-1][:2])} == ends for t in tracks)
+        room = corridor.capacity - along - 1
+        load = corridor.capacity if corridor.load >= corridor.capacity or room < 0 else min(corridor.load, room)
+        settled.append(corridor.model_copy(update={"load": load}))
+    return settled
+
+
 def generate_city(
     layout: LayoutSpec,
     rng: np.random.Generator,
@@ -573,6 +587,7 @@ def generate_city(
     labels.update(school_labels)
     labels.update(nfz_labels)
     corridors = _corridors(layout, rng)
+    traffic = _traffic(layout, rng, corridors)
     homes = [e.position for e in pois if e.kind.value in ("depot", "charging_pad", "vertiport")]
     size = fleet_size or int(choice_weighted(rng, layout.fleet_sizes))
     return CityDraft(
@@ -585,10 +600,10 @@ def generate_city(
         entities=pois + schools,
         no_fly_zones=nfzs,
         sensitive_zones=school_zones,
-        corridors=corridors,
+        corridors=leave_room_for_traffic(corridors, traffic),
         weather=[base_weather(layout.base_wind, layout.width_m, layout.depth_m, rng)],
         fleet=make_fleet(rng, size, homes, layout.width_m, layout.depth_m),
-        traffic=_traffic(layout, rng, corridors),
+        traffic=traffic,
         labels=labels,
         spare_sites=spare,
     )

@@ -34,7 +34,7 @@ from shapely.ops import unary_union
 from shapely.prepared import prep
 from shapely.validation import make_valid
 
-from benchmark.citygen import CityDraft, EntityLabel, base_weather, make_fleet, r1
+from benchmark.citygen import CityDraft, EntityLabel, base_weather, leave_room_for_traffic, make_fleet, r1
 from benchmark.layouts import Range
 from benchmark.vocabulary import NFZ_REASONS, Term, area_of, entity_name
 from tools.world import (
@@ -547,7 +547,6 @@ def _procedural_parts(draft: CityDraft, rng: np.random.Generator) -> None:
             alt_max_m=100.0,
         ),
     ]
-    draft.corridors = [c.model_copy(update={"load": int(rng.integers(0, c.capacity + 1))}) for c in draft.corridors]
     draft.traffic = [
         TrafficTrack(
             id="track_t1",
@@ -557,6 +556,8 @@ def _procedural_parts(draft: CityDraft, rng: np.random.Generator) -> None:
             ],
         )
     ]
+    drawn = [c.model_copy(update={"load": int(rng.integers(0, c.capacity + 1))}) for c in draft.corridors]
+    draft.corridors = leave_room_for_traffic(drawn, draft.traffic)
 
 
 def real_context_city(_spec, rng: np.random.Generator, world_id: str) -> tuple[CityDraft, dict[str, Any]]:
