@@ -14,10 +14,22 @@ from graph.attempts import close_attempt
 from graph.context import Context
 from graph.state import Decision, State
 from graph.worlds import world_from_state
+from memory.from_runs import cases_from_run
 from tools.catalog import default_registry
 from tools.program_rules import check_r8
 
 READS = ("candidate", "tool_results", "verdict", "simulation", "ir", "answer", "attempts")
+
+
+def _remember(state: State, runtime: Runtime[Context], closing_attempts: list[dict[str, Any]], status: str) -> None:
+    """Store the run's repairs in the safety memory (idempotent per thread and round)."""
+    memory = runtime.context.memory
+    attempts = [*(state.get("attempts") or []), *closing_attempts]
+    if memory is None or len(attempts) < 2:
+        return
+    thread_id = (runtime.execution_info.thread_id if runtime.execution_info else None) or state.get("task_id") or "run"
+    values = {**state, "attempts": attempts, "status": status}
+    memory.store_cases(cases_from_run(values, thread_id=str(thread_id), model=runtime.context.model))
 
 
 def finalize(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -29,6 +41,8 @@ def finalize(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         decision = Decision(status="human_confirm", reason=reason, proposal=candidate, **checks)
     else:
         decision = Decision(status="execute", reason="all enabled checks passed", **candidate, **checks)
+    closing = close_attempt(state)
+    _remember(state, runtime, closing.get("attempts", []), decision.status)
     rules = ((state.get("ir") or {}).get("verification_specs") or {}).get("program_rules") or []
     explanation = default_registry().call(
         "explain_decision",
@@ -36,7 +50,7 @@ def finalize(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         {"decision": decision.model_dump(mode="json"), "tool_results": state.get("tool_results") or [], "rules": rules},
     )
     return {
-        **close_attempt(state),
+        **closing,
         "status": decision.status,
         "decision": decision.model_dump(mode="json"),
         "explanation": explanation.model_dump(mode="json"),
