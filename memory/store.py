@@ -40,9 +40,8 @@ DEFAULT_MEMORY_PATH = Path(".cloudbrain") / "memory"
 CASE_INDEXED_FIELDS = ("failure_type",)
 RULE_INDEXED_FIELDS: tuple[str, ...] = ()  # rules are searched unfiltered
 UPSERT_BATCH = 256
-# Local-mode filtered search: how many unfiltered neighbours to fetch before falling back to a filtered query.
-OVERFETCH_MIN = 512
-OVERFETCH_PER_RESULT = 128
+# Local-mode filtered search: unfiltered neighbours fetched, in turn, before falling back to Qdrant's filter.
+OVERFETCH_LIMITS = (64, 512)
 SERVER_TIMEOUT_SEC = 10
 CONNECTION_ERRORS = (ResponseHandlingException, UnexpectedResponse, OSError)
 
@@ -223,14 +222,14 @@ class SafetyMemory:
     def _overfetch_then_filter(self, vector: list[float], failure_type: str, k: int) -> list[tuple[float, dict]] | None:
         """Local mode checks a payload filter in Python on every point (~0.1 s at 10k points), so fetch the
         unfiltered top-N with only the failure type instead. That is exact for the filtered top-k once it holds k
-        matches (every point not fetched scores lower); None when it does not, and Qdrant's filter must decide."""
-        limit = max(OVERFETCH_MIN, OVERFETCH_PER_RESULT * k)
-        candidates = self._query(CASES_COLLECTION, vector, None, limit, ["failure_type"])
-        matches = [p for p in candidates if p.payload["failure_type"] == failure_type][:k]
-        if len(matches) < k and len(candidates) == limit:
-            return None
-        payloads = {p.id: p.payload for p in self.client.retrieve(CASES_COLLECTION, ids=[p.id for p in matches])}
-        return [(p.score, payloads[p.id]) for p in matches]
+        matches (every point not fetched scores lower); None when no N did, and Qdrant's filter must decide."""
+        for limit in (max(stage, k) for stage in OVERFETCH_LIMITS):
+            candidates = self._query(CASES_COLLECTION, vector, None, limit, ["failure_type"])
+            matches = [p for p in candidates if p.payload["failure_type"] == failure_type][:k]
+            if len(matches) == k or len(candidates) < limit:
+                payloads = {p.id: p.payload for p in self.client.retrieve(CASES_COLLECTION, [p.id for p in matches])}
+                return [(p.score, payloads[p.id]) for p in matches]
+        return None
 
     def _query(
         self,

@@ -173,8 +173,7 @@ def test_entities_named_by_id_come_first_then_by_meaning(memory: SafetyMemory) -
 
 
 def test_filtered_search_is_exact_on_both_local_paths(memory: SafetyMemory, monkeypatch) -> None:
-    monkeypatch.setattr(store_module, "OVERFETCH_MIN", 64)  # well below the 300 cases, so both paths are taken
-    monkeypatch.setattr(store_module, "OVERFETCH_PER_RESULT", 16)
+    monkeypatch.setattr(store_module, "OVERFETCH_LIMITS", (64,))  # well below the 300 cases: both paths are taken
     rng = np.random.default_rng(7)
     vectors = rng.normal(size=(300, EMBEDDING_DIM)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
@@ -201,8 +200,7 @@ def test_filtered_search_is_exact_on_both_local_paths(memory: SafetyMemory, monk
         assert got == expected
     assert memory.filtered_query_fallbacks == 1  # only the rare type needed Qdrant's own filter
 
-    monkeypatch.setattr(store_module, "OVERFETCH_MIN", 1)
-    monkeypatch.setattr(store_module, "OVERFETCH_PER_RESULT", 1)
+    monkeypatch.setattr(store_module, "OVERFETCH_LIMITS", (1,))
     forced = memory.search_cases_by_vector(query, "common_1", k=3)
     assert [hit.case.thread_id for hit in forced] == expected
     assert memory.filtered_query_fallbacks == 2
