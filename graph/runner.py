@@ -83,6 +83,7 @@ def run_task(
     checkpointer: BaseCheckpointSaver | None = None,
     task_id: str | None = None,
     gold_ir: dict[str, Any] | None = None,
+    scenario_type: str = "",
 ) -> RunOutput:
     """One headless run. `db` picks the SQLite file; pass `checkpointer` to use another saver instead."""
     saver = checkpointer or sqlite_checkpointer(db or DEFAULT_DB)
@@ -95,6 +96,7 @@ def run_task(
         "task_id": task_id or thread_id,
         "gold_ir": gold_ir,
         "run_config": run_config_of(context),
+        "scenario_type": scenario_type,
     }
     graph.invoke(inputs, config, context=context)
     snapshot = graph.get_state(config)

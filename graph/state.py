@@ -80,6 +80,7 @@ class InputState(TypedDict, total=False):
     task_id: str
     gold_ir: dict[str, Any] | None  # only the `oracle` model reads it
     run_config: dict[str, Any]  # model, ablations, K, stress: lets replay / fork rebuild the same graph
+    scenario_type: str  # benchmark label, carried into the repair cases the run leaves in memory
 
 
 class State(InputState, total=False):

@@ -29,7 +29,10 @@ def _remember(state: State, runtime: Runtime[Context], closing_attempts: list[di
         return
     thread_id = (runtime.execution_info.thread_id if runtime.execution_info else None) or state.get("task_id") or "run"
     values = {**state, "attempts": attempts, "status": status}
-    memory.store_cases(cases_from_run(values, thread_id=str(thread_id), model=runtime.context.model))
+    cases = cases_from_run(
+        values, thread_id=str(thread_id), model=runtime.context.model, scenario_type=state.get("scenario_type", "")
+    )
+    memory.store_cases(cases)
 
 
 def finalize(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
