@@ -76,3 +76,24 @@ def test_without_memory_never_opens_qdrant(monkeypatch, capsys, tmp_path):
     code = main(["run", "--world", str(DOWNTOWN), "--instruction", SEED_INSTRUCTION, "--without", "memory", "--db", str(tmp_path / "runs.sqlite")])
     assert code == 0
     assert "status: execute" in capsys.readouterr().out
+
+
+def test_seed_from_example_runs_then_search_from_another_process(tmp_path, capsys):
+    import json
+    import subprocess
+    import sys
+
+    location = str(tmp_path / "seeded")
+    assert main(["memory", "seed", "--memory-path", location, "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["runs"] >= 5 and report["cases_added"] >= 1
+    assert main(["memory", "seed", "--memory-path", location, "--json"]) == 0  # the same runs again: no duplicates
+    assert json.loads(capsys.readouterr().out)["cases_added"] == 0
+    search = subprocess.run(
+        [sys.executable, "-m", "graph.cli", "memory", "search", "the named drone's battery is too low",
+         "--failure-type", "low_battery_candidates", "--memory-path", location, "--json"],
+        capture_output=True, text=True, timeout=300, check=True,
+    )  # fmt: skip
+    results = json.loads(search.stdout)["results"]
+    assert results and all(r["case"]["failure_type"] == "low_battery_candidates" for r in results)
+    assert results[0]["case"]["outcome"] == "repaired"

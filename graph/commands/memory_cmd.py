@@ -3,9 +3,9 @@
 The memory lives in `.cloudbrain/memory` under the current directory (Qdrant local mode, one process at a time)
 unless --qdrant-url or CLOUDBRAIN_QDRANT_URL names a Qdrant server.
 
-Seeding: `memory seed --from FILE.jsonl` stores RepairCase records, one JSON object a line. Seeding from agent
-runs on a benchmark split (`memory seed --split train`) goes through `seed_cases`, which needs the agent graph
-and is not wired yet.
+Seeding runs the agent (memory open, so `finalize` stores each repaired run): with no option on the example
+worlds with the rules model; with `--split NAME` on that benchmark split with the rules and oracle models.
+`memory seed --from FILE.jsonl` stores RepairCase records given one JSON object a line.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Iterator
+from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -42,9 +43,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_json_flag(p)
     p.set_defaults(run=run_stats)
 
-    p = commands.add_parser("seed", help="store repair cases (from a JSONL file of RepairCase records)")
-    p.add_argument("--from", dest="source", default=None, help="JSONL file, one RepairCase object a line")
-    p.add_argument("--split", default="train", help="benchmark split to seed from agent runs (needs the graph)")
+    p = commands.add_parser("seed", help="fill the memory from agent runs (example worlds or a benchmark split)")
+    source = p.add_mutually_exclusive_group()
+    source.add_argument("--from", dest="source", default=None, help="JSONL file, one RepairCase object a line")
+    source.add_argument("--split", default=None, help="benchmark split to run the agent on, e.g. train_like")
+    p.add_argument("--limit", type=int, default=None, help="at most this many samples of the split")
+    p.add_argument("--bench-dir", default=None, help="folder of `bench generate` output (else generated here)")
+    p.add_argument("--models", default="rules,oracle", help="models whose repairs are stored (default: %(default)s)")
     _add_location_args(p)
     add_json_flag(p)
     p.set_defaults(run=run_seed)
@@ -90,14 +95,6 @@ def run_stats(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def seed_cases(split: str) -> list[RepairCase]:
-    """Repair cases from agent runs on a benchmark split: filled in once the agent graph exists."""
-    raise CommandError(
-        f"seeding from agent runs on split {split!r} needs the agent graph (not available yet); "
-        f"pass --from FILE.jsonl with RepairCase records"
-    )
-
-
 def read_cases_jsonl(path: str) -> Iterator[RepairCase]:
     try:
         lines = Path(path).read_text(encoding="utf-8").splitlines()
@@ -117,13 +114,35 @@ def read_cases_jsonl(path: str) -> Iterator[RepairCase]:
 
 
 def run_seed(args: argparse.Namespace) -> int:
-    cases = list(read_cases_jsonl(args.source)) if args.source else seed_cases(args.split)
+    if args.source:
+        cases = list(read_cases_jsonl(args.source))
+        with _open_memory(args) as memory:
+            stored = memory.store_cases(cases)
+            total = memory.count_cases()
+        emit(
+            {"stored": stored, "repair_cases": total, "location": memory.location},
+            args.json,
+            f"stored {stored} repair cases in {memory.location} (now {total})",
+        )
+        return EXIT_OK
+    from memory.seeding import example_tasks, seed_memory, split_tasks
+
+    models = [m.strip() for m in args.models.split(",") if m.strip()]
+    if args.split:
+        try:
+            tasks = split_tasks(args.split, limit=args.limit, bench_dir=args.bench_dir)
+        except KeyError as exc:
+            raise CommandError(str(exc.args[0])) from None
+    else:
+        tasks, models = example_tasks(), [m for m in models if m != "oracle"]  # example worlds have no gold
     with _open_memory(args) as memory:
-        stored = memory.store_cases(cases)
-        total = memory.count_cases()
+        report = seed_memory(memory, tasks, models)
+        location = memory.location
+    payload = {**asdict(report), "cases_added": report.cases_added, "location": location}
     emit(
-        {"stored": stored, "repair_cases": total, "location": memory.location},
+        payload,
         args.json,
-        f"stored {stored} repair cases in {memory.location} (now {total})",
+        f"{report.runs} agent runs ({report.executed} executed): {report.cases_added} new repair cases in "
+        f"{location} (now {report.cases_after})",
     )
     return EXIT_OK
