@@ -22,6 +22,8 @@ def close_attempt(state: State) -> dict[str, Any]:
         simulation=state.get("simulation"),
         failure=Failure.model_validate(failure) if failure else None,
         usage=Usage.model_validate(state.get("usage") or {}),
+        model=(state.get("answer") or {}).get("model", ""),
+        prompt_version=(state.get("answer") or {}).get("prompt_version", ""),
         latency_sec=round(time.time() - state.get("round_started_at", time.time()), 4),
     )
     return {"attempts": [attempt.model_dump(mode="json")], "attempt_open": False}

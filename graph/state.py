@@ -58,6 +58,8 @@ class Attempt(BaseModel):
     simulation: dict[str, Any] | None = None
     failure: Failure | None = None
     usage: Usage = Field(default_factory=Usage)
+    model: str = ""
+    prompt_version: str = ""
     latency_sec: float = 0.0
 
 

@@ -14,7 +14,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 
 from graph.builder import build_graph, enabled_nodes, parse_without
 from graph.context import ABLATABLE
-from graph.history import checkpoints, fork, trace
+from graph.history import checkpoints, fork, replay, trace
 from graph.runner import run_task
 from graph_fixtures import (
     GOOD_IR,
@@ -105,6 +105,21 @@ def test_fork_from_second_round_with_corrected_ir_executes_without_the_llm(world
     report = trace(graph, "forked")
     assert report.final["status"] == "execute"
     assert report.rounds[-1].round == 1 and report.rounds[-1].stage is None
+
+
+def test_replay_re_executes_the_nodes_after_a_checkpoint(world, saver):
+    with OpenAIStubServer(answer(GOOD_IR)) as server:
+        context = scripted_context(server)
+        graph, out = _run(world, context, saver, "replayed")
+        before_verify = next(c for c in checkpoints(graph, "replayed") if c.next == ["verify"])
+        steps_before = len(checkpoints(graph, "replayed"))
+        again = replay(graph, "replayed", before_verify.checkpoint_id, context, db=None)
+        assert len(server.requests) == 1  # the nodes after the checkpoint re-ran; generate_ir was before it
+    assert out.status == again.status == "execute"
+    assert len(checkpoints(graph, "replayed")) > steps_before  # replay appends, never rewrites
+    assert _ran_nodes(graph, "replayed")[-3:] == ["verify", "simulate", "finalize"]
+    attempt = trace(graph, "replayed").rounds[-1]
+    assert attempt.usage["llm_calls"] == 1
 
 
 @pytest.mark.parametrize("max_repairs", [0, 2])
