@@ -13,7 +13,9 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	# The CPU build of torch first: left to the resolver, sentence-transformers pulls a multi-GB CUDA build.
 	$(BIN)/pip install --quiet torch==2.13.0
-	$(BIN)/pip install --quiet -e '.[test]'
+	# llama-cpp-python (the embedded model's runtime) is an sdist: pip compiles llama.cpp here, about 5 min on
+	# 2 idle cores; the multimodal library it would also build is not needed.
+	CMAKE_ARGS="-DLLAVA_BUILD=OFF" CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) $(BIN)/pip install --quiet -e '.[test]'
 	touch $@
 
 install: $(STAMP)

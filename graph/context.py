@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 ABLATABLE = ("ir", "verifier", "simulator", "repair", "memory", "rag")
-DEFAULT_MODEL = "rules"
+DEFAULT_MODEL = "local"  # the embedded offline model (graph/llm/local_backend.py): no network, no API key
 
 
 @dataclass(frozen=True)

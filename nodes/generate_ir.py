@@ -14,8 +14,10 @@ from langgraph.runtime import Runtime
 from graph.context import Context
 from graph.llm.base import GenerationRequest, RepairFeedback, RetrievedContext
 from graph.llm.factory import make_generator
+from graph.llm.grounded_schema import grounded_answer_schema
 from graph.state import State, Usage
 from graph.worlds import world_from_state
+from tools.catalog import default_registry
 
 READS = ("instruction", "world", "context", "feedback", "round", "gold_ir")
 
@@ -24,13 +26,17 @@ def generate_ir(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     ctx = runtime.context
     generator = make_generator(ctx.model, base_url=ctx.base_url, api_key=ctx.api_key, sample_gold=state.get("gold_ir"))
     feedback = state.get("feedback")
+    world, task_id = world_from_state(state), state.get("task_id") or "task"
+    # Backends that can constrain their output get the world-grounded schema: no unknown id can be written.
+    grounded = getattr(generator, "accepts_json_schema", False)
     request = GenerationRequest(
         instruction=state["instruction"],
-        world=world_from_state(state),
-        task_id=state.get("task_id") or "task",
+        world=world,
+        task_id=task_id,
         context=RetrievedContext.model_validate(state.get("context") or {}),
         feedback=RepairFeedback.model_validate(feedback) if feedback else None,
         round=state.get("round", 0),
+        json_schema=grounded_answer_schema(world, default_registry(), task_id) if grounded else None,
     )
     result = generator.generate(request)
     # A cached answer cost this run nothing: its tokens and latency belong to the original call.

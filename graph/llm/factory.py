@@ -1,4 +1,4 @@
-"""Chooses the IR generator from a model string: `openai:<model>`, `oracle` or `rules`."""
+"""Chooses the IR generator from a model string: `local[:full|:slots]`, `openai:<model>`, `oracle` or `rules`."""
 
 from __future__ import annotations
 
@@ -10,7 +10,9 @@ from graph.llm.oracle import OracleGenerator
 from graph.llm.rules_parser import RuleBasedGenerator
 from tools.registry import ToolRegistry
 
-MODEL_CHOICES = ("openai:<model>", "oracle", "rules")
+MODEL_CHOICES = ("local", "local:full", "local:slots", "openai:<model>", "oracle", "rules")
+# `local` is the embedded 135M model in the mode made for small models: compact slots compiled into the IR.
+LOCAL_MODES = {"local": "slots", "local:slots": "slots", "local:full": "full"}
 
 
 def make_generator(
@@ -30,20 +32,27 @@ def make_generator(
         if sample_gold is None:
             raise ValueError("the oracle backend needs the sample's gold IR (sample_gold)")
         return OracleGenerator(sample_gold)
+    if model in LOCAL_MODES:
+        from graph.llm.local_backend import LocalGenerator  # the llama.cpp runtime loads only when used
+
+        registry = registry if registry is not None else _default_registry()
+        return LocalGenerator(registry=registry, mode=LOCAL_MODES[model])
     prefix, _, model_name = model.partition(":")
     if prefix == "openai" and model_name:
         from graph.llm.openai_backend import OpenAIGenerator  # langchain-openai is heavy; import it only when used
 
-        if registry is None:
-            from tools.catalog import default_registry  # imports every tool module
-
-            registry = default_registry()
         return OpenAIGenerator(
             model_name,
-            registry=registry,
+            registry=registry if registry is not None else _default_registry(),
             base_url=base_url,
             api_key=api_key,
             max_retries=max_retries,
             timeout_sec=timeout_sec,
         )
     raise ValueError(f"unknown model {model!r}; choose one of: {', '.join(MODEL_CHOICES)}")
+
+
+def _default_registry() -> ToolRegistry:
+    from tools.catalog import default_registry  # imports every tool module
+
+    return default_registry()

@@ -63,6 +63,8 @@ def _transport_error(exc: Exception, model: str) -> LLMTransportError:
 
 
 class OpenAIGenerator(IRGenerator):
+    accepts_json_schema = True  # request.json_schema (the world-grounded schema) becomes the response_format
+
     def __init__(
         self,
         model_name: str,

@@ -1,0 +1,223 @@
+"""The world-grounded answer schema, checked with the engine the local model decodes under (llguidance).
+
+A byte-level tokenizer lets llguidance judge whole answers without any model: an answer the schema accepts
+could have been decoded under it, one it rejects could not.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import llguidance
+import pytest
+
+from graph.context import Context
+from graph.llm.base import GenerationRequest, GenerationResult, IRGenerator
+from graph.llm.grounded_schema import WorldIds, grounded_answer_schema, ltl_pattern
+from graph.llm.rules_parser import RuleBasedGenerator
+from graph.llm.slots import compile_slots, deadline_seconds, slots_of_ir, slots_schema
+from graph.validation import validate_ir
+from nodes import generate_ir as generate_ir_node
+from tools.catalog import default_registry
+from tools.ltl import default_engine
+from tools.world import load_world
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+INSTRUCTION = (
+    "Send a drone with the defibrillator from hospital_A to accident_site_3 within 10 minutes, keep away from "
+    "the school and the temporary no-fly zone."
+)
+
+
+class _ByteTokenizer:
+    """One token per byte plus an end token: llguidance then accepts exactly the texts the schema allows."""
+
+    def __init__(self) -> None:
+        self.tokens = [bytes([b]) for b in range(256)] + [b"\xff<eos>"]
+        self.eos_token_id = 256
+        self.bos_token_id = None
+        self.special_token_ids = [256]
+
+    def __call__(self, text: bytes) -> list[int]:
+        return list(text)
+
+
+BYTE_TOKENIZER = llguidance.LLTokenizer(llguidance.TokenizerWrapper(_ByteTokenizer()))
+
+
+def accepts(schema: dict[str, Any], text: str) -> bool:
+    grammar = llguidance.LLMatcher.grammar_from_json_schema(schema, defaults={"whitespace_flexible": False})
+    matcher = llguidance.LLMatcher(BYTE_TOKENIZER, grammar, log_level=0)
+    assert not matcher.is_error(), matcher.get_error()
+    return matcher.consume_tokens(list(text.encode())) and matcher.is_accepting()
+
+
+def compact(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+@pytest.fixture(scope="module")
+def world():
+    return load_world(EXAMPLES / "downtown.json")
+
+
+@pytest.fixture(scope="module")
+def schema(world):
+    return grounded_answer_schema(world, default_registry(), "t1")
+
+
+@pytest.fixture(scope="module")
+def rules_answer(world, schema) -> dict[str, Any]:
+    """The rule-based parser's answer with the grounded plan's step ids (s1, s2, ...) and tool arguments in the
+    schema's order (llguidance writes properties in their declared order)."""
+    request = GenerationRequest(instruction=INSTRUCTION, world=world, task_id="t1")
+    answer = RuleBasedGenerator().generate(request).answer
+    plan = answer["low_altitude_ir"]["tool_plan"]
+    renamed = {step["id"]: f"s{k + 1}" for k, step in enumerate(plan)}
+    for step in plan:
+        order = schema["$defs"][f"Args_{step['tool']}"]["properties"]
+        step["args"] = {name: step["args"][name] for name in order if name in step["args"]}
+        step["id"], step["depends_on"] = renamed[step["id"]], [renamed[d] for d in step["depends_on"]]
+    return answer
+
+
+def test_ids_are_enums_of_what_exists_now(schema, world):
+    refs = schema["$defs"]["EntityRefs"]["properties"]
+    assert refs["origin"]["anyOf"][0]["enum"] == list(world.entity_index)
+    assert set(refs["avoid_zones"]["items"]["enum"]) == set(world.zone_index)
+    idle = [u.id for u in world.fleet if u.status.value == "idle"]
+    assert refs["candidate_uavs"]["items"]["enum"] == idle
+    assert "uav_05" in world.uav_index and "uav_05" not in idle  # busy UAVs cannot be named
+    route_args = schema["$defs"]["Args_plan_route"]["properties"]
+    assert set(route_args["start"]["enum"]) == set(world.entity_index) | set(world.uav_index)
+    assert schema["$defs"]["LowAltitudeIR"]["properties"]["task_id"] == {"const": "t1"}
+
+
+def test_run_time_data_is_not_offered_to_the_model(schema):
+    args = {name[len("Args_"):]: d["properties"] for name, d in schema["$defs"].items() if name.startswith("Args_")}
+    assert "waypoints" not in args["verify_ltl_stl"]  # a trajectory comes from plan_route, never from the model
+    assert "sim_events" not in args["risk_assess"]
+    assert set(args["explain_decision"]) == {"rules"}
+    assert args["plan_route"]["waypoints"]["items"]["enum"]  # entity ids to pass: the model's to choose
+
+
+def _free_nodes(node: Any) -> list[dict[str, Any]]:
+    if isinstance(node, list):
+        return [n for item in node for n in _free_nodes(item)]
+    if not isinstance(node, dict):
+        return []
+    found = [n for value in node.values() for n in _free_nodes(value)]
+    unbounded_text = node.get("type") == "string" and not {"enum", "const", "pattern", "maxLength"} & node.keys()
+    unbounded_list = node.get("type") == "array" and not {"maxItems", "prefixItems"} & node.keys()
+    unbounded_number = node.get("type") in ("number", "integer") and not {"maximum", "exclusiveMaximum"} & node.keys()
+    return found + ([node] if unbounded_text or unbounded_list or unbounded_number else [])
+
+
+def test_every_list_string_and_number_is_bounded_so_answers_end(schema, world):
+    assert _free_nodes(schema) == []
+    assert _free_nodes(slots_schema(world)) == []
+
+
+def test_a_valid_answer_passes_and_unknown_ids_tools_or_atoms_cannot(schema, rules_answer):
+    assert accepts(schema, compact(rules_answer))
+    ir = rules_answer["low_altitude_ir"]
+    for path, bad in (
+        (("entities", "destination"), "hospital_Z"),
+        (("entities", "candidate_uavs"), ["uav_05"]),
+        (("tool_plan", 1, "tool"), "assign_drone"),
+        (("tool_plan", 1, "id"), "s1"),  # step ids are unique by construction
+        (("tool_plan", 1, "depends_on"), ["s3"]),  # and a step depends on earlier steps only
+        (("constraints", "altitude_min_m"), 120.0),  # an inverted band cannot be written
+        (("tool_plan", 2, "args", "avoid_zones"), ["nfz_temp_9"]),
+        (("verification_specs", "ltl"), ["G !in_nfz_temp_9"]),
+        (("verification_specs", "program_rules"), ["R9"]),
+        (("task_id",), "other_task"),
+    ):
+        broken = json.loads(json.dumps(rules_answer))
+        target = broken["low_altitude_ir"]
+        for key in path[:-1]:
+            target = target[key]
+        target[path[-1]] = bad
+        assert not accepts(schema, compact(broken)), (path, bad)
+    assert ir["entities"]["destination"] == "accident_site_3"
+
+
+def test_the_grounded_ltl_pattern_only_matches_formulas_that_parse(world):
+    atoms = WorldIds.of(world).ltl_atoms()
+    schema = {"type": "string", "pattern": ltl_pattern(atoms)}
+    engine = default_engine()
+    good = ["G !in_nfz_temp_1", "F at_goal", "G (airborne -> !in_school_zone_2)", "!in_nfz_gov_1 U at_hospital_A"]
+    for formula in good:
+        assert accepts(schema, json.dumps(formula))
+        assert engine.atoms(engine.parse(formula)) <= set(atoms)
+    for formula in ("G !in_nfz_unknown", "G (", "F at_goal &", "G !in_nfz_temp_1)"):
+        assert not accepts(schema, json.dumps(formula))
+
+
+def _slots(**overrides: Any) -> dict[str, Any]:
+    slots = {
+        "intent": "emergency", "priority": "high", "origin": "hospital_A", "destination": "accident_site_3",
+        "candidate_uavs": [], "avoid_zones": ["school_zone_2", "nfz_temp_1"], "deadline": "10 min",
+        "fallback_policy": "ground_transfer_or_human_confirm",
+    }
+    return {**slots, **overrides}
+
+
+def test_slots_compile_to_an_ir_that_passes_every_validation_stage(world):
+    slots = _slots()
+    assert accepts(slots_schema(world), compact(slots))
+    request = GenerationRequest(instruction=INSTRUCTION, world=world, task_id="t1")
+    answer = compile_slots(slots, request)
+    report = validate_ir(compact(answer), world, default_registry())
+    assert report.valid, report
+    ir = report.ir
+    assert ir.constraints.deadline_sec == 600.0
+    assert ir.entities.sensitive_zones == ["school_zone_2"]
+    assert "G !in_nfz_temp_1" in ir.verification_specs.ltl
+    assert [s.tool for s in ir.tool_plan][:3] == ["query_airspace", "assign_uav", "plan_route"]
+    assert slots_of_ir(answer) == slots  # a repair prompt shows the model exactly what it wrote
+
+
+def test_slots_schema_rejects_unknown_ids_and_free_form_deadlines(world):
+    schema = slots_schema(world)
+    assert not accepts(schema, compact(_slots(origin="hospital_Z")))
+    assert not accepts(schema, compact(_slots(candidate_uavs=["uav_12"])))  # in maintenance
+    assert not accepts(schema, compact(_slots(deadline="ten minutes")))
+    assert deadline_seconds("2 h") == 7200.0 and deadline_seconds(None) is None
+
+
+def test_a_refusal_needs_no_confirmation_but_other_policies_keep_the_open_question(world):
+    request = GenerationRequest(instruction="fly somewhere", world=world, task_id="t1")
+    refused = compile_slots(_slots(destination=None, fallback_policy="safe_refusal"), request)
+    assert refused["uncertainty"] == {"needs_human_confirmation": False, "missing_information": []}
+    confirm = compile_slots(_slots(destination=None, fallback_policy="human_confirm"), request)
+    assert confirm["uncertainty"]["needs_human_confirmation"]
+    assert confirm["low_altitude_ir"]["fallback_policy"] == "human_confirm"
+
+
+class _RecordingGenerator(IRGenerator):
+    model = "recording"
+
+    def __init__(self, accepts_json_schema: bool):
+        self.accepts_json_schema = accepts_json_schema
+        self.requests: list[GenerationRequest] = []
+
+    def generate(self, request: GenerationRequest) -> GenerationResult:
+        self.requests.append(request)
+        return GenerationResult(raw_text="{}", answer=None, model=self.model, prompt_version="test")
+
+
+@pytest.mark.parametrize("accepts_schema", [True, False])
+def test_generate_ir_offers_the_grounded_schema_to_backends_that_take_one(monkeypatch, world, accepts_schema):
+    generator = _RecordingGenerator(accepts_schema)
+    monkeypatch.setattr(generate_ir_node, "make_generator", lambda *args, **kwargs: generator)
+    state = {"instruction": INSTRUCTION, "world": json.loads(world.model_dump_json()), "task_id": "t7"}
+    generate_ir_node.generate_ir(state, SimpleNamespace(context=Context(model="openai:any")))
+    sent = generator.requests[0].json_schema
+    if accepts_schema:
+        assert sent == grounded_answer_schema(world, default_registry(), "t7")
+    else:
+        assert sent is None
