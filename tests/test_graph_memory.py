@@ -73,7 +73,7 @@ def test_without_memory_never_opens_qdrant(monkeypatch, capsys, tmp_path):
     monkeypatch.setattr(memory.store, "QdrantClient", refuse)
     monkeypatch.setattr(memory.store, "_open_local", refuse)
     assert open_memory(frozenset({"memory"})) is None
-    code = main(["run", "--world", str(DOWNTOWN), "--instruction", SEED_INSTRUCTION, "--without", "memory", "--db", str(tmp_path / "runs.sqlite")])
+    code = main(["run", "--world", str(DOWNTOWN), "--instruction", SEED_INSTRUCTION, "--model", "rules", "--without", "memory", "--db", str(tmp_path / "runs.sqlite")])
     assert code == 0
     assert "status: execute" in capsys.readouterr().out
 

@@ -262,8 +262,3 @@ def test_cli_seed_rejects_a_bad_record_with_its_line(tmp_path: Path) -> None:
 
     with pytest.raises(CommandError, match="line 2"):
         _memory_cli("memory", "seed", "--from", str(bad), "--memory-path", str(tmp_path / "mem"))
-
-
-def test_cli_seed_without_file_says_graph_seeding_is_not_there(tmp_path: Path) -> None:
-    with pytest.raises(CommandError, match="--from"):
-        _memory_cli("memory", "seed", "--memory-path", str(tmp_path / "mem"))
