@@ -18,7 +18,8 @@ from graph.context import Context
 from graph.llm.base import GenerationRequest, GenerationResult, IRGenerator
 from graph.llm.grounded_schema import WorldIds, grounded_answer_schema, ltl_pattern
 from graph.llm.rules_parser import RuleBasedGenerator
-from graph.llm.slots import compile_slots, deadline_seconds, slots_of_ir, slots_schema
+from graph.llm.base import RepairFeedback
+from graph.llm.slots import compile_slots, deadline_seconds, slots_of_ir, slots_schema, zones_to_keep
 from graph.validation import validate_ir
 from nodes import generate_ir as generate_ir_node
 from tools.catalog import default_registry
@@ -187,6 +188,22 @@ def test_slots_schema_rejects_unknown_ids_and_free_form_deadlines(world):
     assert not accepts(schema, compact(_slots(candidate_uavs=["uav_12"])))  # in maintenance
     assert not accepts(schema, compact(_slots(deadline="ten minutes")))
     assert deadline_seconds("2 h") == 7200.0 and deadline_seconds(None) is None
+
+
+def test_a_repair_keeps_avoided_zones_and_adds_the_offending_one(world):
+    previous = compile_slots(_slots(avoid_zones=["school_zone_2"]), GenerationRequest(
+        instruction=INSTRUCTION, world=world, task_id="t1"))
+    counterexample = {"failure_type": "spec_violation", "violated_rule": "R1", "offending_entity": "nfz_temp_1"}
+    request = GenerationRequest(instruction=INSTRUCTION, world=world, task_id="t1", round=1,
+                                feedback=RepairFeedback(counterexample=counterexample, previous_ir=previous))
+    keep = zones_to_keep(request)
+    assert keep == ["school_zone_2", "nfz_temp_1"]
+    schema = slots_schema(world, keep)
+    assert accepts(schema, compact(_slots(avoid_zones=["school_zone_2", "nfz_temp_1"])))
+    assert accepts(schema, compact(_slots(avoid_zones=["school_zone_2", "nfz_temp_1", "nfz_gov_1"])))
+    assert not accepts(schema, compact(_slots(avoid_zones=["school_zone_2"])))  # the offending zone is required
+    assert not accepts(schema, compact(_slots(avoid_zones=["nfz_temp_1"])))  # nor may a zone be dropped
+    assert zones_to_keep(request.model_copy(update={"feedback": None})) == []
 
 
 def test_a_refusal_needs_no_confirmation_but_other_policies_keep_the_open_question(world):

@@ -45,7 +45,7 @@ from graph.llm.local_model import (
     packaged_model_path,
     shared_model,
 )
-from graph.llm.slots import SLOTS_VERSION, compile_slots, slots_messages, slots_schema
+from graph.llm.slots import SLOTS_VERSION, compile_slots, slots_messages, slots_schema, zones_to_keep
 from graph.prompts import PROMPT_VERSION, build_prompt
 from tools.registry import ToolRegistry
 
@@ -144,7 +144,7 @@ class LocalGenerator(IRGenerator):
 
     def _messages_and_schema(self, request: GenerationRequest) -> tuple[list[dict[str, str]], dict[str, Any]]:
         if self.mode == "slots":
-            return slots_messages(request), slots_schema(request.world)
+            return slots_messages(request), slots_schema(request.world, zones_to_keep(request))
         schema = request.json_schema or grounded_answer_schema(request.world, self._registry, request.task_id)
         return build_prompt(request, self._registry).messages(), schema
 

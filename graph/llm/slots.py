@@ -5,7 +5,8 @@ destination, candidate UAVs, zones to avoid, deadline, fallback policy). The slo
 full one (ids are enums of what exists now); the tool plan, the LTL specs and the program rules then come from
 the same templates as the rule-based parser's (graph/llm/rules_parser.py), so the IR is well-formed by
 construction and everything the model chose is visible in its slots. Nothing is added behind the model's back:
-a zone it leaves out is not avoided, and the verifier's counterexample is what brings it back in a repair round.
+a zone it leaves out is not avoided until the verifier's counterexample names it; in the repair round the schema
+then requires that zone and every zone already avoided (safety specs only grow), the rest is the model's choice.
 """
 
 from __future__ import annotations
@@ -50,8 +51,39 @@ Request: Patrol the harbour.
 "avoid_zones":[],"deadline":null,"fallback_policy":"human_confirm"}"""
 
 
-def slots_schema(world: World) -> dict[str, Any]:
-    """The slots as a JSON Schema grounded in this world: ids are enums, every slot required, nothing else."""
+def avoid_zones_schema(zones: tuple[str, ...], required: list[str]) -> dict[str, Any]:
+    """Zone ids; the required ones first (a repair never drops a zone), then any others the model adds."""
+    if not required:
+        return id_list(zones)
+    others = [z for z in zones if z not in required]
+    return {
+        "type": "array",
+        "prefixItems": [{"const": zone} for zone in required],
+        "items": string_enum(others) if others else False,
+        "minItems": len(required),
+        "maxItems": len(zones),
+    }
+
+
+def zones_to_keep(request: GenerationRequest) -> list[str]:
+    """In a repair round: the zones the previous answer avoided and the zone the counterexample names.
+
+    Safety specs only grow across repairs; everything else about the repair stays the model's choice.
+    """
+    feedback = request.feedback
+    if feedback is None:
+        return []
+    previous = slots_of_ir(feedback.previous_ir or {})["avoid_zones"] or []
+    offending = feedback.counterexample.get("offending_entity")
+    zones = request.world.zone_index
+    return [z for z in dict.fromkeys([*previous, offending]) if isinstance(z, str) and z in zones]
+
+
+def slots_schema(world: World, keep_zones: list[str] | None = None) -> dict[str, Any]:
+    """The slots as a JSON Schema grounded in this world: ids are enums, every slot required, nothing else.
+
+    `keep_zones` must open avoid_zones (see zones_to_keep).
+    """
     ids = WorldIds.of(world)
     properties = {
         "intent": string_enum([i.value for i in Intent]),
@@ -59,7 +91,7 @@ def slots_schema(world: World) -> dict[str, Any]:
         "origin": nullable_id(ids.entities),
         "destination": nullable_id(ids.entities),
         "candidate_uavs": id_list(ids.idle_uavs),
-        "avoid_zones": id_list(ids.zones),
+        "avoid_zones": avoid_zones_schema(ids.zones, keep_zones or []),
         "deadline": {"anyOf": [{"type": "string", "pattern": DEADLINE_PATTERN}, {"type": "null"}]},
         "fallback_policy": string_enum([f.value for f in FallbackPolicy]),
     }
