@@ -163,9 +163,6 @@ class EmbeddedModel:
         """The model's own chat template (from the GGUF) applied to role/content messages."""
         return self._formatter(messages=messages).prompt
 
-    def count_tokens(self, text: str) -> int:
-        return len(self._llm.tokenize(text.encode("utf-8"), add_bos=True, special=True))
-
     def complete(
         self,
         prompt: str,
