@@ -23,7 +23,7 @@ EXIT_NOT_EXECUTED = 4  # the run ended in safe_refusal or human_confirm: a valid
 def _add_run_args(p: argparse.ArgumentParser) -> None:
     add_world_arg(p)
     p.add_argument("--instruction", required=True, help="the operations request (untrusted text)")
-    p.add_argument("--model", default=DEFAULT_MODEL, help="openai:<model> | rules | oracle (default: %(default)s)")
+    p.add_argument("--model", default=DEFAULT_MODEL, help="local | local:full | openai:<model> | rules | oracle (default: %(default)s)")
     p.add_argument("--base-url", default=None, help="OpenAI-compatible server (or env OPENAI_BASE_URL)")
     p.add_argument("--api-key", default=None, help="API key (or env OPENAI_API_KEY)")
     p.add_argument("--gold-ir", default=None, help="gold IR JSON file (what the `oracle` model answers)")
