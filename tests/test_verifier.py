@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 from shapely.geometry import LineString, Point
 
 from graph.ir import LowAltitudeIR
-from tools import ltl, signals, verifier
+from tools import exact_grid, ltl, signals, verifier
 from tools.energy import battery_profile
 from tools.program_rules import check_r7, check_r8, safety_relaxations
 from tools.registry import ToolRegistry
@@ -42,28 +43,30 @@ def verify(registry, world, **args):
     return registry.call("verify_ltl_stl", world, args)
 
 
-def test_straight_route_through_the_nfz_fails_r1_at_the_entry_second(registry, world):
+def test_straight_route_through_the_nfz_fails_r1_with_its_true_depth(registry, world):
     start, goal = world.entity_index["hospital_A"].position, world.entity_index["accident_site_3"].position
     waypoints = timed([start, goal], z=60.0)
     nfz = world.zone_index["nfz_temp_1"].shape
     line = LineString([start, goal])
     entry_sec = line.project(Point(line.intersection(nfz).coords[0])) / SPEED
-    expected_second = math.floor(entry_sec) + 1  # the first 1 Hz sample strictly inside
+    expected_second = math.floor(entry_sec) + 1  # the first whole second strictly inside
 
     res = verify(registry, world, waypoints=waypoints, ltl=["G !in_nfz_temp_1"])
 
     assert not res.ok and res.error.type == "spec_violation" and res.error.recoverable
     r1 = res.result["rules"]["R1"]
-    sampled = [Point(line.interpolate(t * SPEED)) for t in range(int(line.length / SPEED) + 1)]
-    depth = max(nfz.exterior.distance(p) for p in sampled if nfz.contains(p))
+    chord = line.intersection(nfz)
+    dense = [chord.interpolate(f, normalized=True) for f in np.linspace(0, 1, 20001)]
+    depth = max(nfz.exterior.distance(p) for p in dense)  # the deepest point, not the deepest whole second
     assert r1["status"] == "fail" and r1["robustness"] == pytest.approx(-depth, abs=0.01)
     first = res.result["violations"][0]
-    assert (first["rule"], first["time_sec"], first["entity"]) == ("R1", expected_second, "nfz_temp_1")
-    assert len(first["segment"]) <= 2 * verifier.SEGMENT_RADIUS + 1
+    assert (first["rule"], first["entity"]) == ("R1", "nfz_temp_1")
+    assert entry_sec - 0.05 <= first["time_sec"] <= expected_second  # the first sample inside
+    assert first["segment"][0] == [*start, 60.0, 0.0] and first["segment"][-1][:3] == [*goal, 60.0]
     ltl_violation = next(v for v in res.result["violations"] if v.get("spec") == "G !in_nfz_temp_1")
-    assert ltl_violation["time_sec"] == expected_second
+    assert entry_sec - 0.05 <= ltl_violation["time_sec"] <= expected_second  # just after the entry instant
     cx = res.result["counterexample"]
-    assert cx["failure_stage"] == "verify" and cx["violated_rule"] == "R1" and cx["time_sec"] == expected_second
+    assert cx["failure_stage"] == "verify" and cx["violated_rule"] == "R1" and cx["time_sec"] == first["time_sec"]
     assert cx["offending_entity"] == "nfz_temp_1" and "nfz_temp_1" in cx["suggested_repair"]
     assert "avoid_zones" in cx["suggested_repair"]
     assert res.provenance.engine == {"stl": "rtamt", "ltl": ltl.default_engine().name}
@@ -103,7 +106,7 @@ def test_deadline_miss_fails_r4_and_no_deadline_is_not_applicable(registry, worl
     late = verify(registry, world, waypoints=waypoints, deadline_sec=eta / 2)
     assert late.result["rules"]["R4"]["status"] == "fail"
     violation = next(v for v in late.result["violations"] if v["rule"] == "R4")
-    assert violation["time_sec"] == math.floor(eta / 2) and violation["entity"] == "accident_site_3"
+    assert violation["time_sec"] == round(eta / 2, 1) and violation["entity"] == "accident_site_3"
     assert verify(registry, world, waypoints=waypoints, deadline_sec=eta + 1).result["rules"]["R4"]["status"] == "pass"
     assert verify(registry, world, waypoints=waypoints).result["rules"]["R4"]["status"] == "not_applicable"
 
@@ -182,15 +185,18 @@ def test_bad_arguments_are_tool_errors(registry, world, args):
     assert not res.ok and res.error.type == "bad_arguments" and res.error.recoverable
 
 
-def test_rtamt_robustness_of_invariants_is_the_signal_minimum(registry, world):
+def test_rtamt_robustness_of_invariants_is_the_signal_minimum_on_the_exact_grid(registry, world):
     waypoints = timed([(100, 100), (650, 420)], z=60.0)
     res = verify(registry, world, waypoints=waypoints, uav_id="uav_03")
-    samples = Trajectory(waypoints=waypoints).sample(1.0)
-    battery = battery_profile(world, world.uav_index["uav_03"], samples)
-    nfz_minimum = signals.nfz_margin(world, samples).values.min()
+    track = np.asarray(waypoints, dtype=float)
+    grid = exact_grid.sample_track(track, signals.exact_times(world, track, goal_xy=(650, 420), origin_xy=(100, 100)))
+    seconds = Trajectory(waypoints=waypoints).sample(1.0)
+    battery = battery_profile(world, world.uav_index["uav_03"], seconds)  # the energy model's 1 s resolution
+    nfz_minimum = signals.nfz_margin(world, grid).values.min()
     assert res.result["rules"]["R1"]["robustness"] == pytest.approx(nfz_minimum, abs=1e-3)
+    assert nfz_minimum <= signals.nfz_margin(world, seconds).values.min()  # the grid holds every whole second
     assert res.result["rules"]["R5"]["robustness"] == pytest.approx(battery.min() - 0.2, abs=1e-3)
-    assert res.result["checked"]["samples"] == len(samples)
+    assert res.result["checked"]["samples"] == len(grid) > len(seconds)
 
 
 # --- R7 / R8 program checks ------------------------------------------------------------------------------------

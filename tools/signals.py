@@ -19,10 +19,12 @@ import numpy as np
 import shapely
 from shapely.geometry import Polygon
 
+from tools import exact_grid as grid
 from tools.energy import battery_profile
 from tools.world import UAV, Corridor, NoFlyZone, SensitiveZone, TrafficTrack, World
 
 AIRBORNE_MIN_ALT_M = 1.0  # the `airborne` atom: above this altitude
+_BOUNDARY_M = 1e-6  # rounding allowance for a sample placed on a disc's rim
 
 
 @dataclass(frozen=True)
@@ -197,10 +199,11 @@ def corridor_load(
 
 
 def terminal_phase(samples: np.ndarray, tolerance_m: float) -> np.ndarray:
-    """Samples of the take-off / landing verticals: within the tolerance (horizontally) of the first or last point."""
+    """Samples of the take-off / landing verticals: strictly within the tolerance (horizontally) of either end."""
     xy = samples[:, :2]
-    near_start = np.linalg.norm(xy - xy[0], axis=1) <= tolerance_m
-    near_end = np.linalg.norm(xy - xy[-1], axis=1) <= tolerance_m
+    inner = tolerance_m - _BOUNDARY_M  # the disc's rim belongs to the cruise: the exact grid samples it there
+    near_start = np.linalg.norm(xy - xy[0], axis=1) < inner
+    near_end = np.linalg.norm(xy - xy[-1], axis=1) < inner
     return near_start | near_end
 
 
@@ -230,7 +233,14 @@ def compute_signals(
     payload_kg: float = 0.0,
     exempt_sensitive: Iterable[str] = (),
     own_slots: int = 1,
+    energy_track: np.ndarray | None = None,
 ) -> SignalSet:
+    """All signals at `samples`. The battery is integrated along `energy_track` (default: the samples; the
+    verifier passes the 1 Hz track, the energy model's resolution) and read off at the sample times."""
+    battery = None
+    if uav is not None:
+        track = samples if energy_track is None else energy_track
+        battery = np.interp(samples[:, 3], track[:, 3], battery_profile(world, uav, track, payload_kg))
     return SignalSet(
         samples=samples,
         nfz=nfz_margin(world, samples),
@@ -240,8 +250,79 @@ def compute_signals(
         corridor=corridor_load(world, samples, own_slots=own_slots),
         altitude_margin=altitude_margin(samples, alt_min_m, alt_max_m, world.arrival_tolerance_m),
         goal_dist=None if goal_xy is None else horizontal_distance(samples, goal_xy),
-        battery=None if uav is None else battery_profile(world, uav, samples, payload_kg),
+        battery=battery,
     )
+
+
+def exact_times(
+    world: World,
+    waypoints: np.ndarray,
+    *,
+    zones: Sequence[NoFlyZone] | None = None,
+    tracks: Sequence[TrafficTrack] | None = None,
+    exempt_sensitive: Iterable[str] = (),
+    goal_xy: tuple[float, float] | None = None,
+    origin_xy: tuple[float, float] | None = None,
+    deadline_sec: float | None = None,
+    atoms: Iterable[str] = (),
+    stl_specs: Iterable[str] = (),
+) -> np.ndarray:
+    """The instants at which every signal of this module, and every LTL atom in `atoms`, is judged exactly on the
+    piecewise-linear track `waypoints` (see tools/exact_grid)."""
+    zones = world.no_fly_zones if zones is None else zones
+    tracks = world.traffic if tracks is None else tracks
+    exempt = set(exempt_sensitive)
+    segments = grid.Segments.of(waypoints)
+    sensitive = [z for z in world.sensitive_zones if z.id not in exempt]
+    nfz_volumes = [grid.Volume.of_nfz(zone) for zone in zones]
+    minima = [
+        *grid.minimum_times(segments, nfz_volumes, lambda rows: nfz_margin(world, rows, zones).values),
+        *grid.minimum_times(
+            segments,
+            [grid.Volume(b.id, b.shape, high=b.height_m) for b in world.buildings],
+            lambda rows: obstacle_clearance(world, rows).values,
+        ),
+        *grid.minimum_times(
+            segments,
+            [grid.Volume(z.id, z.shape, offset=z.buffer_m) for z in sensitive],
+            lambda rows: sensitive_clearance(world, rows, exempt).values,
+        ),
+        *grid.traffic_times(waypoints, tracks),
+        *([] if goal_xy is None else grid.point_approach_times(segments, goal_xy)),
+    ]
+    corridors = [grid.Volume.of_corridor(c) for c in world.corridors]
+    ends = [tuple(waypoints[0, :2]), tuple(waypoints[-1, :2])]
+    events = [
+        *(t for volume in nfz_volumes for t in volume.window_times()),
+        *grid.membership_times(segments, corridors),
+        *(t for track in tracks for t in grid.membership_times(grid.Segments.of(np.asarray(track.waypoints)), corridors)),
+        *grid.disc_times(segments, ends, world.arrival_tolerance_m),
+        *_atom_times(world, segments, set(atoms), origin_xy or ends[0], goal_xy or ends[1]),
+        *([] if deadline_sec is None else [deadline_sec]),
+        *grid.stl_bound_times(stl_specs, float(waypoints[0, 3])),
+    ]
+    return grid.assemble(waypoints, minima, events)
+
+
+def _atom_times(
+    world: World, segments: grid.Segments, atoms: set[str], origin_xy: tuple[float, float], goal_xy: tuple[float, float]
+) -> list[float]:
+    """Instants where one of the LTL atoms can switch (see `atom_values` for their meaning)."""
+    zones = zone_atoms(world)
+    volumes = []
+    for atom in atoms & set(zones):
+        zone = zones[atom]
+        if isinstance(zone, NoFlyZone):
+            volumes.append(grid.Volume.of_nfz(zone))
+        elif isinstance(zone, Corridor):
+            volumes.append(grid.Volume.of_corridor(zone))
+        else:
+            volumes.append(grid.Volume(zone.id, zone.shape))
+    places = {"at_origin": origin_xy, "at_goal": goal_xy}
+    places.update({f"at_{e}": world.entity_index[e].position for e in world.entity_index if f"at_{e}" in atoms})
+    centres = [xy for atom, xy in places.items() if atom in atoms]
+    times = grid.membership_times(segments, volumes) + grid.disc_times(segments, centres, world.arrival_tolerance_m)
+    return times + (grid.level_times(segments, AIRBORNE_MIN_ALT_M) if "airborne" in atoms else [])
 
 
 # --- LTL atoms -------------------------------------------------------------------------------------------------

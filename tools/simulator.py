@@ -12,6 +12,11 @@ byte-identical result. The stress level scales three disturbances:
   expires, which costs time and energy; a zone that pops up over the UAV is an intrusion.
 Events: nfz_intrusion, separation_violation, near_miss, battery_depleted, deadline_missed, collision (with a
 building or another UAV). A near miss is tolerated only with max_risk_level "high".
+
+The flown track is straight between its 1 s steps, and the events are judged on it exactly: besides the steps, it
+is sampled where each step comes closest to another UAV, and where it comes deepest into a no-fly zone or closest
+to a building whenever that may cross an event threshold (tools/exact_grid), so a step that clips a corner between
+two seconds is an intrusion.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ import shapely
 from pydantic import Field
 from shapely.geometry import Polygon, box
 
-from tools import signals
+from tools import exact_grid, signals
 from tools.contract import ToolFailure, ToolOutput
 from tools.energy import segment_energies_wh
 from tools.registry import ToolSpec
@@ -216,13 +221,13 @@ def _margin_events(kind: str, mask: np.ndarray, margin: signals.Margin, limit: f
 
 def _events(
     args: SimulateArgs,
-    flight: Flight,
+    samples: np.ndarray,
     zones: list[NoFlyZone],
     tracks: list[TrafficTrack],
     world: World,
     battery: np.ndarray | None,
 ) -> list[Event]:
-    samples, d_min = flight.samples, args.min_separation_m
+    d_min = args.min_separation_m
     nfz = signals.nfz_margin(world, samples, zones)
     obstacle = signals.obstacle_clearance(world, samples)
     separation = signals.traffic_separation(world, samples, tracks)
@@ -264,6 +269,20 @@ def _decisive(events: list[Event], max_risk_level: str) -> Event | None:
 
 
 # --- the tool --------------------------------------------------------------------------------------------------
+def _judged_track(world: World, flight: Flight, zones: list[NoFlyZone], tracks: list[TrafficTrack], d_min: float) -> np.ndarray:
+    """The flown track sampled where its events are decided exactly (see the module's docstring)."""
+    segments = exact_grid.Segments.of(flight.samples)
+    nfz_volumes = [exact_grid.Volume.of_nfz(zone) for zone in zones]
+    buildings = [exact_grid.Volume(b.id, b.shape, high=b.height_m) for b in world.buildings]
+    minima = [
+        *exact_grid.minimum_times(segments, nfz_volumes, lambda rows: signals.nfz_margin(world, rows, zones).values, 0.0),
+        *exact_grid.minimum_times(segments, buildings, lambda rows: signals.obstacle_clearance(world, rows).values, d_min),
+        *exact_grid.traffic_times(flight.samples, tracks),
+    ]
+    windows = [t for volume in nfz_volumes for t in volume.window_times()]
+    return exact_grid.sample_track(flight.samples, exact_grid.assemble(flight.samples, minima, windows))
+
+
 def simulate(world: World, args: SimulateArgs) -> ToolOutput:
     uav = resolve_uav(world, args.uav_id)
     profile = STRESS[args.stress_level]
@@ -273,24 +292,26 @@ def simulate(world: World, args: SimulateArgs) -> ToolOutput:
     popup = _popup_zone(nominal, profile, rng)
     crossing = _crossing_tracks(nominal, profile, args.min_separation_m, rng)
     flight = _fly(world, nominal, speed, profile.gust_scale, popup, rng)
-    energy = np.concatenate([[0.0], np.cumsum(_energy_steps(world, flight, speed, args.payload_kg))])
-    battery = None if uav is None else uav.battery_ratio - energy / uav.battery_capacity_wh
     zones = [*world.no_fly_zones, *([popup] if popup else [])]
     tracks = [*world.traffic, *crossing]
-    events = _events(args, flight, zones, tracks, world, battery)
+    judged = _judged_track(world, flight, zones, tracks, args.min_separation_m)
+    step_energy = np.concatenate([[0.0], np.cumsum(_energy_steps(world, flight, speed, args.payload_kg))])
+    energy = np.interp(judged[:, 3], flight.samples[:, 3], step_energy)
+    battery = None if uav is None else uav.battery_ratio - energy / uav.battery_capacity_wh
+    events = _events(args, judged, zones, tracks, world, battery)
     crashed = bool(events) and events[-1].type == "collision"
-    last = events[-1].index if crashed else len(flight.samples) - 1
-    flown = flight.samples[: last + 1]
+    last = events[-1].index if crashed else len(judged) - 1
+    flown = judged[: last + 1]
     separation = signals.traffic_separation(world, flown, tracks).values
     far = signals.far_distance(world)
     decisive = _decisive(events, args.max_risk_level)
     result: dict[str, Any] = {
         "success": decisive is None,
-        "events": [_event_json(flight.samples, e) for e in events],
+        "events": [_event_json(judged, e) for e in events],
         "min_separation_m": _rounded(separation.min()) if separation.min() < far else None,
         "min_obstacle_clearance_m": _rounded(signals.obstacle_clearance(world, flown).values.min()),
         "delay_sec": None if crashed else _rounded(flight.samples[-1, 3] - nominal[-1, 3]),
-        "hover_sec": int(flight.hovering[: last + 1].sum()),
+        "hover_sec": int(flight.hovering[flight.samples[:, 3] <= judged[last, 3]].sum()),
         "energy_used_wh": _rounded(energy[last]),
         "final_battery_ratio": None if battery is None else _rounded(battery[last]),
         "arrival_time_sec": None if crashed else _rounded(flight.samples[-1, 3]),
@@ -298,16 +319,16 @@ def simulate(world: World, args: SimulateArgs) -> ToolOutput:
         "seed": args.seed,
         "popup_nfz": popup.model_dump(include={"id", "polygon", "active_window"}) if popup else None,
         "crossing_tracks": [t.model_dump() for t in crossing],
-        "counterexample": None if decisive is None else _counterexample(world, flight.samples, decisive),
+        "counterexample": None if decisive is None else _counterexample(world, flight.samples, judged, decisive),
     }
     if decisive is None:
         near = [e for e in events if e.type == "near_miss"]
-        warnings = [f"near miss at t={flight.samples[e.index, 3]:.0f} s: {e.detail}" for e in near]
+        warnings = [f"near miss at t={judged[e.index, 3]:.0f} s: {e.detail}" for e in near]
         return ToolOutput(result=result, warnings=warnings)
     error_type = {"collision": "collision", "near_miss": "near_miss"}.get(decisive.type, "sim_failure")
     raise ToolFailure(
         error_type,
-        f"{decisive.type} at t={flight.samples[decisive.index, 3]:.0f} s: {decisive.detail}",
+        f"{decisive.type} at t={judged[decisive.index, 3]:.0f} s: {decisive.detail}",
         recoverable=error_type != "collision",
         suggested_actions=[result["counterexample"]["suggested_repair"]],
         result=result,
@@ -323,7 +344,7 @@ def _event_json(samples: np.ndarray, event: Event) -> dict[str, Any]:
     return {"type": event.type, "time_sec": time_sec, "detail": event.detail, "entity": event.entity}
 
 
-def _counterexample(world: World, samples: np.ndarray, event: Event) -> dict[str, Any]:
+def _counterexample(world: World, steps: np.ndarray, samples: np.ndarray, event: Event) -> dict[str, Any]:
     rule = EVENT_RULE[event.type]
     if event.entity == "popup_nfz":
         repair = "the route crosses a pop-up no-fly zone: keep a wider time margin or ask for human confirmation"
@@ -335,7 +356,7 @@ def _counterexample(world: World, samples: np.ndarray, event: Event) -> dict[str
         violated_rule=rule,
         time_sec=samples[event.index, 3],
         robustness=event.margin,
-        offending_segment=offending_segment(samples, event.index),
+        offending_segment=offending_segment(steps, samples[event.index]),
         offending_entity=event.entity,
         suggested_repair=repair,
     )

@@ -1,9 +1,11 @@
-"""Offline STL monitoring with rtamt (discrete time) on the 1 Hz trajectory signals.
+"""Offline STL monitoring with rtamt's dense-time semantics on the verifier's exact time grid.
 
-rtamt counts temporal bounds in samples of its sampling period; the period is set to 1 s, so `eventually[0:600]`
-means "within 600 samples", i.e. 600 s on the 1 Hz resampled trajectory. A spec is a single rtamt expression over
-the signal names in SIGNAL_DOCS and the constants in CONSTANT_DOCS; anything else (unknown names, declarations,
-imports, several statements) is rejected before rtamt sees it.
+The signals are sampled at the instants of tools/exact_grid (every waypoint and second, plus each segment's
+minimum of every distance signal and every membership switch); rtamt's dense-time monitor interpolates linearly
+between them, so an unbounded `always` is the minimum over the continuous flight and temporal bounds are in
+seconds (`eventually[0:600]` = within 600 s of the start). A spec is a single rtamt expression over the signal
+names in SIGNAL_DOCS and the constants in CONSTANT_DOCS; anything else (unknown names, declarations, imports,
+several statements) is rejected before rtamt sees it.
 """
 
 from __future__ import annotations
@@ -14,8 +16,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import rtamt
-
-SAMPLING_PERIOD_SEC = 1
 
 SIGNAL_DOCS = {
     "nfz_margin": "m, signed distance to the active no-fly zones (negative inside)",
@@ -54,11 +54,17 @@ class StlSpecError(ValueError):
 class StlVerdict:
     spec: str
     robustness: float  # at the first sample: the spec's robustness over the trajectory
-    series: np.ndarray  # robustness of the spec at every sample (a suffix of the trajectory each)
+    times: np.ndarray  # breakpoints of the spec's robustness signal (piecewise linear between them)
+    series: np.ndarray  # robustness of the spec from each breakpoint on (a suffix of the trajectory each)
 
     @property
     def satisfied(self) -> bool:
         return self.robustness >= 0
+
+    def first_negative_time(self) -> float | None:
+        """The earliest breakpoint where the robustness is negative (None if it never is)."""
+        below = np.flatnonzero(self.series < 0)
+        return float(self.times[below[0]]) if len(below) else None
 
 
 def unknown_names(spec: str, known: set[str]) -> list[str]:
@@ -83,20 +89,22 @@ def monitor(
         names = ", ".join(sorted(set(signals) | set(constants)))
         raise StlSpecError(f"unknown name(s) {', '.join(unknown)} in {spec!r}; known: {names}")
     used = set(_IDENTIFIER.findall(_strip_numbers(spec)))
-    monitor_spec = rtamt.StlDiscreteTimeOfflineSpecification()
-    for name in sorted(used & set(signals)):
+    clock = [float(t) for t in times]
+    # rtamt's dense-time monitor needs one input signal: a spec over constants alone reads a dummy one
+    series = {name: signals[name] for name in sorted(used & set(signals))} or {"_clock": np.zeros(len(clock))}
+    monitor_spec = rtamt.StlDenseTimeOfflineSpecification()
+    for name in series:
         monitor_spec.declare_var(name, "float")
     for name in sorted(used & set(constants)):
         monitor_spec.declare_const(name, "float", float(constants[name]))
     monitor_spec.spec = spec
-    monitor_spec.set_sampling_period(SAMPLING_PERIOD_SEC, "s", 0.1)
-    dataset: dict[str, list[float]] = {"time": [float(t) for t in times]}
-    dataset.update({name: np.asarray(signals[name], dtype=float).tolist() for name in used & set(signals)})
+    inputs = [[name, [list(p) for p in zip(clock, np.asarray(v, dtype=float).tolist())]] for name, v in series.items()]
     try:
         monitor_spec.parse()
-        result = monitor_spec.evaluate(dataset)
+        result = monitor_spec.evaluate(*inputs)
     except Exception as exc:  # rtamt reports syntax and bound errors with several exception types
         message = str(exc).replace("RTAMT Exception: ", "").splitlines()[0][:200]
         raise StlSpecError(f"{spec!r}: {message}") from None
-    series = np.array([value for _, value in result], dtype=float)
-    return StlVerdict(spec=spec, robustness=float(series[0]), series=series)
+    pairs = np.array(result, dtype=float).reshape(-1, 2)
+    return StlVerdict(spec=spec, robustness=float(pairs[0, 1]), times=pairs[:, 0], series=pairs[:, 1])
+

@@ -1,14 +1,17 @@
 """verify_ltl_stl: the trajectory against rules R1-R6 (STL, monitored by rtamt) and the IR's own LTL / STL specs.
 
-Rules as monitored (signals from tools/signals.py on the 1 Hz resampled trajectory, constants from the arguments):
+Rules as monitored (signals from tools/signals.py, constants from the arguments). The signals are sampled on the
+exact time grid of tools/exact_grid (each segment's minimum of every distance signal and every membership switch
+besides the waypoints and whole seconds) and monitored with rtamt's dense-time semantics, so a route that cuts a
+zone's corner between two seconds fails with its true depth:
   R1 always (nfz_margin >= 0)
   R2 always ((obstacle_clearance - d_min >= 0) and (separation - d_min >= 0) and (sensitive_clearance >= 0))
      (sensitive zones keep their own buffer; zones that contain the task's origin or goal are exempt)
   R3 always (alt_margin >= 0)            (the band; the floor is waived on the take-off / landing verticals)
-  R4 eventually[0:k] (goal_dist <= tol)  (k = samples up to the deadline; not_applicable without a deadline)
+  R4 eventually[0:D] (goal_dist <= tol)  (D = seconds from the start to the deadline; not_applicable without one)
   R5 always (battery - reserve >= 0)     (not_applicable without uav_id)
   R6 always (capacity - load >= 0)       (load counts us with corridor_capacity_required slots)
-rtamt gives each rule's robustness; the first violating second and the offending entity are read from the same
+rtamt gives each rule's robustness; the first violating instant and the offending entity are read from the same
 signals. The counterexample reports the first failing rule in the order R1..R6, then the IR's STL, then its LTL.
 A critical-priority request never relaxes R1-R3 (R7): its separation and altitude band are raised to the safety
 baseline and R1-R3 are always checked, with a warning.
@@ -26,7 +29,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from rapidfuzz import process
 
-from tools import ltl, signals
+from tools import exact_grid, ltl, signals
 from tools.contract import ToolFailure, ToolOutput
 from tools.program_rules import missing_mandatory_ltl, nfz_on_the_way, safety_baseline
 from tools.registry import ToolSpec
@@ -48,7 +51,6 @@ RULE_TEXT = {
     "R7": "a critical priority never relaxes R1-R3",
     "R8": "unsatisfiable or under-specified tasks end in safe refusal / human confirmation, never in execute",
 }
-SEGMENT_RADIUS = 2  # samples either side of the offending second in a counterexample
 DIGITS = 3
 
 
@@ -65,8 +67,11 @@ class WaypointArgs(BaseModel):
     def _finite_and_ordered(cls, waypoints: list[XYZT]) -> list[XYZT]:
         if not all(math.isfinite(v) for point in waypoints for v in point):
             raise ValueError("waypoint coordinates must be finite numbers")
-        if any(b[3] < a[3] for a, b in zip(waypoints, waypoints[1:])):
-            raise ValueError("waypoint times must be non-decreasing")
+        for i, (a, b) in enumerate(zip(waypoints, waypoints[1:]), start=1):
+            if b[3] < a[3]:
+                raise ValueError("waypoint times must be non-decreasing")
+            if b[3] == a[3] and math.dist(a[:3], b[:3]) > 1e-6:  # a jump has no path in between to check
+                raise ValueError(f"waypoint {i} moves {math.dist(a[:3], b[:3]):.3g} m in zero time")
         return waypoints
 
 
@@ -120,10 +125,13 @@ def _unknown_id(field: str, value: str, known: list[str]) -> ToolFailure:
     )
 
 
-def offending_segment(samples: np.ndarray, index: int, radius: int = SEGMENT_RADIUS) -> list[list[float]]:
-    """The few samples around `index`, as [x, y, z, t] rows (never the whole trajectory)."""
-    lo, hi = max(0, index - radius), min(len(samples), index + radius + 1)
-    return [[round(float(v), 1) for v in row] for row in samples[lo:hi]]
+def offending_segment(waypoints: np.ndarray, point: np.ndarray) -> list[list[float]]:
+    """The straight piece of the track that holds `point` (x, y, z, t): [start, point, end] rows, never the whole
+    trajectory (the point is left out where it is one of the ends)."""
+    k = int(np.clip(np.searchsorted(waypoints[:, 3], point[3], side="right") - 1, 0, max(len(waypoints) - 2, 0)))
+    rows = [waypoints[k], point, waypoints[min(k + 1, len(waypoints) - 1)]]
+    rounded = [[round(float(v), 1) for v in row] for row in rows]
+    return [row for i, row in enumerate(rounded) if i == 0 or row != rounded[i - 1]]
 
 
 def suggest_repair(world: World, rule: str, entity: str | None) -> str:
@@ -179,7 +187,7 @@ def build_counterexample(
 class RuleCheck:
     rule: str
     spec: str
-    margin: np.ndarray  # per-sample margin (negative = violated at that second)
+    margin: np.ndarray  # per-sample margin (negative = violated at that instant)
     entities: Sequence[str | None]
     deadline_index: int | None = None  # R4: the violation is "not there by this sample"
 
@@ -239,13 +247,13 @@ def _rule_checks(sig: signals.SignalSet, settings: Settings, args: VerifyArgs, g
     }
     if args.deadline_sec is not None and sig.goal_dist is not None:
         in_time = int(np.count_nonzero(sig.times <= args.deadline_sec + 1e-9))
-        bound = max(in_time - 1, 0)
+        window = max(args.deadline_sec - float(sig.times[0]), 0.0)
         checks["R4"] = RuleCheck(
             "R4",
-            f"eventually[0:{bound}] (goal_dist <= tol)",
+            f"eventually[0:{window:.6f}] (goal_dist <= tol)",
             np.full(len(sig.samples), np.nan),
             [goal_id] * len(sig.samples),
-            deadline_index=bound,
+            deadline_index=max(in_time - 1, 0),
         )
     if sig.battery is not None:
         reserve = args.battery_reserve_ratio
@@ -271,13 +279,13 @@ def _first_violation(check: RuleCheck) -> int:
 
 
 def _violation(
-    samples: np.ndarray, rule: str, index: int, robustness: float | None, entity: str | None, **extra: Any
+    run: "Monitored", rule: str, index: int, robustness: float | None, entity: str | None, **extra: Any
 ) -> dict[str, Any]:
     return {
         "rule": rule,
-        "time_sec": round(float(samples[index, 3]), 1),
+        "time_sec": round(float(run.samples[index, 3]), 1),
         "robustness": None if robustness is None else round(robustness, DIGITS),
-        "segment": offending_segment(samples, index),
+        "segment": offending_segment(run.waypoints, run.samples[index]),
         "entity": entity,
         **extra,
     }
@@ -321,6 +329,7 @@ class Monitored:
     """One sampled trajectory with everything the checks read."""
 
     world: World
+    waypoints: np.ndarray
     samples: np.ndarray
     signals: signals.SignalSet
     constants: dict[str, float]
@@ -348,7 +357,7 @@ def _check_rules(run: Monitored, settings: Settings, args: VerifyArgs) -> tuple[
         rules[rule] = {"status": _status(verdict.satisfied), "robustness": round(verdict.robustness, DIGITS)}
         if not verdict.satisfied:
             index = _first_violation(check)
-            violations.append(_violation(run.samples, rule, index, verdict.robustness, check.entities[index]))
+            violations.append(_violation(run, rule, index, verdict.robustness, check.entities[index]))
     return rules, violations
 
 
@@ -363,7 +372,7 @@ def _check_stl(run: Monitored, specs: list[str], engines: dict[str, str]) -> tup
         results.append({"spec": text, "status": _status(verdict.satisfied), "robustness": robustness})
         if not verdict.satisfied:
             index = _first_stl_violation(run, text)
-            violations.append(_violation(run.samples, "STL", index, verdict.robustness, None, spec=text))
+            violations.append(_violation(run, "STL", index, verdict.robustness, None, spec=text))
     return results, violations
 
 
@@ -379,8 +388,8 @@ def _first_stl_violation(run: Monitored, spec: str) -> int:
         body = run.stl(match.group("body"))
     except StlSpecError:  # the parentheses did not enclose the whole formula, e.g. always (a) and always (b)
         return 0
-    failing = np.flatnonzero(body.series < 0)
-    return int(failing[0]) if len(failing) else 0
+    failing = body.first_negative_time()
+    return 0 if failing is None else int(np.argmin(np.abs(run.samples[:, 3] - failing)))
 
 
 def _check_ltl(
@@ -398,7 +407,7 @@ def _check_ltl(
             index = ltl.first_violation(formula, trace) if isinstance(formula, ltl.Formula) else 0
             zone = next((atom[3:] for atom in sorted(atoms) if atom.startswith("in_")), None)
             entity = zone or (goal_id if "at_goal" in atoms else None)
-            violations.append(_violation(run.samples, _ltl_rule(atoms, run.world), index, None, entity, spec=text))
+            violations.append(_violation(run, _ltl_rule(atoms, run.world), index, None, entity, spec=text))
     return results, violations
 
 
@@ -413,12 +422,24 @@ def _unsat(engines: dict[str, str], specs: list[str]) -> ToolFailure:
     )
 
 
-def _monitored(world: World, args: VerifyArgs, settings: Settings) -> tuple[Monitored, list[str]]:
+def _monitored(world: World, args: VerifyArgs, settings: Settings, atoms: set[str]) -> tuple[Monitored, list[str]]:
     uav = resolve_uav(world, args.uav_id)
-    samples = Trajectory(waypoints=args.waypoints).sample(1.0)
-    origin_xy = resolve_position(world, "origin", args.origin, tuple(samples[0, :2]))
-    goal_xy = resolve_position(world, "goal", args.goal, tuple(samples[-1, :2]))
+    track = Trajectory(waypoints=args.waypoints)
+    waypoints = track.array()
+    origin_xy = resolve_position(world, "origin", args.origin, tuple(waypoints[0, :2]))
+    goal_xy = resolve_position(world, "goal", args.goal, tuple(waypoints[-1, :2]))
     exempt = signals.zones_containing(world, [origin_xy, goal_xy])
+    times = signals.exact_times(
+        world,
+        waypoints,
+        exempt_sensitive=exempt,
+        goal_xy=goal_xy,
+        origin_xy=origin_xy,
+        deadline_sec=args.deadline_sec,
+        atoms=atoms,
+        stl_specs=args.stl,
+    )
+    samples = exact_grid.sample_track(waypoints, times)
     sig = signals.compute_signals(
         world,
         samples,
@@ -429,6 +450,7 @@ def _monitored(world: World, args: VerifyArgs, settings: Settings) -> tuple[Moni
         payload_kg=args.payload_kg,
         exempt_sensitive=exempt,
         own_slots=args.corridor_capacity_required,
+        energy_track=track.sample(1.0),
     )
     constants = {
         "d_min": settings.min_separation_m,
@@ -438,17 +460,18 @@ def _monitored(world: World, args: VerifyArgs, settings: Settings) -> tuple[Moni
         "reserve": args.battery_reserve_ratio,
     }
     notes = [f"R2: sensitive zone {z} contains the task's origin or goal; its buffer is not checked" for z in exempt]
-    return Monitored(world, samples, sig, constants, origin_xy, goal_xy), notes
+    return Monitored(world, waypoints, samples, sig, constants, origin_xy, goal_xy), notes
 
 
 def verify(world: World, args: VerifyArgs) -> ToolOutput:
     settings, warnings = effective_settings(world, args)
-    run, notes = _monitored(world, args, settings)
     engine = ltl.default_engine()
     engines = {"stl": STL_ENGINE, "ltl": engine.name}
     parsed_ltl = _parse_ltl(world, engine, args.ltl)
     if parsed_ltl and engine.satisfiable(parsed_ltl) is False:
         raise _unsat(engines, args.ltl)
+    atoms = set().union(*(engine.atoms(formula) for formula in parsed_ltl))
+    run, notes = _monitored(world, args, settings, atoms)
     rules, violations = _check_rules(run, settings, args)
     stl_results, stl_violations = _check_stl(run, args.stl, engines)
     ltl_results, ltl_violations = _check_ltl(run, engine, args.ltl, parsed_ltl, args.goal)
