@@ -2,9 +2,11 @@
 
 The verifier (and the simulator, on the track it flew) evaluates its signals at these instants and hands them to
 rtamt's dense-time monitor, which interpolates linearly between them. The grid holds:
-- every waypoint and every whole second of the flight (the resolution of the energy model);
-- per segment, the instant where each distance signal is smallest (no-fly zones in their altitude band and active
-  window, buildings, sensitive-zone buffers, other traffic, the goal): tools/segment_geometry finds it exactly;
+- every waypoint;
+- the instant where each distance signal is smallest on a segment (no-fly zones in their altitude band and active
+  window, buildings, sensitive-zone buffers, other traffic, the goal), found exactly by tools/segment_geometry,
+  for every segment where that minimum may be the flight's minimum or cross its rule's threshold (every segment
+  when an STL spec has a time window);
 - the instants where a membership switches (entering / leaving a corridor, a zone named by an LTL atom, an
   arrival disc, the take-off / landing discs where the altitude floor is waived, a zone's active window, another
   UAV's flight), each with a sample on either side, so a piecewise-constant signal (corridor load, an LTL atom)
@@ -18,7 +20,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -39,11 +41,12 @@ class Segments:
     end: np.ndarray  # (k, 3)
     t0: np.ndarray  # (k,)
     t1: np.ndarray  # (k,)
+    first: np.ndarray  # (k,) index of each piece's first waypoint
 
     @classmethod
     def of(cls, waypoints: np.ndarray) -> "Segments":
-        moving = np.diff(waypoints[:, 3]) > 0
-        return cls(waypoints[:-1, :3][moving], waypoints[1:, :3][moving], waypoints[:-1, 3][moving], waypoints[1:, 3][moving])
+        first = np.flatnonzero(np.diff(waypoints[:, 3]) > 0)
+        return cls(waypoints[first, :3], waypoints[first + 1, :3], waypoints[first, 3], waypoints[first + 1, 3], first)
 
     def __len__(self) -> int:
         return len(self.t0)
@@ -92,19 +95,22 @@ class Volume:
 def minimum_times(
     segments: Segments,
     volumes: Sequence[Volume],
-    signal: Callable[[np.ndarray], np.ndarray],
-    below: float = math.inf,
+    at_waypoints: np.ndarray,
+    threshold: float,
+    per_segment: bool = False,
 ) -> list[float]:
-    """Per segment, the instant where the smallest of the volumes' signals is lowest.
+    """Instants where the smallest of the volumes' signals (given at the waypoints) is lowest on a segment.
 
-    `signal` evaluates that smallest signal at (n, 4) rows; its value at a segment's ends bounds the segment's
-    minimum from above, so only volumes whose horizontal distance is within that bound are solved exactly. With
-    `below`, only minima that may lie under that value are looked for (a simulator's event thresholds).
+    A segment's minimum matters where it may be the flight's minimum (under the lowest waypoint value) or may cross
+    `threshold` (the value a rule or an event compares with), or everywhere with `per_segment` (time-windowed
+    specs). A segment's end values bound its minimum from above and the horizontal distance to a volume bounds it
+    from below, so only the volumes within that bound are solved exactly.
     """
     if not volumes or not len(segments):
         return []
-    ends = signal(np.vstack([np.column_stack([segments.start, segments.t0]), np.column_stack([segments.end, segments.t1])]))
-    bound = np.minimum(np.minimum(ends[: len(segments)], ends[len(segments) :]), below) + max(v.offset for v in volumes)
+    ends = np.minimum(at_waypoints[segments.first], at_waypoints[segments.first + 1])
+    wanted = ends if per_segment else np.minimum(ends, max(float(at_waypoints.min()), threshold))
+    bound = wanted + max(v.offset for v in volumes)
     tree = shapely.STRtree([v.shape for v in volumes])
     seg_idx, vol_idx = tree.query(segments.lines(), predicate="dwithin", distance=np.maximum(bound, 0.0))
     edges = {i: geo.polygon_edges(volumes[i].shape) for i in np.unique(vol_idx)}
@@ -199,13 +205,12 @@ def stl_bound_times(specs: Iterable[str], t0: float) -> list[float]:
     return times
 
 
-def assemble(waypoints: np.ndarray, minima: Iterable[float], events: Iterable[float], dt: float = 1.0) -> np.ndarray:
-    """Sorted grid: waypoint times, whole `dt` steps, the minima and the events, plus a sample between each event
-    and its neighbours (so every interval between two events holds a sample). Times outside the flight are dropped."""
+def assemble(waypoints: np.ndarray, minima: Iterable[float], events: Iterable[float]) -> np.ndarray:
+    """Sorted grid: waypoint times, the minima and the events, plus a sample between each event and its neighbours
+    (so every interval between two events holds a sample). Times outside the flight are dropped."""
     t0, t1 = float(waypoints[0, 3]), float(waypoints[-1, 3])
-    steps = t0 + dt * np.arange(int(math.floor((t1 - t0) / dt + 1e-9)) + 1)
     events = np.asarray([t for t in events if t0 <= t <= t1], dtype=float)
-    base = np.unique(np.concatenate([waypoints[:, 3], steps, np.asarray(list(minima), dtype=float), events]))
+    base = np.unique(np.concatenate([waypoints[:, 3], np.asarray(list(minima), dtype=float), events]))
     base = base[(base >= t0) & (base <= t1)]
     if len(events) and len(base) > 1:
         at = np.searchsorted(base, events)

@@ -264,8 +264,9 @@ def exact_times(
     goal_xy: tuple[float, float] | None = None,
     origin_xy: tuple[float, float] | None = None,
     deadline_sec: float | None = None,
+    min_separation_m: float = 0.0,
     atoms: Iterable[str] = (),
-    stl_specs: Iterable[str] = (),
+    stl_specs: Sequence[str] = (),
 ) -> np.ndarray:
     """The instants at which every signal of this module, and every LTL atom in `atoms`, is judged exactly on the
     piecewise-linear track `waypoints` (see tools/exact_grid)."""
@@ -275,17 +276,22 @@ def exact_times(
     segments = grid.Segments.of(waypoints)
     sensitive = [z for z in world.sensitive_zones if z.id not in exempt]
     nfz_volumes = [grid.Volume.of_nfz(zone) for zone in zones]
+    windowed = bool(grid.stl_bound_times(stl_specs, 0.0))  # a time-windowed spec needs every segment's minima
     minima = [
-        *grid.minimum_times(segments, nfz_volumes, lambda rows: nfz_margin(world, rows, zones).values),
+        *grid.minimum_times(segments, nfz_volumes, nfz_margin(world, waypoints, zones).values, 0.0, windowed),
         *grid.minimum_times(
             segments,
             [grid.Volume(b.id, b.shape, high=b.height_m) for b in world.buildings],
-            lambda rows: obstacle_clearance(world, rows).values,
+            obstacle_clearance(world, waypoints).values,
+            min_separation_m,
+            windowed,
         ),
         *grid.minimum_times(
             segments,
             [grid.Volume(z.id, z.shape, offset=z.buffer_m) for z in sensitive],
-            lambda rows: sensitive_clearance(world, rows, exempt).values,
+            sensitive_clearance(world, waypoints, exempt).values,
+            0.0,
+            windowed,
         ),
         *grid.traffic_times(waypoints, tracks),
         *([] if goal_xy is None else grid.point_approach_times(segments, goal_xy)),
@@ -293,7 +299,7 @@ def exact_times(
     corridors = [grid.Volume.of_corridor(c) for c in world.corridors]
     ends = [tuple(waypoints[0, :2]), tuple(waypoints[-1, :2])]
     events = [
-        *(t for volume in nfz_volumes for t in volume.window_times()),
+        *grid.membership_times(segments, nfz_volumes),  # so a violation is reported from its entry on
         *grid.membership_times(segments, corridors),
         *(t for track in tracks for t in grid.membership_times(grid.Segments.of(np.asarray(track.waypoints)), corridors)),
         *grid.disc_times(segments, ends, world.arrival_tolerance_m),

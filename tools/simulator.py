@@ -275,8 +275,8 @@ def _judged_track(world: World, flight: Flight, zones: list[NoFlyZone], tracks: 
     nfz_volumes = [exact_grid.Volume.of_nfz(zone) for zone in zones]
     buildings = [exact_grid.Volume(b.id, b.shape, high=b.height_m) for b in world.buildings]
     minima = [
-        *exact_grid.minimum_times(segments, nfz_volumes, lambda rows: signals.nfz_margin(world, rows, zones).values, 0.0),
-        *exact_grid.minimum_times(segments, buildings, lambda rows: signals.obstacle_clearance(world, rows).values, d_min),
+        *exact_grid.minimum_times(segments, nfz_volumes, signals.nfz_margin(world, flight.samples, zones).values, 0.0),
+        *exact_grid.minimum_times(segments, buildings, signals.obstacle_clearance(world, flight.samples).values, d_min),
         *exact_grid.traffic_times(flight.samples, tracks),
     ]
     windows = [t for volume in nfz_volumes for t in volume.window_times()]

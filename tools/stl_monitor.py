@@ -11,8 +11,10 @@ several statements) is rejected before rtamt sees it.
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 import rtamt
@@ -44,6 +46,7 @@ _GRAMMAR_WORDS = frozenset(
 )
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _ASSIGNMENT = re.compile(r"(?<![<>=!])=(?!=)")
+_EVALUATING = threading.Lock()  # a parsed specification is shared; rtamt keeps evaluation state on it
 
 
 class StlSpecError(ValueError):
@@ -92,19 +95,29 @@ def monitor(
     clock = [float(t) for t in times]
     # rtamt's dense-time monitor needs one input signal: a spec over constants alone reads a dummy one
     series = {name: signals[name] for name in sorted(used & set(signals))} or {"_clock": np.zeros(len(clock))}
-    monitor_spec = rtamt.StlDenseTimeOfflineSpecification()
-    for name in series:
-        monitor_spec.declare_var(name, "float")
-    for name in sorted(used & set(constants)):
-        monitor_spec.declare_const(name, "float", float(constants[name]))
-    monitor_spec.spec = spec
     inputs = [[name, [list(p) for p in zip(clock, np.asarray(v, dtype=float).tolist())]] for name, v in series.items()]
+    declared = tuple(sorted((name, float(constants[name])) for name in used & set(constants)))
     try:
-        monitor_spec.parse()
-        result = monitor_spec.evaluate(*inputs)
+        monitor_spec = _parsed(spec, tuple(series), declared)
+        with _EVALUATING:
+            result = monitor_spec.evaluate(*inputs)
     except Exception as exc:  # rtamt reports syntax and bound errors with several exception types
         message = str(exc).replace("RTAMT Exception: ", "").splitlines()[0][:200]
         raise StlSpecError(f"{spec!r}: {message}") from None
     pairs = np.array(result, dtype=float).reshape(-1, 2)
     return StlVerdict(spec=spec, robustness=float(pairs[0, 1]), times=pairs[:, 0], series=pairs[:, 1])
 
+
+@lru_cache(maxsize=256)
+def _parsed(
+    spec: str, variables: tuple[str, ...], constants: tuple[tuple[str, float], ...]
+) -> rtamt.StlDenseTimeOfflineSpecification:
+    """A parsed rtamt specification, kept: parsing (ANTLR) costs more than monitoring a route."""
+    monitor_spec = rtamt.StlDenseTimeOfflineSpecification()
+    for name in variables:
+        monitor_spec.declare_var(name, "float")
+    for name, value in constants:
+        monitor_spec.declare_const(name, "float", value)
+    monitor_spec.spec = spec
+    monitor_spec.parse()
+    return monitor_spec

@@ -436,6 +436,7 @@ def _monitored(world: World, args: VerifyArgs, settings: Settings, atoms: set[st
         goal_xy=goal_xy,
         origin_xy=origin_xy,
         deadline_sec=args.deadline_sec,
+        min_separation_m=settings.min_separation_m,
         atoms=atoms,
         stl_specs=args.stl,
     )
