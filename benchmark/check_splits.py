@@ -22,8 +22,8 @@ from typing import Any
 from benchmark.gold import gold_registry
 from benchmark.layouts import UNSEEN_LAYOUTS
 from benchmark.sample import Sample
-from graph.plan_execution import execute_plan
-from graph.validation import validate_ir
+from ir.plan_execution import execute_plan
+from ir.validation import validate_ir
 from tools.registry import ToolRegistry
 from tools.world import World
 

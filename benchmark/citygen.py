@@ -119,22 +119,9 @@ class CityDraft:
     spare_sites: list[XY] = field(default_factory=list)  # open sites no POI took: room for scenario additions
 
     def build(self) -> World:
-        return World(
-            world_id=self.world_id,
-            name=self.name,
-            city_layout=self.layout,
-            grid=self.grid,
-            regions=self.regions,
-            buildings=self.buildings,
-            entities=self.entities,
-            no_fly_zones=self.no_fly_zones,
-            sensitive_zones=self.sensitive_zones,
-            corridors=self.corridors,
-            weather=self.weather,
-            fleet=self.fleet,
-            traffic=self.traffic,
-            data_sources=self.data_sources,
-        )
+        """The World of this draft: each World field the draft holds, taken by name (the rest keep defaults)."""
+        parts = {name: getattr(self, name) for name in World.model_fields if hasattr(self, name)}
+        return World(**parts, city_layout=self.layout)
 
     # --- look-ups scenarios use --------------------------------------------------------------------------
     def entity(self, entity_id: str) -> Entity:

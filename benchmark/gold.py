@@ -1,7 +1,7 @@
 """Gold labels from the deterministic tools: the gold IR of a task, its executed tool trace, the decision and the
 label SAT / UNSAT / AMBIGUOUS. Nothing here asks an LLM.
 
-The gold IR is run with the same executor the agent uses (graph.plan_execution.execute_plan), so the trace is
+The gold IR is run with the same executor the agent uses (ir.plan_execution.execute_plan), so the trace is
 what the `oracle` method would produce. A deadline is set from a probe of the same plan without one (see
 choose_deadline), so "tight" means a fixed margin over the arrival the tools actually produce; an impossible
 deadline sits below the straight-line time of the fastest idle UAV, which no route can beat.
@@ -19,13 +19,14 @@ from pydantic import Field
 from shapely.geometry import LineString
 
 from benchmark.tasks import ScenarioError, Task
-from graph.ir import LowAltitudeIR
-from graph.plan_execution import PlanExecution, analyse_plan, execute_plan
-from graph.state import Decision
+from ir.decision import Decision
+from ir.model import LowAltitudeIR
+from ir.plan_execution import PlanExecution, analyse_plan, execute_plan
+from ir.policy import SLOW_SPEED_MPS
 from tools.catalog import default_registry
 from tools.contract import ToolResult, stable_hash
-from tools.program_rules import ON_THE_WAY_M, SLOW_SPEED_MPS, nfz_on_the_way
 from tools.registry import ToolRegistry, ToolSpec
+from tools.rules import ON_THE_WAY_M, nfz_on_the_way
 from tools.world import UAVStatus, World
 
 BASE_RULES = ["R1", "R2", "R3", "R4", "R5", "R6"]

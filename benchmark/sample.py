@@ -9,7 +9,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from benchmark.gold import GoldDecision
-from graph.ir import LowAltitudeIR, Uncertainty
+from ir.model import LowAltitudeIR, Uncertainty
 from tools.world import World
 
 Label = Literal["SAT", "UNSAT", "AMBIGUOUS"]

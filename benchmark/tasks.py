@@ -65,6 +65,15 @@ ROUTINE_CARGO = ("parcel", "documents", "medicine", "food", "samples")
 EMERGENCY_CARGO = ("aed", "blood", "first_aid", "epinephrine")
 
 
+def any_cargo(rng: np.random.Generator) -> Cargo:
+    """A routine or an emergency item, uniformly."""
+    return CARGO[str(rng.choice(ROUTINE_CARGO + EMERGENCY_CARGO))]
+
+
+def cargo_intent(cargo: Cargo) -> str:
+    return "emergency" if cargo in [CARGO[c] for c in EMERGENCY_CARGO] else "delivery"
+
+
 @dataclass
 class Task:
     """What the operator asks for, in world ids, plus what the generator intends and why."""
@@ -460,7 +469,7 @@ def build_corridor_congestion(draft: CityDraft, rng: np.random.Generator, diffic
     draft.replace_corridor(corridor.model_copy(update={"load": corridor.capacity}))
     (ax, ay), (bx, by) = corridor.polyline[0], corridor.polyline[-1]
     speed = 12.0
-    for n in range(int(rng.integers(1, 3))):
+    for _n in range(int(rng.integers(1, 3))):
         track_id = f"track_c{len(draft.traffic) + 1}"
         t0 = r1(rng.uniform(0, 60))
         z = float(rng.choice([70.0, 80.0, 90.0]))
@@ -502,7 +511,7 @@ def build_charging_bottleneck(draft: CityDraft, rng: np.random.Generator, diffic
         ("residential", "office", "hospital", "accident_site", "park"),
         250.0,
     )
-    cargo = CARGO[str(rng.choice(ROUTINE_CARGO + EMERGENCY_CARGO))]
+    cargo = any_cargo(rng)
     stops = [origin.id, dest.id]
     by_distance = sorted(idle_uavs(draft), key=lambda u: dist(u.position, origin.position))
     # Drain the fleet: everyone close by is low, pads are busy charging others.
@@ -515,7 +524,7 @@ def build_charging_bottleneck(draft: CityDraft, rng: np.random.Generator, diffic
     task = Task(
         "charging_bottleneck",
         difficulty,
-        "emergency" if cargo in [CARGO[c] for c in EMERGENCY_CARGO] else "delivery",
+        cargo_intent(cargo),
         "high" if rng.random() < 0.4 else "normal",
         origin.id,
         dest.id,
@@ -547,7 +556,7 @@ def build_weather_risk(draft: CityDraft, rng: np.random.Generator, difficulty: s
         ("residential", "office", "accident_site", "park", "inspection_site"),
         200.0,
     )
-    cargo = CARGO[str(rng.choice(ROUTINE_CARGO + EMERGENCY_CARGO))]
+    cargo = any_cargo(rng)
     w, d = draft.grid.width_m, draft.grid.depth_m
     cx, cy = dest.position
     half = float(rng.uniform(0.2, 0.35)) * max(w, d)
@@ -574,7 +583,7 @@ def build_weather_risk(draft: CityDraft, rng: np.random.Generator, difficulty: s
     task = Task(
         "weather_risk",
         difficulty,
-        "emergency" if cargo in [CARGO[c] for c in EMERGENCY_CARGO] else "delivery",
+        cargo_intent(cargo),
         "high" if rng.random() < 0.3 else "normal",
         origin.id,
         dest.id,

@@ -18,8 +18,9 @@ from langgraph.types import Command, RetryPolicy
 
 from graph import routers
 from graph.context import ABLATABLE, Context
-from graph.llm.base import LLMTransportError
-from graph.state import Counterexample, Failure, InputState, OutputState, State
+from graph.state import InputState, OutputState, State
+from ir.failure import failure_record
+from models.base import LLMTransportError
 from nodes.context import context
 from nodes.direct_tools import direct_tools
 from nodes.execute_tools import execute_tools
@@ -33,7 +34,18 @@ from nodes.verify import verify
 
 PIPELINE = ("context", "generate_ir", "validate", "execute_tools", "verify", "simulate", "finalize")
 # Every node in display order; `direct_tools` exists only when the typed IR is ablated.
-NODE_ORDER = ("context", "generate_ir", "validate", "execute_tools", "direct_tools", "verify", "simulate", "finalize", "repair", "fallback")
+NODE_ORDER = (
+    "context",
+    "generate_ir",
+    "validate",
+    "execute_tools",
+    "direct_tools",
+    "verify",
+    "simulate",
+    "finalize",
+    "repair",
+    "fallback",
+)
 NODE_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "context": context,
     "generate_ir": generate_ir,
@@ -115,14 +127,8 @@ def _on_node_error(resolve: Callable[[str], str]) -> Callable[[State, NodeError]
     def handle(state: State, error: NodeError) -> Command:
         transport = isinstance(error.error, LLMTransportError)
         error_type = "llm_transport_error" if transport else f"node_error:{type(error.error).__name__}"
-        failure = Failure(
-            stage=error.node,
-            error_type=error_type,
-            recoverable=False,
-            message=str(error.error)[:500],
-            counterexample=Counterexample(failure_stage=error.node, failure_type=error_type),
-        )
-        return Command(goto=resolve(routers.route_on_node_error()), update={"failure": failure.model_dump(mode="json")})
+        failure = failure_record(error.node, error_type, recoverable=False, message=str(error.error)[:500])
+        return Command(goto=resolve(routers.route_on_node_error()), update={"failure": failure})
 
     return handle
 
@@ -130,7 +136,12 @@ def _on_node_error(resolve: Callable[[str], str]) -> Callable[[State, NodeError]
 def _on_fallback_error(state: State, error: NodeError) -> Command:
     """If fallback itself fails, the run still ends safely: a refusal that names the defect."""
     reason = f"fallback failed: {type(error.error).__name__}: {error.error}"
-    return Command(goto=END, update={"status": "safe_refusal", "decision": {"status": "safe_refusal", "reason": reason}})
+    return Command(
+        goto=END, update={"status": "safe_refusal", "decision": {"status": "safe_refusal", "reason": reason}}
+    )
+
+
+GRAPH_NAME = "cloudbrain"
 
 
 def build_graph(
@@ -159,4 +170,4 @@ def build_graph(
             builder.add_conditional_edges(name, ROUTERS[name], {t: resolve(t) for t in targets})
         else:
             builder.add_edge(name, resolve(NEXT_STEP[name]))
-    return builder.compile(checkpointer=checkpointer, interrupt_before=interrupt_before)
+    return builder.compile(checkpointer=checkpointer, interrupt_before=interrupt_before, name=GRAPH_NAME)

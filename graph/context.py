@@ -1,23 +1,58 @@
-"""Run-time context of a graph run (LangGraph `Runtime[Context]`): what to run with, not what is being run."""
+"""Run-time context of a graph run (LangGraph `Runtime[Context]`): what to run with, not what is being run.
+
+Each field carries a description in its metadata (LangGraph Studio shows it, as in langchain-ai/react-agent).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal, Protocol
+
+from memory.cases import CaseHit, RepairCase
+from memory.store import RuleHit
 
 ABLATABLE = ("ir", "verifier", "simulator", "repair", "memory", "rag")
-DEFAULT_MODEL = "local"  # the embedded offline model (graph/llm/local_backend.py): no network, no API key
+DEFAULT_MODEL = "local"  # the embedded offline model (models/local_backend.py): no network, no API key
+
+
+class RepairMemory(Protocol):
+    """What the nodes use of the safety memory (memory.store.SafetyMemory is the implementation)."""
+
+    def search_rules(self, query: str, k: int = 3) -> list[RuleHit]: ...
+
+    def search_cases(self, query_text: str, failure_type: str | None = None, k: int = 3) -> list[CaseHit]: ...
+
+    def format_case_for_prompt(self, case: RepairCase | CaseHit) -> str: ...
+
+    def store_cases(self, cases: Iterable[RepairCase]) -> int: ...
 
 
 @dataclass(frozen=True)
 class Context:
-    model: str = DEFAULT_MODEL
-    base_url: str | None = None
-    api_key: str | None = None
-    max_repairs: int = 3
-    stress_level: Literal["low", "medium", "high"] = "medium"
-    sim_seed: int = 0
-    without: frozenset[str] = field(default_factory=frozenset)
-    interactive: bool = False
-    memory: Any = None  # a memory.store.SafetyMemory, or None when the memory is ablated / not configured
-    top_k_cases: int = 3
+    model: str = field(
+        default=DEFAULT_MODEL,
+        metadata={"description": "IR writer: local, local:full, openai:<model>, rules or oracle (models/factory.py)"},
+    )
+    base_url: str | None = field(
+        default=None, metadata={"description": "OpenAI-compatible server URL for openai:<model> (e.g. a vLLM server)"}
+    )
+    api_key: str | None = field(default=None, metadata={"description": "API key for that server, if it needs one"})
+    max_repairs: int = field(
+        default=3,
+        metadata={"description": "K: repair rounds before fallback (the loop's own cap, not recursion_limit)"},
+    )
+    stress_level: Literal["low", "medium", "high"] = field(
+        default="medium", metadata={"description": "stress of the simulate gate: gusts, crossing traffic, pop-up NFZ"}
+    )
+    sim_seed: int = field(default=0, metadata={"description": "seed of the simulate gate's scenario"})
+    without: frozenset[str] = field(
+        default_factory=frozenset, metadata={"description": f"ablated parts, a subset of {', '.join(ABLATABLE)}"}
+    )
+    interactive: bool = field(
+        default=False, metadata={"description": "fallback asks the operator through interrupt() instead of ending"}
+    )
+    memory: RepairMemory | None = field(
+        default=None, metadata={"description": "the safety memory; None when ablated (Qdrant is then never opened)"}
+    )
+    top_k_cases: int = field(default=3, metadata={"description": "past repair cases shown in a repair prompt"})

@@ -136,7 +136,9 @@ def _producer(graph: CompiledStateGraph, thread_id: str, checkpoint_id: str) -> 
     raise UnknownRunError(f"no checkpoint {checkpoint_id} in thread {thread_id!r}")
 
 
-def replay(graph: CompiledStateGraph, thread_id: str, checkpoint_id: str, context: Context, db: str | None) -> RunOutput:
+def replay(
+    graph: CompiledStateGraph, thread_id: str, checkpoint_id: str, context: Context, db: str | None
+) -> RunOutput:
     """Re-run from a past checkpoint: nodes after it execute again and append new checkpoints."""
     _snapshot(graph, thread_id, checkpoint_id)
     graph.invoke(None, thread_config(thread_id, checkpoint_id), context=context)

@@ -7,37 +7,12 @@ Values are plain JSON (pydantic models dumped with mode="json") so every checkpo
 from __future__ import annotations
 
 import operator
-from typing import Annotated, Any, Literal, TypedDict
+from typing import Annotated, Any, TypedDict
 
 from pydantic import BaseModel, Field
 
-Status = Literal["execute", "safe_refusal", "human_confirm"]
-
-
-class Counterexample(BaseModel):
-    """What the repair prompt gets (SPEC section 6): short, never the whole trajectory."""
-
-    failure_stage: str
-    failure_type: str
-    violated_rule: str | None = None
-    time_sec: float | None = None
-    robustness: float | None = None
-    offending_segment: list[Any] = Field(default_factory=list)
-    offending_entity: str | None = None
-    suggested_repair: str | None = None
-    field: str | None = None
-    value: Any = None
-    allowed: list[Any] = Field(default_factory=list, description="the validator's nearest valid values")
-
-
-class Failure(BaseModel):
-    """The current attempt's failure, which the routers read."""
-
-    stage: str = Field(description="the node that failed: validate, execute_tools, verify, simulate, generate_ir...")
-    error_type: str
-    recoverable: bool
-    message: str = ""
-    counterexample: Counterexample
+from ir.decision import Status
+from ir.failure import Failure
 
 
 class Usage(BaseModel):
@@ -63,17 +38,16 @@ class Attempt(BaseModel):
     latency_sec: float = 0.0
 
 
-class Decision(BaseModel):
-    status: Status
-    uav_id: str | None = None
-    waypoints: list[list[float]] = Field(default_factory=list, description="[x, y, z, t]")
-    eta_sec: float | None = None
-    energy_wh: float | None = None
-    reason: str = ""
-    proposal: dict[str, Any] | None = Field(default=None, description="unverified candidate shown for confirmation")
-    approved_by_operator: bool = False
-    verified: bool = False
-    simulated: bool = False
+def override(value: list[Any]) -> dict[str, Any]:
+    """An update that replaces a list channel instead of appending to it (see `override_reducer`)."""
+    return {"type": "override", "value": value}
+
+
+def override_reducer(current: list[Any] | None, update: list[Any] | dict[str, Any]) -> list[Any]:
+    """Lists grow by appending updates; an `override(...)` update replaces the list (a new round starts empty)."""
+    if isinstance(update, dict) and update.get("type") == "override":
+        return list(update.get("value") or [])
+    return [*(current or []), *update]
 
 
 class InputState(TypedDict, total=False):
@@ -96,7 +70,7 @@ class State(InputState, total=False):
     answer: dict[str, Any] | None  # rationale_summary and uncertainty of the LLM answer
     ir: dict[str, Any] | None
     validation: dict[str, Any] | None
-    tool_results: list[dict[str, Any]]
+    tool_results: Annotated[list[dict[str, Any]], override_reducer]  # this round's results; reset by generate_ir
     candidate: dict[str, Any] | None  # uav_id / waypoints / eta / energy of the current plan
     verdict: dict[str, Any] | None
     simulation: dict[str, Any] | None

@@ -8,9 +8,9 @@ from langgraph.runtime import Runtime
 
 from graph.context import Context
 from graph.state import State
-from graph.worlds import world_from_state
+from memory.access import retrieve_rules
 from memory.entities import relevant_entities
-from memory.setup import retrieve_rules
+from nodes.run_world import world_from_state
 
 READS = ("instruction", "world")
 RULES_K = 5

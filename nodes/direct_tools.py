@@ -12,12 +12,13 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from graph.context import Context
-from graph.failures import failure_from_tool
-from graph.gates import ACTION_TOOLS
-from graph.llm.base import extract_answer
-from graph.plan_execution import FLOWS
-from graph.state import Counterexample, Failure, State
-from graph.worlds import world_from_state
+from graph.state import State
+from ir.failure import failure_record
+from ir.plan_execution import FLOWS
+from models.base import extract_answer
+from nodes.failures import failure_from_tool
+from nodes.gates import ACTION_TOOLS
+from nodes.run_world import world_from_state
 from tools.catalog import default_registry
 
 READS = ("raw_output", "world")
@@ -40,17 +41,14 @@ def _chained_args(tool: str, given: dict[str, Any], outputs: dict[str, dict[str,
 
 
 def _no_route(message: str) -> dict[str, Any]:
-    return Failure(
-        stage="execute_tools",
-        error_type="no_route_in_plan",
+    return failure_record(
+        "execute_tools",
+        "no_route_in_plan",
         recoverable=True,
         message=message,
-        counterexample=Counterexample(
-            failure_stage="direct_tools",
-            failure_type="no_route_in_plan",
-            suggested_repair="call assign_uav then plan_route with complete arguments",
-        ),
-    ).model_dump(mode="json")
+        failure_stage="direct_tools",
+        suggested_repair="call assign_uav then plan_route with complete arguments",
+    )
 
 
 def direct_tools(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -73,7 +71,11 @@ def direct_tools(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             route_args = args
     route = outputs.get("plan_route")
     if not route or not route.get("waypoints"):
-        return {"tool_results": records, "candidate": None, "failure": _no_route("the model's tool calls produced no route")}
+        return {
+            "tool_results": records,
+            "candidate": None,
+            "failure": _no_route("the model's tool calls produced no route"),
+        }
     candidate = {
         "uav_id": route.get("uav_id") or outputs.get("assign_uav", {}).get("uav_id"),
         "waypoints": route["waypoints"],

@@ -10,12 +10,13 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from graph.context import Context
-from graph.failures import failure_from_tool
-from graph.gates import ACTION_TOOLS
-from graph.ir import LowAltitudeIR
-from graph.plan_execution import execute_plan
-from graph.state import Counterexample, Failure, State
-from graph.worlds import world_from_state
+from graph.state import State
+from ir.failure import failure_record
+from ir.model import LowAltitudeIR
+from ir.plan_execution import execute_plan
+from nodes.failures import failure_from_tool
+from nodes.gates import ACTION_TOOLS
+from nodes.run_world import world_from_state
 from tools.catalog import default_registry
 
 READS = ("ir", "world")
@@ -25,7 +26,12 @@ def execute_tools(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     ctx = runtime.context
     ir = LowAltitudeIR.model_validate(state["ir"])
     run = execute_plan(
-        ir, world_from_state(state), default_registry(), seed=ctx.sim_seed, stress_level=ctx.stress_level, only_tools=ACTION_TOOLS
+        ir,
+        world_from_state(state),
+        default_registry(),
+        seed=ctx.sim_seed,
+        stress_level=ctx.stress_level,
+        only_tools=ACTION_TOOLS,
     )
     records = [r.result.model_dump(mode="json") for r in run.results]
     candidate = run.decision.model_dump() if run.decision else None
@@ -35,29 +41,23 @@ def execute_tools(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         if failed is not None:
             update["failure"] = failure_from_tool("execute_tools", failed.result, step_id=run.failed_step)
         else:  # a plan defect found before any tool ran
-            update["failure"] = Failure(
-                stage="execute_tools",
-                error_type=run.failure.type,
+            update["failure"] = failure_record(
+                "execute_tools",
+                run.failure.type,
                 recoverable=bool(run.recoverable),
                 message=run.failure.message,
-                counterexample=Counterexample(
-                    failure_stage="execute_tools.plan",
-                    failure_type=run.failure.type,
-                    field=f"tool_plan[{run.failed_step}]",
-                    suggested_repair="; ".join(run.failure.suggested_actions),
-                ),
-            ).model_dump(mode="json")
+                failure_stage="execute_tools.plan",
+                field=f"tool_plan[{run.failed_step}]",
+                suggested_repair="; ".join(run.failure.suggested_actions),
+            )
     elif candidate is None:
-        update["failure"] = Failure(
-            stage="execute_tools",
-            error_type="no_route_in_plan",
+        update["failure"] = failure_record(
+            "execute_tools",
+            "no_route_in_plan",
             recoverable=True,
             message="the tool plan produced no route to verify",
-            counterexample=Counterexample(
-                failure_stage="execute_tools.plan",
-                failure_type="no_route_in_plan",
-                field="tool_plan",
-                suggested_repair="add a plan_route step (after assign_uav) to the tool_plan",
-            ),
-        ).model_dump(mode="json")
+            failure_stage="execute_tools.plan",
+            field="tool_plan",
+            suggested_repair="add a plan_route step (after assign_uav) to the tool_plan",
+        )
     return update

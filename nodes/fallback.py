@@ -12,18 +12,18 @@ from typing import Any
 from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
-from graph.attempts import close_attempt
 from graph.context import Context
-from graph.state import Decision, State
+from graph.state import State
+from ir.decision import Decision
+from ir.model import HUMAN_CONFIRM_POLICIES
+from nodes.attempts import close_attempt
 
 READS = ("failure", "ir", "candidate", "attempts", "answer")
-
-HUMAN_POLICIES = {"human_confirm", "ground_transfer_or_human_confirm"}
 
 
 def _status_by_policy(state: State) -> str:
     policy = (state.get("ir") or {}).get("fallback_policy")
-    return "human_confirm" if policy in HUMAN_POLICIES else "safe_refusal"
+    return "human_confirm" if policy in {p.value for p in HUMAN_CONFIRM_POLICIES} else "safe_refusal"
 
 
 def _reason(state: State) -> str:

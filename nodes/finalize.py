@@ -10,13 +10,14 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from graph.attempts import close_attempt
 from graph.context import Context
-from graph.state import Decision, State
-from graph.worlds import world_from_state
+from graph.state import State
+from ir.decision import Decision
+from ir.policy import check_r8
 from memory.from_runs import cases_from_run
+from nodes.attempts import close_attempt
+from nodes.run_world import world_from_state
 from tools.catalog import default_registry
-from tools.program_rules import check_r8
 
 READS = ("candidate", "tool_results", "verdict", "simulation", "ir", "answer", "attempts")
 

@@ -12,11 +12,11 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from graph.context import Context
-from graph.llm.base import GenerationRequest, RepairFeedback, RetrievedContext
-from graph.llm.factory import make_generator
-from graph.llm.grounded_schema import grounded_answer_schema
-from graph.state import State, Usage
-from graph.worlds import world_from_state
+from graph.state import State, Usage, override
+from models.base import GenerationRequest, RepairFeedback, RetrievedContext
+from models.factory import make_generator
+from models.grounded_schema import grounded_answer_schema
+from nodes.run_world import world_from_state
 from tools.catalog import default_registry
 
 READS = ("instruction", "world", "context", "feedback", "round", "gold_ir")
@@ -66,7 +66,7 @@ def generate_ir(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         "usage": usage.model_dump(),
         "ir": None,
         "validation": None,
-        "tool_results": [],
+        "tool_results": override([]),
         "candidate": None,
         "verdict": None,
         "simulation": None,

@@ -10,9 +10,9 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from graph.attempts import close_attempt
 from graph.context import Context
 from graph.state import State
+from nodes.attempts import close_attempt
 
 READS = ("failure", "ir", "round", "instruction", "context")
 
@@ -21,7 +21,9 @@ def _similar_repairs(state: State, ctx: Context, failure: dict[str, Any]) -> lis
     if ctx.memory is None:
         return []
     counterexample = failure.get("counterexample") or {}
-    query = f"{state.get('instruction', '')} | {failure.get('error_type')}: {counterexample.get('suggested_repair', '')}"
+    query = (
+        f"{state.get('instruction', '')} | {failure.get('error_type')}: {counterexample.get('suggested_repair', '')}"
+    )
     hits = ctx.memory.search_cases(query, failure_type=failure.get("error_type"), k=ctx.top_k_cases)
     return [ctx.memory.format_case_for_prompt(hit) for hit in hits]
 

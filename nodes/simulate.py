@@ -8,10 +8,10 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from graph.context import Context
-from graph.failures import failure_from_tool
-from graph.gates import gate_args
 from graph.state import State
-from graph.worlds import world_from_state
+from nodes.failures import failure_from_tool
+from nodes.gates import gate_args
+from nodes.run_world import world_from_state
 from tools.catalog import default_registry
 
 READS = ("candidate", "ir", "world")
@@ -20,8 +20,8 @@ READS = ("candidate", "ir", "world")
 def simulate(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     world, registry, ctx = world_from_state(state), default_registry(), runtime.context
     sim = registry.call("simulate_scenario", world, gate_args(state, ctx, "simulate_scenario"))
-    results = [*(state.get("tool_results") or []), sim.model_dump(mode="json")]
-    update: dict[str, Any] = {"simulation": {"simulate_scenario": results[-1]}, "tool_results": results}
+    results = [sim.model_dump(mode="json")]  # appended to the round's tool_results by the state's reducer
+    update: dict[str, Any] = {"simulation": {"simulate_scenario": results[0]}, "tool_results": results}
     if not sim.ok:
         return {**update, "failure": failure_from_tool("simulate", sim)}
     risk_args = {**gate_args(state, ctx, "risk_assess"), "sim_events": (sim.result or {}).get("events", [])}

@@ -7,9 +7,10 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from graph.context import Context
-from graph.state import Counterexample, Failure, State
-from graph.validation import validate_ir
-from graph.worlds import world_from_state
+from graph.state import State
+from ir.failure import failure_record
+from ir.validation import validate_ir
+from nodes.run_world import world_from_state
 from tools.catalog import default_registry
 
 READS = ("raw_output", "world")
@@ -25,18 +26,15 @@ def validate(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     if not report.valid:
         allowed = [str(a) for a in report.allowed]
         hint = f"replace {report.value!r} at {report.field} with one of {allowed}" if allowed else report.message
-        update["failure"] = Failure(
-            stage="validate",
-            error_type=report.error_type or "invalid",
+        update["failure"] = failure_record(
+            "validate",
+            report.error_type or "invalid",
             recoverable=True,
             message=report.message,
-            counterexample=Counterexample(
-                failure_stage=f"validate.{report.stage}",
-                failure_type=report.error_type or "invalid",
-                field=report.field,
-                value=report.value,
-                allowed=allowed,
-                suggested_repair=hint,
-            ),
-        ).model_dump(mode="json")
+            failure_stage=f"validate.{report.stage}",
+            field=report.field,
+            value=report.value,
+            allowed=allowed,
+            suggested_repair=hint,
+        )
     return update

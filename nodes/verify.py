@@ -7,20 +7,22 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from graph.context import Context
-from graph.failures import failure_from_tool
-from graph.gates import gate_args
 from graph.state import State
-from graph.worlds import world_from_state
+from nodes.failures import failure_from_tool
+from nodes.gates import gate_args
+from nodes.run_world import world_from_state
 from tools.catalog import default_registry
 
 READS = ("candidate", "ir", "world")
 
 
 def verify(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
-    result = default_registry().call("verify_ltl_stl", world_from_state(state), gate_args(state, runtime.context, "verify_ltl_stl"))
+    result = default_registry().call(
+        "verify_ltl_stl", world_from_state(state), gate_args(state, runtime.context, "verify_ltl_stl")
+    )
     dumped = result.model_dump(mode="json")
     return {
         "verdict": dumped,
-        "tool_results": [*(state.get("tool_results") or []), dumped],
+        "tool_results": [dumped],
         "failure": None if result.ok else failure_from_tool("verify", result),
     }

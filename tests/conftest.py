@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-
 from graph_fixtures import DOWNTOWN
+
 from tools.world import World, load_world
 
 

@@ -7,8 +7,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from graph.context import Context
 from openai_stub_server import OpenAIStubServer, StubReply
+
+from graph.context import Context
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 DOWNTOWN = EXAMPLES / "downtown.json"

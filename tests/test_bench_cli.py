@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from graph.cli import main
-from graph.commands.common import EXIT_USAGE
+from cli.common import EXIT_USAGE
+from cli.main import main
 
 
 def test_generate_writes_splits_stats_and_schema(tmp_path, capsys):

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-
 import pytest
 
 from tools import airspace, city
 from tools.registry import ToolRegistry
 from tools.world import World
-
 
 
 @pytest.fixture(scope="module")

@@ -7,10 +7,10 @@ import json
 from pathlib import Path
 
 import pytest
-
-from graph.cli import main
 from graph_fixtures import EXAMPLES, GOOD_IR, NFZ_FORGOTTEN_IR, SEED_INSTRUCTION, answer
 from openai_stub_server import OpenAIStubServer
+
+from cli.main import main
 
 DOWNTOWN = str(EXAMPLES / "downtown.json")
 
@@ -50,7 +50,11 @@ def test_validate_reports_valid_and_invalid_ir(capsys, tmp_path):
     assert run_json(capsys, "validate", "--world", DOWNTOWN, "--ir", str(good))[0] == 0
     code, report = run_json(capsys, "validate", "--world", DOWNTOWN, "--ir", str(bad))
     assert code == 3
-    assert (report["stage"], report["error_type"], report["field"]) == ("entity_grounding", "unknown_entity", "entities.origin")
+    assert (report["stage"], report["error_type"], report["field"]) == (
+        "entity_grounding",
+        "unknown_entity",
+        "entities.origin",
+    )
     assert "hospital_A" in report["allowed"]
 
 
@@ -64,11 +68,17 @@ def test_plan_then_verify_and_simulate_the_planned_route(capsys, tmp_path):
     assert route["length_m"] > 0 and route["eta_sec"] > 0 and route["energy_wh"] > 0
     path = tmp_path / "route.json"
     path.write_text(json.dumps(route))  # a plan output is accepted as a trajectory as is
-    code, verdict = run_json(capsys, "verify", "--world", DOWNTOWN, "--trajectory", str(path), "--deadline", "600", "--uav", "uav_03")
+    code, verdict = run_json(
+        capsys, "verify", "--world", DOWNTOWN, "--trajectory", str(path), "--deadline", "600", "--uav", "uav_03"
+    )
     assert code == 0 and verdict["pass"] is True
     assert verdict["engine"]["stl"] == "rtamt" and verdict["engine"]["ltl"]
-    first = run_cli(capsys, "simulate", "--world", DOWNTOWN, "--trajectory", str(path), "--seed", "7", "--stress", "high", "--json")
-    second = run_cli(capsys, "simulate", "--world", DOWNTOWN, "--trajectory", str(path), "--seed", "7", "--stress", "high", "--json")
+    first = run_cli(
+        capsys, "simulate", "--world", DOWNTOWN, "--trajectory", str(path), "--seed", "7", "--stress", "high", "--json"
+    )
+    second = run_cli(
+        capsys, "simulate", "--world", DOWNTOWN, "--trajectory", str(path), "--seed", "7", "--stress", "high", "--json"
+    )
     events = json.loads(first[1])["events"]
     assert isinstance(events, list)
     strip = lambda text: {k: v for k, v in json.loads(text).items() if k != "provenance"}  # noqa: E731
@@ -107,7 +117,20 @@ def test_unknown_entity_in_plan_is_a_usage_error(capsys):
 
 def test_run_json_then_trace_and_checkpoints(capsys, tmp_path):
     db = str(tmp_path / "runs.sqlite")
-    code, run = run_json(capsys, "run", "--world", DOWNTOWN, "--instruction", SEED_INSTRUCTION, "--model", "rules", "--db", db, "--without", "memory")
+    code, run = run_json(
+        capsys,
+        "run",
+        "--world",
+        DOWNTOWN,
+        "--instruction",
+        SEED_INSTRUCTION,
+        "--model",
+        "rules",
+        "--db",
+        db,
+        "--without",
+        "memory",
+    )
     assert code == 0 and run["status"] == "execute"
     assert run["decision"]["uav_id"] == "uav_03"
     assert all(len(wp) == 4 for wp in run["decision"]["waypoints"])
@@ -161,7 +184,9 @@ def test_step_edit_changes_the_state_the_next_node_reads(capsys, monkeypatch, tm
 def test_step_fallback_asks_the_operator_and_records_approval(capsys, monkeypatch, tmp_path):
     keys = "continue\napprove\n"
     with OpenAIStubServer(answer(NFZ_FORGOTTEN_IR)) as server:
-        code, out = _step(capsys, monkeypatch, server, keys, "--db", str(tmp_path / "s.sqlite"), "--max-repairs", "0", "--json")
+        code, out = _step(
+            capsys, monkeypatch, server, keys, "--db", str(tmp_path / "s.sqlite"), "--max-repairs", "0", "--json"
+        )
     assert "OPERATOR DECISION NEEDED" in out
     result = json.loads(out.strip().splitlines()[-1])
     assert result["status"] == "execute" and result["decision"]["approved_by_operator"] is True

@@ -9,13 +9,6 @@ import sqlite3
 from typing import Any
 
 import pytest
-from langgraph.checkpoint.memory import InMemorySaver
-from langgraph.checkpoint.sqlite import SqliteSaver
-
-from graph.builder import build_graph, enabled_nodes, parse_without
-from graph.context import ABLATABLE
-from graph.history import checkpoints, fork, replay, trace
-from graph.runner import run_task
 from graph_fixtures import (
     GOOD_IR,
     HALLUCINATED_IR,
@@ -24,7 +17,14 @@ from graph_fixtures import (
     answer,
     scripted_context,
 )
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.sqlite import SqliteSaver
 from openai_stub_server import OpenAIStubServer, StubReply
+
+from graph.builder import build_graph, enabled_nodes, parse_without
+from graph.context import ABLATABLE
+from graph.history import checkpoints, fork, replay, trace
+from graph.runner import run_task
 
 
 @pytest.fixture(params=["memory", "sqlite"])

@@ -4,17 +4,17 @@ repairs idempotently, and `--without memory` never opens Qdrant."""
 from __future__ import annotations
 
 import pytest
+from graph_fixtures import DOWNTOWN, GOOD_IR, NFZ_FORGOTTEN_IR, SEED_INSTRUCTION, answer, scripted_context
 from langgraph.checkpoint.memory import InMemorySaver
+from openai_stub_server import OpenAIStubServer
 
 import memory.store
+from cli.main import main
 from graph.builder import build_graph
-from graph.cli import main
 from graph.runner import run_task
-from graph_fixtures import DOWNTOWN, GOOD_IR, NFZ_FORGOTTEN_IR, SEED_INSTRUCTION, answer, scripted_context
+from memory.access import open_memory
 from memory.cases import RepairCase
-from memory.setup import open_memory
 from memory.store import SafetyMemory
-from openai_stub_server import OpenAIStubServer
 
 PAST_CASE = RepairCase(
     instruction="Fly blood samples from hospital_B to the accident on the ring road before the police closure",
@@ -54,14 +54,18 @@ def test_retrieved_case_reaches_the_repair_prompt_and_the_run_is_remembered(worl
     assert "Fly blood samples from hospital_B" in repair_prompt
     assert "Inspect solar farm 7" not in repair_prompt
     # finalize stored this run's repair: R1 on nfz_temp_1, repaired by adding the zone.
-    hits = safety_memory.search_cases("drone route entered the temporary no-fly zone", failure_type="spec_violation", k=5)
+    hits = safety_memory.search_cases(
+        "drone route entered the temporary no-fly zone", failure_type="spec_violation", k=5
+    )
     mine = [h.case for h in hits if h.case.thread_id == "mem-1"]
     assert len(mine) == 1 and mine[0].violated_rule == "R1" and mine[0].outcome == "repaired"
     assert "nfz_temp_1" in mine[0].repaired_ir_diff
     count = safety_memory.count_cases()
     # Re-running the same thread's end (replay from the last checkpoint before finalize) stores nothing new.
     graph = build_graph(context.without, checkpointer=saver)
-    before_finalize = next(s for s in graph.get_state_history({"configurable": {"thread_id": "mem-1"}}) if s.next == ("finalize",))
+    before_finalize = next(
+        s for s in graph.get_state_history({"configurable": {"thread_id": "mem-1"}}) if s.next == ("finalize",)
+    )
     graph.invoke(None, before_finalize.config, context=context)
     assert safety_memory.count_cases() == count
 
@@ -73,7 +77,21 @@ def test_without_memory_never_opens_qdrant(monkeypatch, capsys, tmp_path):
     monkeypatch.setattr(memory.store, "QdrantClient", refuse)
     monkeypatch.setattr(memory.store, "_open_local", refuse)
     assert open_memory(frozenset({"memory"})) is None
-    code = main(["run", "--world", str(DOWNTOWN), "--instruction", SEED_INSTRUCTION, "--model", "rules", "--without", "memory", "--db", str(tmp_path / "runs.sqlite")])
+    code = main(
+        [
+            "run",
+            "--world",
+            str(DOWNTOWN),
+            "--instruction",
+            SEED_INSTRUCTION,
+            "--model",
+            "rules",
+            "--without",
+            "memory",
+            "--db",
+            str(tmp_path / "runs.sqlite"),
+        ]
+    )
     assert code == 0
     assert "status: execute" in capsys.readouterr().out
 
@@ -90,7 +108,7 @@ def test_seed_from_example_runs_then_search_from_another_process(tmp_path, capsy
     assert main(["memory", "seed", "--memory-path", location, "--json"]) == 0  # the same runs again: no duplicates
     assert json.loads(capsys.readouterr().out)["cases_added"] == 0
     search = subprocess.run(
-        [sys.executable, "-m", "graph.cli", "memory", "search", "the named drone's battery is too low",
+        [sys.executable, "-m", "cli.main", "memory", "search", "the named drone's battery is too low",
          "--failure-type", "low_battery_candidates", "--memory-path", location, "--json"],
         capture_output=True, text=True, timeout=300, check=True,
     )  # fmt: skip

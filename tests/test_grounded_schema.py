@@ -15,12 +15,11 @@ import llguidance
 import pytest
 
 from graph.context import Context
-from graph.llm.base import GenerationRequest, GenerationResult, IRGenerator
-from graph.llm.grounded_schema import WorldIds, grounded_answer_schema, ltl_pattern
-from graph.llm.rules_parser import RuleBasedGenerator
-from graph.llm.base import RepairFeedback
-from graph.llm.slots import compile_slots, deadline_seconds, slots_of_ir, slots_schema, zones_to_keep
-from graph.validation import validate_ir
+from ir.validation import validate_ir
+from models.base import GenerationRequest, GenerationResult, IRGenerator, RepairFeedback
+from models.grounded_schema import WorldIds, grounded_answer_schema, ltl_pattern
+from models.rules_parser import RuleBasedGenerator
+from models.slots import compile_slots, deadline_seconds, slots_of_ir, slots_schema, zones_to_keep
 from nodes import generate_ir as generate_ir_node
 from tools.catalog import default_registry
 from tools.ltl import default_engine
@@ -98,7 +97,7 @@ def test_ids_are_enums_of_what_exists_now(schema, world):
 
 
 def test_run_time_data_is_not_offered_to_the_model(schema):
-    args = {name[len("Args_"):]: d["properties"] for name, d in schema["$defs"].items() if name.startswith("Args_")}
+    args = {name[len("Args_") :]: d["properties"] for name, d in schema["$defs"].items() if name.startswith("Args_")}
     assert "waypoints" not in args["verify_ltl_stl"]  # a trajectory comes from plan_route, never from the model
     assert "sim_events" not in args["risk_assess"]
     assert set(args["explain_decision"]) == {"rules"}
@@ -160,8 +159,13 @@ def test_the_grounded_ltl_pattern_only_matches_formulas_that_parse(world):
 
 def _slots(**overrides: Any) -> dict[str, Any]:
     slots = {
-        "intent": "emergency", "priority": "high", "origin": "hospital_A", "destination": "accident_site_3",
-        "candidate_uavs": [], "avoid_zones": ["school_zone_2", "nfz_temp_1"], "deadline": "10 min",
+        "intent": "emergency",
+        "priority": "high",
+        "origin": "hospital_A",
+        "destination": "accident_site_3",
+        "candidate_uavs": [],
+        "avoid_zones": ["school_zone_2", "nfz_temp_1"],
+        "deadline": "10 min",
         "fallback_policy": "ground_transfer_or_human_confirm",
     }
     return {**slots, **overrides}
@@ -191,11 +195,17 @@ def test_slots_schema_rejects_unknown_ids_and_free_form_deadlines(world):
 
 
 def test_a_repair_keeps_avoided_zones_and_adds_the_offending_one(world):
-    previous = compile_slots(_slots(avoid_zones=["school_zone_2"]), GenerationRequest(
-        instruction=INSTRUCTION, world=world, task_id="t1"))
+    previous = compile_slots(
+        _slots(avoid_zones=["school_zone_2"]), GenerationRequest(instruction=INSTRUCTION, world=world, task_id="t1")
+    )
     counterexample = {"failure_type": "spec_violation", "violated_rule": "R1", "offending_entity": "nfz_temp_1"}
-    request = GenerationRequest(instruction=INSTRUCTION, world=world, task_id="t1", round=1,
-                                feedback=RepairFeedback(counterexample=counterexample, previous_ir=previous))
+    request = GenerationRequest(
+        instruction=INSTRUCTION,
+        world=world,
+        task_id="t1",
+        round=1,
+        feedback=RepairFeedback(counterexample=counterexample, previous_ir=previous),
+    )
     keep = zones_to_keep(request)
     assert keep == ["school_zone_2", "nfz_temp_1"]
     schema = slots_schema(world, keep)

@@ -7,10 +7,11 @@ import json
 import socket
 
 import pytest
+from openai_stub_server import OpenAIStubServer, StubReply
 from pydantic import BaseModel, Field
 
-from graph.ir import LLMAnswer
-from graph.llm import (
+from ir.model import LLMAnswer
+from models import (
     GenerationRequest,
     LLMTransportError,
     RepairFeedback,
@@ -19,11 +20,10 @@ from graph.llm import (
     extract_answer,
     make_generator,
 )
-from graph.llm.openai_backend import OpenAIGenerator
-from graph.llm.oracle import OracleGenerator
-from graph.llm.rules_parser import RuleBasedGenerator
-from graph.prompts import PROMPT_VERSION, build_prompt
-from openai_stub_server import OpenAIStubServer, StubReply
+from models.openai_backend import OpenAIGenerator
+from models.oracle import OracleGenerator
+from models.prompts import PROMPT_VERSION, build_prompt
+from models.rules_parser import RuleBasedGenerator
 from tools.contract import ToolOutput
 from tools.registry import ToolRegistry, ToolSpec
 
@@ -75,8 +75,9 @@ def _feedback() -> RepairFeedback:
 
 
 def _generator(server: OpenAIStubServer, **options) -> OpenAIGenerator:
-    return OpenAIGenerator("stub-model", registry=_registry(), base_url=server.url, max_retries=0,
-                           cache=ResponseCache(), **options)
+    return OpenAIGenerator(
+        "stub-model", registry=_registry(), base_url=server.url, max_retries=0, cache=ResponseCache(), **options
+    )
 
 
 # --- OpenAI-compatible backend --------------------------------------------------------------------------------
@@ -111,8 +112,11 @@ def test_a_world_grounded_schema_override_is_what_the_server_gets(request_):
 
 def test_rejected_response_format_falls_back_to_plain_requests_and_tolerant_extraction(request_):
     prose = "Here is the plan.\n```json\n" + json.dumps(_envelope()) + "\n```\nLet me know."
-    replies = [StubReply(status=400, error="response_format 'json_schema' is not supported"), StubReply(prose),
-               StubReply(prose)]
+    replies = [
+        StubReply(status=400, error="response_format 'json_schema' is not supported"),
+        StubReply(prose),
+        StubReply(prose),
+    ]
     with OpenAIStubServer(*replies) as server:
         generator = _generator(server)
         first = generator.generate(request_)
@@ -158,8 +162,14 @@ def test_identical_calls_are_served_from_the_cache(request_):
 
 def test_repair_rounds_send_the_counterexample_at_the_repair_temperature(request_):
     feedback = RepairFeedback(
-        counterexample={"failure_type": "nfz_intrusion", "violated_rule": "R1", "offending_entity": "nfz_temp_1",
-                        "time_sec": 31.0, "robustness": -12.5, "offending_segment": []},
+        counterexample={
+            "failure_type": "nfz_intrusion",
+            "violated_rule": "R1",
+            "offending_entity": "nfz_temp_1",
+            "time_sec": 31.0,
+            "robustness": -12.5,
+            "offending_segment": [],
+        },
         allowed=["uav_03", "uav_09"],
         previous_ir=_gold(),
     )
@@ -173,8 +183,9 @@ def test_repair_rounds_send_the_counterexample_at_the_repair_temperature(request
 
 
 def test_a_truncated_answer_comes_back_as_text_without_an_answer(request_):
-    with OpenAIStubServer(StubReply('{"low_altitude_ir": {"task_id": "t', finish_reason="length",
-                                    completion_tokens=4096)) as server:
+    with OpenAIStubServer(
+        StubReply('{"low_altitude_ir": {"task_id": "t', finish_reason="length", completion_tokens=4096)
+    ) as server:
         result = _generator(server).generate(request_)
     assert result.answer is None and result.raw_text.startswith('{"low_altitude_ir"')
     assert result.usage.completion_tokens == 4096
@@ -193,8 +204,14 @@ def test_an_unreachable_server_is_a_retryable_transport_error(request_):
     with socket.socket() as probe:  # a port that was free a moment ago: nothing listens there
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    generator = OpenAIGenerator("stub-model", registry=_registry(), base_url=f"http://127.0.0.1:{port}/v1",
-                                max_retries=0, timeout_sec=5, cache=ResponseCache())
+    generator = OpenAIGenerator(
+        "stub-model",
+        registry=_registry(),
+        base_url=f"http://127.0.0.1:{port}/v1",
+        max_retries=0,
+        timeout_sec=5,
+        cache=ResponseCache(),
+    )
     with pytest.raises(LLMTransportError) as caught:
         generator.generate(request_)
     assert caught.value.retryable and caught.value.status_code is None
@@ -259,15 +276,23 @@ def test_factory_picks_backends_by_model_string(monkeypatch):
 
 # --- prompt ---------------------------------------------------------------------------------------------------
 def test_prompt_has_the_four_parts(request_):
-    context = RetrievedContext(rules=["R1: never enter an active no-fly zone"], entities=["hospital_A: origin"],
-                               repair_cases=["nfz_intrusion -> added nfz_temp_1 to avoid_zones"])
+    context = RetrievedContext(
+        rules=["R1: never enter an active no-fly zone"],
+        entities=["hospital_A: origin"],
+        repair_cases=["nfz_intrusion -> added nfz_temp_1 to avoid_zones"],
+    )
     prompt = build_prompt(request_.model_copy(update={"context": context}), _registry())
     assert "never emit flight control commands" in prompt.system  # role
     assert "LowAltitudeIR:" in prompt.system and "emergency" in prompt.system  # IR schema with enums
     assert "- plan_route(start: str, goal: str, avoid_zones: [str], altitude_min_m: num=30)" in prompt.system
     assert "<request>\n" + SEED_INSTRUCTION + "\n</request>" in prompt.user  # task
-    for state in ("nfz_temp_1 box(320,180,430,340) alt 0-200 m active 0-7200 s temporary",
-                  "uav_07 idle battery 0.15", "corridor_c1 (50,500)->(750,500)", "north_gusts", "school_zone_2"):
+    for state in (
+        "nfz_temp_1 box(320,180,430,340) alt 0-200 m active 0-7200 s temporary",
+        "uav_07 idle battery 0.15",
+        "corridor_c1 (50,500)->(750,500)",
+        "north_gusts",
+        "school_zone_2",
+    ):
         assert state in prompt.user
     assert "R1: never enter" in prompt.user and "SIMILAR PAST REPAIRS" in prompt.user
     assert "REPAIR ROUND" not in prompt.user

@@ -13,10 +13,11 @@ import numpy as np
 import pytest
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from graph.llm.base import GenerationRequest, LLMTransportError, ResponseCache
-from graph.llm.factory import make_generator
-from graph.llm.local_backend import LocalChatModel, LocalGenerator, json_schema_of
-from graph.llm.local_model import (
+from ir.validation import validate_ir
+from models.base import GenerationRequest, LLMTransportError, ResponseCache
+from models.factory import make_generator
+from models.local_backend import LocalChatModel, LocalGenerator, json_schema_of
+from models.local_model import (
     MODEL_FILE,
     MODEL_PATH_ENV,
     packaged_model_path,
@@ -24,7 +25,6 @@ from graph.llm.local_model import (
     shared_model,
     with_decimal_steps,
 )
-from graph.validation import validate_ir
 from tools.catalog import default_registry
 from tools.world import load_world
 
@@ -119,8 +119,9 @@ def test_greedy_and_seeded_sampling_stay_inside_the_mask():
     allowed = np.array([False, True, True, False])
     assert pick_token(logits, allowed, 0.0, np.random.default_rng(0)) == 2
     draws = [pick_token(logits, allowed, 1.0, np.random.default_rng(seed)) for seed in range(20)]
-    assert set(draws) <= {1, 2} and draws == [pick_token(logits, allowed, 1.0, np.random.default_rng(s)) for s in
-                                               range(20)]
+    assert set(draws) <= {1, 2} and draws == [
+        pick_token(logits, allowed, 1.0, np.random.default_rng(s)) for s in range(20)
+    ]
 
 
 def test_numbers_get_a_finite_number_of_decimals_and_formats_map_to_schemas():

@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from graph.commands import memory_cmd
-from graph.commands.common import CommandError
+from cli import memory as memory_cmd
+from cli.common import CommandError
 from memory import store as store_module
 from memory.cases import RepairCase, format_case_for_prompt
 from memory.embeddings import EMBEDDING_DIM, Embedder, shared_embedder

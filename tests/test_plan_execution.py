@@ -11,13 +11,11 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, ConfigDict
 
-from graph.ir import LowAltitudeIR
-from graph.plan_execution import default_args, execute_plan, execution_order, ir_tool_args
+from ir.model import LowAltitudeIR
+from ir.plan_execution import default_args, execute_plan, execution_order, ir_tool_args
 from tools.catalog import default_registry
 from tools.contract import ToolFailure, ToolOutput
 from tools.registry import ToolRegistry, ToolSpec
-
-
 
 # --- fakes ------------------------------------------------------------------------------------------------
 

@@ -17,7 +17,6 @@ from tools.trajectory import resample
 from tools.world import World
 
 
-
 def _small_world(**extra) -> World:
     grid = {"nx": 20, "ny": 20, "nz": 4, "cell_size_m": 10.0, "layer_base_m": 20.0, "layer_height_m": 20.0}
     return World.model_validate({"world_id": "tiny", "grid": grid, **extra})

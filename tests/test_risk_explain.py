@@ -11,7 +11,6 @@ from tools import explain, risk, verifier
 from tools.registry import ToolRegistry
 
 
-
 @pytest.fixture(scope="module")
 def registry():
     return ToolRegistry([risk.SPEC, explain.SPEC, verifier.SPEC])

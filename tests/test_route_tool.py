@@ -15,7 +15,6 @@ from tools.trajectory import resample
 from tools.world import World
 
 
-
 @pytest.fixture(scope="module")
 def call(downtown):
     registry = ToolRegistry([route.SPEC])

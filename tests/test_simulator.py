@@ -11,7 +11,6 @@ from tools import simulator
 from tools.registry import ToolRegistry
 
 
-
 @pytest.fixture(scope="module")
 def registry():
     return ToolRegistry([simulator.SPEC])

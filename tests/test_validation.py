@@ -9,10 +9,9 @@ from typing import Any
 
 import pytest
 
-from graph.ir import RULE_IDS
-from graph.validation import STAGES, validate_ir
+from ir.validation import STAGES, validate_ir
 from tools.catalog import default_registry
-
+from tools.rules import RULE_IDS
 
 
 @pytest.fixture(scope="module")

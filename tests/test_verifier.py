@@ -8,11 +8,12 @@ import numpy as np
 import pytest
 from shapely.geometry import LineString, Point
 
-from graph.ir import LowAltitudeIR
+from ir.model import LowAltitudeIR
+from ir.policy import check_r7, check_r8, safety_relaxations
 from tools import exact_grid, ltl, signals, verifier
 from tools.energy import battery_profile
-from tools.program_rules import check_r7, check_r8, safety_relaxations
 from tools.registry import ToolRegistry
+from tools.rules import MONITORED_RULES
 from tools.trajectory import Trajectory
 
 SPEED = 10.0
@@ -83,8 +84,8 @@ def test_detour_passes_r1_to_r6(registry, world):
     )
     assert res.ok, res.error
     rules = res.result["rules"]
-    assert [rules[r]["status"] for r in verifier.DEFAULT_RULES] == ["pass"] * 6
-    assert all(rules[r]["robustness"] >= 0 for r in verifier.DEFAULT_RULES)
+    assert [rules[r]["status"] for r in MONITORED_RULES] == ["pass"] * 6
+    assert all(rules[r]["robustness"] >= 0 for r in MONITORED_RULES)
     assert res.result["counterexample"] is None and res.result["violations"] == []
     assert [x["status"] for x in res.result["ltl"]] == ["pass"] * 3
     assert res.result["stl"][0]["status"] == "pass"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from graph.schemas import SCHEMA_MODELS, render_schema
+from ir.schemas import SCHEMA_MODELS, render_schema
 from tools.catalog import default_registry
 from tools.world import WorldFileError, load_world, parse_world
 
@@ -46,7 +46,9 @@ def test_downtown_has_the_design_plans_ids_and_situation():
 def test_every_example_world_has_a_verified_route_between_two_entities(path):
     world, registry = load_world(path), default_registry()
     idle = next(u for u in world.fleet if u.status == "idle")
-    start = min(world.entities, key=lambda e: (e.position[0] - idle.position[0]) ** 2 + (e.position[1] - idle.position[1]) ** 2)
+    start = min(
+        world.entities, key=lambda e: (e.position[0] - idle.position[0]) ** 2 + (e.position[1] - idle.position[1]) ** 2
+    )
     goal = next(e for e in world.entities if e.id != start.id and e.kind.value not in ("school",))
     zones = [z.id for z in world.no_fly_zones] + [z.id for z in world.sensitive_zones]
     route = registry.call("plan_route", world, {"start": start.id, "goal": goal.id, "avoid_zones": zones})

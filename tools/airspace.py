@@ -24,7 +24,7 @@ class QueryAirspaceArgs(AreaArgs):
     capacity_required: int = Field(default=1, ge=1, description="free corridor slots needed")
 
     @model_validator(mode="after")
-    def _altitude_order(self) -> "QueryAirspaceArgs":
+    def _altitude_order(self) -> QueryAirspaceArgs:
         if self.alt_max_m is not None and self.alt_max_m <= self.alt_min_m:
             raise ValueError("alt_max_m must be greater than alt_min_m")
         return self
@@ -65,8 +65,7 @@ def _active_nfzs(world: World, t0: float, t1: float, alt_min: float, alt_max: fl
     return [
         z
         for z in world.no_fly_zones
-        if _bands_overlap(alt_min, alt_max, z.alt_min_m, z.alt_max_m)
-        and active_during(z.active_window, t0, t1)
+        if _bands_overlap(alt_min, alt_max, z.alt_min_m, z.alt_max_m) and active_during(z.active_window, t0, t1)
     ]
 
 

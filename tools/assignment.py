@@ -69,9 +69,7 @@ def _max_wind(world: World, points: list[XY]) -> float:
 def evaluate(world: World, uav: UAV, origin: XY, destination: XY, args: AssignUavArgs) -> Candidate:
     to_origin = np.array([[*uav.position, 0.0], [*origin, 0.0]])
     to_destination = np.array([[*origin, 0.0], [*destination, 0.0]])
-    energy = DETOUR_FACTOR * (
-        path_energy_wh(world, to_origin) + path_energy_wh(world, to_destination, args.payload_kg)
-    )
+    energy = DETOUR_FACTOR * (path_energy_wh(world, to_origin) + path_energy_wh(world, to_destination, args.payload_kg))
     distance = DETOUR_FACTOR * (math.dist(uav.position, origin) + math.dist(origin, destination))
     after = uav.battery_ratio - energy / uav.battery_capacity_wh
     reasons = []

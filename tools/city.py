@@ -28,7 +28,7 @@ class AreaArgs(BaseModel):
     bbox: BBox | None = Field(default=None, description="[x0, y0, x1, y1] in metres, x0 < x1 and y0 < y1")
 
     @model_validator(mode="after")
-    def _ordered_bbox(self) -> "AreaArgs":
+    def _ordered_bbox(self) -> AreaArgs:
         if self.bbox is not None and not (self.bbox[0] < self.bbox[2] and self.bbox[1] < self.bbox[3]):
             raise ValueError("bbox must be [x0, y0, x1, y1] with x0 < x1 and y0 < y1")
         return self

@@ -28,7 +28,7 @@ import shapely
 from shapely.geometry import Polygon
 
 from tools import segment_geometry as geo
-from tools.world import Corridor, NoFlyZone, TimeWindow, TrafficTrack, World
+from tools.world import Corridor, NoFlyZone, TimeWindow, TrafficTrack
 
 _BOUNDS = re.compile(r"\[\s*([0-9.eE+-]+)\s*:\s*([0-9.eE+-]+)\s*\]")
 
@@ -44,7 +44,7 @@ class Segments:
     first: np.ndarray  # (k,) index of each piece's first waypoint
 
     @classmethod
-    def of(cls, waypoints: np.ndarray) -> "Segments":
+    def of(cls, waypoints: np.ndarray) -> Segments:
         first = np.flatnonzero(np.diff(waypoints[:, 3]) > 0)
         return cls(waypoints[first, :3], waypoints[first + 1, :3], waypoints[first, 3], waypoints[first + 1, 3], first)
 
@@ -73,11 +73,11 @@ class Volume:
     offset: float = 0.0
 
     @classmethod
-    def of_nfz(cls, zone: NoFlyZone) -> "Volume":
+    def of_nfz(cls, zone: NoFlyZone) -> Volume:
         return cls(zone.id, zone.shape, zone.alt_min_m, zone.alt_max_m, zone.active_window)
 
     @classmethod
-    def of_corridor(cls, corridor: Corridor) -> "Volume":
+    def of_corridor(cls, corridor: Corridor) -> Volume:
         return cls(corridor.id, corridor.shape, corridor.alt_min_m, corridor.alt_max_m)
 
     def active_range(self, segments: Segments, k: int) -> tuple[float, float] | None:

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from tools.contract import ToolOutput, ToolResult
 from tools.registry import ToolSpec
-from tools.verifier import RULE_TEXT, RuleId
+from tools.rules import RULE_TEXT, RuleId
 from tools.world import World
 
 DECISION_KEYS = ("action", "decision", "status", "kind")

@@ -32,7 +32,7 @@ from tools.world import Grid, SensitiveZone, TimeWindow, World
 Cell = tuple[int, int, int]
 
 T = TypeVar("T")
-_OCCUPANCY_CACHE: dict[Hashable, "Occupancy"] = {}
+_OCCUPANCY_CACHE: dict[Hashable, Occupancy] = {}
 
 
 @dataclass(frozen=True)
@@ -165,7 +165,6 @@ def _layer_overlaps(grid: Grid, volume: KeepOut) -> np.ndarray:
     altitudes = layer_altitudes(grid)
     half = grid.layer_height_m / 2.0
     return (altitudes - half <= volume.alt_max_m) & (altitudes + half >= volume.alt_min_m)
-
 
 
 @lru_cache(maxsize=16)

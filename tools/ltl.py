@@ -49,7 +49,7 @@ class Formula:
     """A formula tree: op is 'ap' (name holds the atom), 'true', 'false', a unary or a binary operator."""
 
     op: str
-    args: tuple["Formula", ...] = ()
+    args: tuple[Formula, ...] = ()
     name: str = ""
 
     def __str__(self) -> str:
@@ -95,7 +95,7 @@ def _tokenise(text: str) -> list[str]:
             continue
         match = _TOKEN.match(text, position)
         if match is None or match.end() == position:
-            raise LtlSyntaxError(f"cannot read {text[position:position + 10]!r} in {text!r}")
+            raise LtlSyntaxError(f"cannot read {text[position : position + 10]!r} in {text!r}")
         if match.group("temporal"):
             tokens.extend(match.group("temporal"))  # "GF" is G F
         else:

@@ -60,7 +60,7 @@ class GridGraph:
         self._g_template = np.where(self._free, np.inf, -np.inf)
 
     @classmethod
-    def from_occupancy(cls, occupancy: Occupancy) -> "GridGraph":
+    def from_occupancy(cls, occupancy: Occupancy) -> GridGraph:
         return cls(occupancy.blocked, occupancy.grid.cell_size_m, occupancy.grid.layer_height_m)
 
     @property

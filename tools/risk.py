@@ -18,8 +18,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from tools import signals
 from tools.contract import ToolFailure, ToolOutput
 from tools.energy import battery_profile
-from tools.program_rules import safety_baseline
 from tools.registry import ToolSpec
+from tools.rules import safety_baseline
 from tools.trajectory import Trajectory
 from tools.verifier import WaypointArgs, resolve_uav
 from tools.world import UAV, World
@@ -144,8 +144,12 @@ def assess(world: World, args: RiskArgs) -> ToolOutput:
         *_weather(world, samples, uav.max_wind_mps if uav else None, args.uav_id),
         *_margins(world, samples),
         *_battery(world, samples, uav, args),
-        *(Factor(f"sim:{e.type}", EVENT_RISK[e.type], f"simulation: {e.type} at t={e.time_sec:g} s {e.detail}".strip())
-          for e in args.sim_events),
+        *(
+            Factor(
+                f"sim:{e.type}", EVENT_RISK[e.type], f"simulation: {e.type} at t={e.time_sec:g} s {e.detail}".strip()
+            )
+            for e in args.sim_events
+        ),
     ]
     shown = [f for f in factors if f.contribution >= MIN_CONTRIBUTION]
     counted = sorted(shown, key=lambda f: (-f.contribution, f.name))

@@ -36,7 +36,7 @@ class PlanRouteArgs(BaseModel):
     avoid_congested_corridors: bool = True
 
     @model_validator(mode="after")
-    def _altitude_order(self) -> "PlanRouteArgs":
+    def _altitude_order(self) -> PlanRouteArgs:
         if self.altitude_min_m >= self.altitude_max_m:
             raise ValueError("altitude_min_m must be lower than altitude_max_m")
         return self

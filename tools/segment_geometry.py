@@ -50,7 +50,9 @@ def closest_segment_points(
     a, e, b, c, f = np.broadcast_arrays(a, e, b, c, f)
     safe_a, safe_e = np.where(a > _TINY, a, 1.0), np.where(e > _TINY, e, 1.0)
     denom = a * e - b * b
-    u = np.where(denom > _TINY * np.maximum(a * e, 1.0), np.clip((b * f - c * e) / np.where(denom > 0, denom, 1.0), 0, 1), 0.0)
+    u = np.where(
+        denom > _TINY * np.maximum(a * e, 1.0), np.clip((b * f - c * e) / np.where(denom > 0, denom, 1.0), 0, 1), 0.0
+    )
     v = (b * u + f) / safe_e
     u = np.where(v < 0, np.clip(-c / safe_a, 0, 1), np.where(v > 1, np.clip((b - c) / safe_a, 0, 1), u))
     v = np.clip(v, 0, 1)
@@ -154,7 +156,11 @@ def deepest_point(edges: np.ndarray, a: np.ndarray, b: np.ndarray, lo: float, hi
     d = b - a
     coefficients, piece_lo, piece_hi = _edge_pieces(edges, a, d)
     live = (piece_lo <= hi) & (piece_hi >= lo)
-    coefficients, piece_lo, piece_hi = coefficients[live], np.maximum(piece_lo[live], lo), np.minimum(piece_hi[live], hi)
+    coefficients, piece_lo, piece_hi = (
+        coefficients[live],
+        np.maximum(piece_lo[live], lo),
+        np.minimum(piece_hi[live], hi),
+    )
     i, j = np.triu_indices(len(coefficients), k=1)
     overlap_lo, overlap_hi = np.maximum(piece_lo[i], piece_lo[j]), np.minimum(piece_hi[i], piece_hi[j])
     keep = overlap_lo <= overlap_hi

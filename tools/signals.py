@@ -301,7 +301,11 @@ def exact_times(
     events = [
         *grid.membership_times(segments, nfz_volumes),  # so a violation is reported from its entry on
         *grid.membership_times(segments, corridors),
-        *(t for track in tracks for t in grid.membership_times(grid.Segments.of(np.asarray(track.waypoints)), corridors)),
+        *(
+            t
+            for track in tracks
+            for t in grid.membership_times(grid.Segments.of(np.asarray(track.waypoints)), corridors)
+        ),
         *grid.disc_times(segments, ends, world.arrival_tolerance_m),
         *_atom_times(world, segments, set(atoms), origin_xy or ends[0], goal_xy or ends[1]),
         *([] if deadline_sec is None else [deadline_sec]),

@@ -269,7 +269,9 @@ def _decisive(events: list[Event], max_risk_level: str) -> Event | None:
 
 
 # --- the tool --------------------------------------------------------------------------------------------------
-def _judged_track(world: World, flight: Flight, zones: list[NoFlyZone], tracks: list[TrafficTrack], d_min: float) -> np.ndarray:
+def _judged_track(
+    world: World, flight: Flight, zones: list[NoFlyZone], tracks: list[TrafficTrack], d_min: float
+) -> np.ndarray:
     """The flown track sampled where its events are decided exactly (see the module's docstring)."""
     segments = exact_grid.Segments.of(flight.samples)
     nfz_volumes = [exact_grid.Volume.of_nfz(zone) for zone in zones]

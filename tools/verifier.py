@@ -31,26 +31,21 @@ from rapidfuzz import process
 
 from tools import exact_grid, ltl, signals
 from tools.contract import ToolFailure, ToolOutput
-from tools.program_rules import missing_mandatory_ltl, nfz_on_the_way, safety_baseline
 from tools.registry import ToolSpec
+from tools.rules import (
+    MONITORED_RULES,
+    PROTECTED_RULES,
+    RULE_TEXT,
+    RuleId,
+    missing_mandatory_ltl,
+    nfz_on_the_way,
+    safety_baseline,
+)
 from tools.stl_monitor import StlSpecError, StlVerdict, monitor
 from tools.trajectory import Trajectory
 from tools.world import UAV, XY, XYZT, SensitiveZone, World
 
 STL_ENGINE = "rtamt"
-RuleId = Literal["R1", "R2", "R3", "R4", "R5", "R6", "R7", "R8"]
-DEFAULT_RULES: list[RuleId] = ["R1", "R2", "R3", "R4", "R5", "R6"]
-MONITORED_RULES = ("R1", "R2", "R3", "R4", "R5", "R6")
-RULE_TEXT = {
-    "R1": "never enter an active no-fly zone",
-    "R2": "keep minimum separation from obstacles, sensitive zones and other UAVs",
-    "R3": "stay inside the altitude band",
-    "R4": "arrive before the deadline",
-    "R5": "keep the battery reserve on arrival",
-    "R6": "never exceed corridor capacity",
-    "R7": "a critical priority never relaxes R1-R3",
-    "R8": "unsatisfiable or under-specified tasks end in safe refusal / human confirmation, never in execute",
-}
 DIGITS = 3
 
 
@@ -80,7 +75,7 @@ class VerifyArgs(WaypointArgs):
     origin: str | None = Field(default=None, description="entity or UAV id; default: the first waypoint")
     ltl: list[str] = Field(default_factory=list, description="Spot syntax over in_<zone>, at_<entity>, at_goal ...")
     stl: list[str] = Field(default_factory=list, description="rtamt expressions over the signals of tools/stl_monitor")
-    rules: list[RuleId] = Field(default_factory=lambda: list(DEFAULT_RULES))
+    rules: list[RuleId] = Field(default_factory=lambda: list(MONITORED_RULES))
     altitude_min_m: float = Field(default=30.0, ge=0)
     altitude_max_m: float = Field(default=120.0, gt=0)
     min_separation_m: float = Field(default=10.0, ge=0)
@@ -91,7 +86,7 @@ class VerifyArgs(WaypointArgs):
     priority: Literal["low", "normal", "high", "critical"] = "normal"
 
     @model_validator(mode="after")
-    def _band_ordered(self) -> "VerifyArgs":
+    def _band_ordered(self) -> VerifyArgs:
         if self.altitude_min_m >= self.altitude_max_m:
             raise ValueError("altitude_min_m must be lower than altitude_max_m")
         return self
@@ -209,7 +204,7 @@ def effective_settings(world: World, args: VerifyArgs) -> tuple[Settings, list[s
         return settings, []
     base = safety_baseline(world)
     tightened = Settings(
-        rules=sorted({"R1", "R2", "R3", *settings.rules}, key=list(RULE_TEXT).index),
+        rules=sorted({*PROTECTED_RULES, *settings.rules}, key=list(RULE_TEXT).index),
         min_separation_m=max(settings.min_separation_m, base.min_separation_m),
         altitude_min_m=max(settings.altitude_min_m, base.altitude_min_m),
         altitude_max_m=min(settings.altitude_max_m, base.altitude_max_m),
@@ -266,8 +261,8 @@ def _not_applicable_reason(rule: str) -> str:
     return {
         "R4": "no deadline_sec",
         "R5": "no uav_id",
-        "R7": "program check on the IR (tools.program_rules.check_r7)",
-        "R8": "program check on the outcome (tools.program_rules.check_r8)",
+        "R7": "program check on the IR (tools.rules.check_r7)",
+        "R8": "program check on the outcome (tools.rules.check_r8)",
     }[rule]
 
 
@@ -279,7 +274,7 @@ def _first_violation(check: RuleCheck) -> int:
 
 
 def _violation(
-    run: "Monitored", rule: str, index: int, robustness: float | None, entity: str | None, **extra: Any
+    run: Monitored, rule: str, index: int, robustness: float | None, entity: str | None, **extra: Any
 ) -> dict[str, Any]:
     return {
         "rule": rule,

@@ -134,7 +134,7 @@ class TimeWindow(_Model):
     end_sec: float
 
     @model_validator(mode="after")
-    def _ordered(self) -> "TimeWindow":
+    def _ordered(self) -> TimeWindow:
         if self.end_sec <= self.start_sec:
             raise ValueError("end_sec must be greater than start_sec")
         return self
@@ -271,7 +271,7 @@ class World(_Model):
     data_sources: list[str] = Field(default_factory=lambda: ["hand_made"])
 
     @model_validator(mode="after")
-    def _consistent(self) -> "World":
+    def _consistent(self) -> World:
         seen: dict[str, str] = {}
         groups = {
             "buildings": self.buildings,
@@ -363,5 +363,7 @@ def load_world(path: str | Path) -> World:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise WorldFileError(str(path), "", f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+        raise WorldFileError(
+            str(path), "", f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+        ) from None
     return parse_world(data, str(path))

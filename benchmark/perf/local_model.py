@@ -28,8 +28,8 @@ from benchmark.generator import DEFAULT_SEED, generate_one, jobs_for
 from benchmark.sample import Sample, read_samples
 from benchmark.splits import SPLITS
 from graph.context import Context
-from graph.llm.local_model import packaged_model_path, shared_model
 from graph.runner import run_task, thread_config
+from models.local_model import packaged_model_path, shared_model
 
 SPEED_TOKENS = 64
 
@@ -57,8 +57,10 @@ def raw_speed() -> None:
     model.complete("reset", max_tokens=1)  # empties the KV cache: the prompt below is evaluated in full
     completion = model.complete(prompt, max_tokens=SPEED_TOKENS)
     print(f"model: {packaged_model_path().name}, load {loaded:.2f} s")
-    print(f"unconstrained: {completion.prompt_tokens} prompt + {completion.completion_tokens} new tokens "
-          f"in {completion.seconds:.2f} s ({completion.completion_tokens / completion.seconds:.1f} tok/s overall)")
+    print(
+        f"unconstrained: {completion.prompt_tokens} prompt + {completion.completion_tokens} new tokens "
+        f"in {completion.seconds:.2f} s ({completion.completion_tokens / completion.seconds:.1f} tok/s overall)"
+    )
 
 
 def attempts_of(saver: InMemorySaver, thread_id: str) -> list[dict[str, Any]]:
@@ -84,8 +86,14 @@ def call_record(attempt: dict[str, Any]) -> dict[str, Any] | None:
 
 def run_one(sample: Sample, context: Context, tally: Tally) -> None:
     saver = InMemorySaver()
-    output = run_task(sample.world, sample.instruction.en, context=context, checkpointer=saver,
-                      task_id=sample.sample_id, thread_id=sample.sample_id)
+    output = run_task(
+        sample.world,
+        sample.instruction.en,
+        context=context,
+        checkpointer=saver,
+        task_id=sample.sample_id,
+        thread_id=sample.sample_id,
+    )
     attempts = attempts_of(saver, output.thread_id)
     tally.calls += [record for a in attempts if (record := call_record(a)) is not None]
     tally.statuses.append(output.status)
@@ -94,8 +102,11 @@ def run_one(sample: Sample, context: Context, tally: Tally) -> None:
     gold = sample.gold_ir.entities
     tally.right_endpoints += (entities.get("origin"), entities.get("destination")) == (gold.origin, gold.destination)
     tally.agrees_with_gold += output.status == sample.gold_decision.status
-    print(f"{sample.sample_id} {sample.scenario_type:<22} {output.status:<13} gold {sample.gold_decision.status:<13} "
-          f"rounds {len(attempts)} endpoints {entities.get('origin')}->{entities.get('destination')}", flush=True)
+    print(
+        f"{sample.sample_id} {sample.scenario_type:<22} {output.status:<13} gold {sample.gold_decision.status:<13} "
+        f"rounds {len(attempts)} endpoints {entities.get('origin')}->{entities.get('destination')}",
+        flush=True,
+    )
 
 
 def percentile(values: list[float], share: float) -> float:
@@ -111,16 +122,24 @@ def report(tally: Tally, runs: int) -> float:
     for call in calls:
         stages[call["stage"]] = stages.get(call["stage"], 0) + 1
     print(f"model calls: {len(calls)} over {runs} runs; first failing validation stage per call: {stages}")
-    print(f"valid share (parses + schema stage): {sum(c['valid'] for c in calls) / len(calls):.3f}; "
-          f"unknown ids: {sum(c['unknown_id'] for c in calls)}")
-    print(f"tokens per call: mean {statistics.mean(tokens):.1f} completion, "
-          f"{statistics.mean(c['prompt_tokens'] for c in calls):.0f} prompt; "
-          f"{sum(tokens) / sum(seconds):.1f} completion tok/s (prompt time included)")
-    print(f"seconds per call: mean {statistics.mean(seconds):.2f}, p50 {percentile(seconds, 0.5):.2f}, "
-          f"p95 {percentile(seconds, 0.95):.2f}, max {max(seconds):.2f}")
+    print(
+        f"valid share (parses + schema stage): {sum(c['valid'] for c in calls) / len(calls):.3f}; "
+        f"unknown ids: {sum(c['unknown_id'] for c in calls)}"
+    )
+    print(
+        f"tokens per call: mean {statistics.mean(tokens):.1f} completion, "
+        f"{statistics.mean(c['prompt_tokens'] for c in calls):.0f} prompt; "
+        f"{sum(tokens) / sum(seconds):.1f} completion tok/s (prompt time included)"
+    )
+    print(
+        f"seconds per call: mean {statistics.mean(seconds):.2f}, p50 {percentile(seconds, 0.5):.2f}, "
+        f"p95 {percentile(seconds, 0.95):.2f}, max {max(seconds):.2f}"
+    )
     shares = {s: tally.statuses.count(s) / runs for s in sorted(set(tally.statuses))}
-    print(f"run outcomes: {shares}; same status as gold {tally.agrees_with_gold / runs:.3f}; "
-          f"final IR with the gold origin and destination {tally.right_endpoints / runs:.3f}")
+    print(
+        f"run outcomes: {shares}; same status as gold {tally.agrees_with_gold / runs:.3f}; "
+        f"final IR with the gold origin and destination {tally.right_endpoints / runs:.3f}"
+    )
     return percentile(seconds, 0.95)
 
 

@@ -62,8 +62,10 @@ def _percentile(values: list[float], q: float) -> float:
 
 def _summary(label: str, timings: list[float]) -> dict[str, float]:
     stats = {"p50": statistics.median(timings), "p95": _percentile(timings, 0.95), "mean": statistics.fmean(timings)}
-    print(f"{label}: {len(timings)} trajectories, p50 {stats['p50'] * 1e3:.1f} ms, p95 {stats['p95'] * 1e3:.1f} ms, "
-          f"mean {stats['mean'] * 1e3:.1f} ms")
+    print(
+        f"{label}: {len(timings)} trajectories, p50 {stats['p50'] * 1e3:.1f} ms, p95 {stats['p95'] * 1e3:.1f} ms, "
+        f"mean {stats['mean'] * 1e3:.1f} ms"
+    )
     return stats
 
 
@@ -83,13 +85,23 @@ def main() -> None:
         return
     env = {**os.environ, "PYTHONPATH": str(Path(args.baseline).resolve())}
     out = subprocess.run(
-        [sys.executable, "-c", f"import runpy, sys; sys.path.insert(0, {str(Path(args.baseline).resolve())!r}); "
-         f"sys.argv = ['verify_cost', '--samples', {args.samples!r}, '--repeats', '{args.repeats}', '--emit-json']; "
-         f"runpy.run_path({str(Path(__file__).resolve())!r}, run_name='__main__')"],
-        check=True, capture_output=True, text=True, env=env, cwd=args.baseline,
+        [
+            sys.executable,
+            "-c",
+            f"import runpy, sys; sys.path.insert(0, {str(Path(args.baseline).resolve())!r}); "
+            f"sys.argv = ['verify_cost', '--samples', {args.samples!r}, '--repeats', '{args.repeats}', '--emit-json']; "
+            f"runpy.run_path({str(Path(__file__).resolve())!r}, run_name='__main__')",
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=args.baseline,
     )
     baseline = _summary(f"baseline ({args.baseline})", json.loads(out.stdout.strip().splitlines()[-1]))
-    print(f"ratio current / baseline: p50 {current['p50'] / baseline['p50']:.2f}x, p95 {current['p95'] / baseline['p95']:.2f}x")
+    print(
+        f"ratio current / baseline: p50 {current['p50'] / baseline['p50']:.2f}x, p95 {current['p95'] / baseline['p95']:.2f}x"
+    )
     print(f"p95_ratio={current['p95'] / baseline['p95']:.2f}")
 
 

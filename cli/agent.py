@@ -1,0 +1,299 @@
+"""The agent: `run`, `step` (one node at a time), `trace`, `checkpoints`, `replay`, `fork`, `graph`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Any
+
+from cli.common import EXIT_OK, CommandError, add_json_flag, add_world_arg, emit, open_world
+from cli.stepper import Stepper
+from graph.builder import AblationError, build_graph, parse_without
+from graph.checkpoint import DEFAULT_DB, sqlite_checkpointer
+from graph.context import ABLATABLE, DEFAULT_MODEL, Context
+from graph.history import UnknownRunError, checkpoints, fork, replay, trace
+from graph.runner import RunOutput, new_thread_id, run_config_of, run_task, summarise, thread_config
+from memory.access import open_memory
+
+EXIT_NOT_EXECUTED = 4  # the run ended in safe_refusal or human_confirm: a valid outcome, but not "execute"
+
+
+def _add_run_args(p: argparse.ArgumentParser) -> None:
+    add_world_arg(p)
+    p.add_argument("--instruction", required=True, help="the operations request (untrusted text)")
+    p.add_argument(
+        "--model",
+        default=DEFAULT_MODEL,
+        help="local | local:full | openai:<model> | rules | oracle (default: %(default)s)",
+    )
+    p.add_argument("--base-url", default=None, help="OpenAI-compatible server (or env OPENAI_BASE_URL)")
+    p.add_argument("--api-key", default=None, help="API key (or env OPENAI_API_KEY)")
+    p.add_argument("--gold-ir", default=None, help="gold IR JSON file (what the `oracle` model answers)")
+    p.add_argument("--task-id", default=None)
+    _add_db_args(p, thread_required=False)
+    p.add_argument("--without", default="", help=f"comma-separated nodes to drop: {','.join(ABLATABLE)}")
+    p.add_argument("--max-repairs", type=int, default=3, help="repair rounds K before fallback")
+    p.add_argument("--stress", choices=["low", "medium", "high"], default="medium", help="simulation stress level")
+    p.add_argument("--seed", type=int, default=0, help="simulation seed")
+    _add_memory_args(p)
+    add_json_flag(p)
+
+
+def _add_db_args(p: argparse.ArgumentParser, *, thread_required: bool) -> None:
+    p.add_argument("--db", default=DEFAULT_DB, help="SQLite checkpoint file (default: %(default)s)")
+    p.add_argument("--thread", required=thread_required, default=None, help="thread id (default: a new one)")
+
+
+def _add_memory_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--memory-path", default=None, help="embedded Qdrant folder (default: .cloudbrain/memory)")
+    p.add_argument("--qdrant-url", default=None, help="Qdrant server URL (or env CLOUDBRAIN_QDRANT_URL)")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser("run", help="run the agent headless on one instruction")
+    _add_run_args(p)
+    p.set_defaults(run=run_agent)
+
+    p = subparsers.add_parser("step", help="run the agent one node at a time (interactive)")
+    _add_run_args(p)
+    p.set_defaults(run=run_step)
+
+    p = subparsers.add_parser("trace", help="the repair trajectory of a checkpointed run")
+    _add_db_args(p, thread_required=True)
+    p.add_argument("--checkpoint", default=None, help="trace the branch ending at this checkpoint")
+    add_json_flag(p)
+    p.set_defaults(run=run_trace)
+
+    p = subparsers.add_parser("checkpoints", help="list a run's checkpoints (ids for replay / fork)")
+    _add_db_args(p, thread_required=True)
+    add_json_flag(p)
+    p.set_defaults(run=run_checkpoints)
+
+    for name, helptext in (
+        ("replay", "re-run a thread from a past checkpoint"),
+        ("fork", "edit state at a past checkpoint and run on"),
+    ):
+        p = subparsers.add_parser(name, help=helptext)
+        _add_db_args(p, thread_required=True)
+        p.add_argument("--checkpoint", required=True)
+        if name == "fork":
+            p.add_argument(
+                "--set",
+                dest="sets",
+                action="append",
+                required=True,
+                metavar="PATH=VALUE",
+                help="e.g. ir.entities.avoid_zones='[\"nfz_temp_1\"]' (VALUE is JSON or a bare string)",
+            )
+        p.add_argument("--api-key", default=None)
+        _add_memory_args(p)
+        add_json_flag(p)
+        p.set_defaults(run=run_replay if name == "replay" else run_fork)
+
+    p = subparsers.add_parser("graph", help="print the compiled graph as Mermaid")
+    p.add_argument("--without", default="")
+    p.set_defaults(run=run_graph)
+
+
+def _context(args: argparse.Namespace, run_config: dict[str, Any], *, interactive: bool = False) -> Context:
+    without = parse_without(run_config.get("without", ()))
+    return Context(
+        model=run_config.get("model", DEFAULT_MODEL),
+        base_url=run_config.get("base_url") or os.environ.get("OPENAI_BASE_URL"),
+        api_key=getattr(args, "api_key", None) or os.environ.get("OPENAI_API_KEY"),
+        max_repairs=run_config.get("max_repairs", 3),
+        stress_level=run_config.get("stress_level", "medium"),
+        sim_seed=run_config.get("sim_seed", 0),
+        without=without,
+        interactive=interactive,
+        memory=open_memory(without, path=args.memory_path, url=args.qdrant_url),
+        top_k_cases=run_config.get("top_k_cases", 3),
+    )
+
+
+def _context_from_args(args: argparse.Namespace, *, interactive: bool = False) -> Context:
+    if args.max_repairs < 0:
+        raise CommandError("--max-repairs must be >= 0")
+    try:
+        without = sorted(parse_without(args.without))
+    except AblationError as exc:
+        raise CommandError(str(exc)) from None
+    config = {
+        "model": args.model,
+        "base_url": args.base_url,
+        "max_repairs": args.max_repairs,
+        "stress_level": args.stress,
+        "sim_seed": args.seed,
+        "without": without,
+    }
+    return _context(args, config, interactive=interactive)
+
+
+def _gold(args: argparse.Namespace) -> dict[str, Any] | None:
+    if not args.gold_ir:
+        if args.model == "oracle":
+            raise CommandError("--model oracle needs --gold-ir FILE (the gold IR it answers with)")
+        return None
+    from cli.common import read_json_file
+
+    return read_json_file(args.gold_ir, "gold IR")
+
+
+def _render_run(out: RunOutput) -> str:
+    d = out.decision
+    lines = [f"status: {out.status}   rounds: {out.rounds}   thread: {out.thread_id}   db: {out.db}"]
+    if out.status == "execute":
+        lines.append(
+            f"decision: {d.get('uav_id')} flies {len(d.get('waypoints') or [])} waypoints, "
+            f"ETA {d.get('eta_sec')} s, {d.get('energy_wh')} Wh"
+            + (" (operator approved)" if d.get("approved_by_operator") else "")
+        )
+    lines.append(f"reason: {d.get('reason', '')}")
+    if out.explanation:
+        lines.append(f"explanation: {out.explanation.get('text', '')}")
+    return "\n".join(lines)
+
+
+def _emit_run(out: RunOutput, as_json: bool) -> int:
+    emit(out, as_json, _render_run(out))
+    return EXIT_OK if out.status == "execute" else EXIT_NOT_EXECUTED
+
+
+def run_agent(args: argparse.Namespace) -> int:
+    world = open_world(args.world)
+    context = _context_from_args(args)
+    out = run_task(
+        world,
+        args.instruction,
+        context=context,
+        thread_id=args.thread or new_thread_id(),
+        db=args.db,
+        task_id=args.task_id,
+        gold_ir=_gold(args),
+    )
+    return _emit_run(out, args.json)
+
+
+def run_step(args: argparse.Namespace) -> int:
+    world = open_world(args.world)
+    context = _context_from_args(args, interactive=True)
+    stepper = Stepper(
+        world=world,
+        instruction=args.instruction,
+        context=context,
+        saver=sqlite_checkpointer(args.db),
+        thread_id=args.thread or new_thread_id(),
+        task_id=args.task_id,
+        gold_ir=_gold(args),
+        run_config=run_config_of(context),
+    )
+    values = stepper.loop(sys.stdin, sys.stdout)
+    if values is None:
+        return EXIT_OK
+    out = summarise(values, thread_id=stepper.thread_id, db=args.db)
+    return _emit_run(out, args.json)
+
+
+def _stored_graph(args: argparse.Namespace):
+    """The graph a stored thread was built with (its ablations come from the run's own record)."""
+    saver = sqlite_checkpointer(args.db)
+    probe = build_graph(checkpointer=saver)
+    values = probe.get_state(thread_config(args.thread)).values
+    if not values:
+        raise CommandError(f"no thread {args.thread!r} in {args.db}")
+    run_config = values.get("run_config") or {}
+    return build_graph(run_config.get("without", ()), checkpointer=saver), run_config
+
+
+def run_trace(args: argparse.Namespace) -> int:
+    graph, _ = _stored_graph(args)
+    try:
+        report = trace(graph, args.thread, args.checkpoint)
+    except UnknownRunError as exc:
+        raise CommandError(str(exc)) from None
+    lines = [f"thread {report.thread_id}: {len(report.rounds)} round(s)"]
+    for r in report.rounds:
+        ce = r.counterexample or {}
+        lines.append(f"round {r.round}: " + (f"failed at {r.stage}: {r.error_type}" if r.stage else "passed"))
+        if ce:
+            detail = {
+                k: ce[k]
+                for k in (
+                    "violated_rule",
+                    "time_sec",
+                    "robustness",
+                    "offending_entity",
+                    "field",
+                    "value",
+                    "allowed",
+                    "suggested_repair",
+                )
+                if ce.get(k) not in (None, [], "")
+            }
+            lines.append(f"  counterexample: {json.dumps(detail, ensure_ascii=False)}")
+        for op in r.ir_diff[:12]:
+            lines.append(f"  ir {op['op']} {op['path']}: {json.dumps(op.get('value'), ensure_ascii=False)[:120]}")
+        if len(r.ir_diff) > 12:
+            lines.append(f"  ... {len(r.ir_diff) - 12} more IR changes")
+    final = report.final
+    decision = final.get("decision") or {}
+    lines.append(f"final: {final.get('status')} - {decision.get('reason', '')}")
+    emit(report, args.json, "\n".join(lines))
+    return EXIT_OK
+
+
+def run_checkpoints(args: argparse.Namespace) -> int:
+    graph, _ = _stored_graph(args)
+    infos = checkpoints(graph, args.thread)
+    lines = [
+        f"{c.checkpoint_id}  step {c.step:>3}  round {c.round}  ran {','.join(c.ran) or '-':<14} next {','.join(c.next) or 'END'}"
+        for c in infos
+    ]
+    emit({"checkpoints": [c.model_dump() for c in infos]}, args.json, "\n".join(lines))
+    return EXIT_OK
+
+
+def run_replay(args: argparse.Namespace) -> int:
+    graph, run_config = _stored_graph(args)
+    try:
+        out = replay(graph, args.thread, args.checkpoint, _context(args, run_config), args.db)
+    except UnknownRunError as exc:
+        raise CommandError(str(exc)) from None
+    return _emit_run(out, args.json)
+
+
+def run_fork(args: argparse.Namespace) -> int:
+    graph, run_config = _stored_graph(args)
+    edits = []
+    for item in args.sets:
+        path, sep, value = item.partition("=")
+        if not sep or not path:
+            raise CommandError(f"--set {item!r}: expected PATH=VALUE")
+        edits.append((path.strip(), value))
+    try:
+        out = fork(graph, args.thread, args.checkpoint, edits, _context(args, run_config), args.db)
+    except (UnknownRunError, KeyError, IndexError, ValueError) as exc:
+        raise CommandError(f"cannot fork: {exc}") from None
+    return _emit_run(out, args.json)
+
+
+def run_graph(args: argparse.Namespace) -> int:
+    try:
+        graph = build_graph(args.without)
+    except AblationError as exc:
+        raise CommandError(str(exc)) from None
+    print(mermaid(graph))
+    return EXIT_OK
+
+
+def mermaid(graph: Any) -> str:
+    """The compiled graph as Mermaid, without LangGraph's per-node error-handler nodes (they all lead to
+    fallback, which a comment line says once)."""
+    drawable = graph.get_graph()
+    hidden = {node for node in drawable.nodes if node.startswith("__error_handler__")}
+    for node in hidden:
+        drawable.nodes.pop(node)
+    drawable.edges = [e for e in drawable.edges if e.source not in hidden and e.target not in hidden]
+    return drawable.draw_mermaid() + "%% every node: an error that survives its retry policy routes to fallback\n"

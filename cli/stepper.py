@@ -1,0 +1,164 @@
+"""`cloudbrain step`: the graph paused before every node; the operator reads, edits and advances it.
+
+Keys: next (n) runs one node and shows what it changed; continue (c) runs to the end (still stopping for the
+fallback's interrupt); show PATH prints a state value; edit PATH=VALUE sets one; quit (q) leaves the run
+checkpointed (replay / fork can pick it up).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass
+from typing import Any, TextIO
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.types import Command
+
+from graph.builder import NODE_FUNCTIONS, build_graph, enabled_nodes
+from graph.context import Context
+from graph.history import set_path
+from graph.runner import thread_config
+from tools.world import World
+
+PREVIEW_CHARS = 240
+HELP = "commands: next | continue | show PATH | edit PATH=VALUE | quit"
+
+
+def preview(value: Any) -> str:
+    if isinstance(value, dict) and "world_id" in value and "grid" in value:
+        return f"<world {value['world_id']}: {len(value.get('entities', []))} entities, {len(value.get('fleet', []))} UAVs>"
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= PREVIEW_CHARS else text[:PREVIEW_CHARS] + f"... ({len(text)} chars)"
+
+
+def lookup(values: dict[str, Any], path: str) -> Any:
+    node: Any = values
+    for key in path.split("."):
+        node = node[int(key)] if isinstance(node, list) else node[key]
+    return node
+
+
+def node_reads(node: str) -> tuple[str, ...]:
+    return getattr(sys.modules[NODE_FUNCTIONS[node].__module__], "READS", ())
+
+
+@dataclass
+class Stepper:
+    world: World
+    instruction: str
+    context: Context
+    saver: BaseCheckpointSaver
+    thread_id: str
+    task_id: str | None
+    gold_ir: dict[str, Any] | None
+    run_config: dict[str, Any]
+
+    def __post_init__(self) -> None:
+        nodes = enabled_nodes(self.context.without)
+        self.graph = build_graph(self.context.without, checkpointer=self.saver, interrupt_before=nodes)
+        self.config = thread_config(self.thread_id)
+
+    def _advance(self, payload: Any) -> None:
+        self.graph.invoke(payload, self.config, context=self.context)
+
+    def _ask_operator(self, interrupt_value: dict[str, Any], stdin: TextIO, out: TextIO) -> Command | None:
+        out.write(f"\nOPERATOR DECISION NEEDED: {interrupt_value.get('reason')}\n")
+        out.write(f"best candidate: {preview(interrupt_value.get('best_candidate'))}\n")
+        while True:
+            out.write("approve | refuse | edit IR_JSON > ")
+            out.flush()
+            line = stdin.readline()
+            if not line:
+                return None
+            action, _, rest = line.strip().partition(" ")
+            if action in ("approve", "refuse"):
+                return Command(resume={"action": action})
+            if action == "edit":
+                try:
+                    return Command(resume={"action": "edit", "ir": json.loads(rest)})
+                except json.JSONDecodeError as exc:
+                    out.write(f"edit needs the IR as JSON: {exc.msg}\n")
+                    continue
+            out.write("answer approve, refuse or edit IR_JSON\n")
+
+    def loop(self, stdin: TextIO, out: TextIO) -> dict[str, Any] | None:
+        """Drive the run from `stdin` commands; returns the final state values, or None if the operator quit."""
+        inputs = {
+            "instruction": self.instruction,
+            "world": self.world.model_dump(mode="json"),
+            "task_id": self.task_id or self.thread_id,
+            "gold_ir": self.gold_ir,
+            "run_config": self.run_config,
+        }
+        self._advance(inputs)
+        out.write(f"thread {self.thread_id}. {HELP}\n")
+        running = False
+        while True:
+            snapshot = self.graph.get_state(self.config)
+            if snapshot.interrupts:
+                command = self._ask_operator(snapshot.interrupts[0].value, stdin, out)
+                if command is None:
+                    return None
+                self._advance(command)
+                continue
+            if not snapshot.next:
+                out.write("run finished\n")
+                return snapshot.values
+            node = snapshot.next[0]
+            if not running:
+                reads = {key: snapshot.values.get(key) for key in node_reads(node) if key in snapshot.values}
+                out.write(f"\n[before {node}] reads:\n")
+                for key, value in reads.items():
+                    out.write(f"  {key} = {preview(value)}\n")
+                out.write(f"{node}> ")
+                out.flush()
+                line = stdin.readline()
+                if not line:
+                    return None
+                command, _, argument = line.strip().partition(" ")
+            else:
+                command, argument = "next", ""
+            if command in ("next", "n"):
+                before = snapshot.values
+                self._advance(None)
+                after = self.graph.get_state(self.config).values
+                changed = [k for k in after if after.get(k) != before.get(k)]
+                if not running:
+                    out.write(f"[after {node}] changed:\n")
+                    for key in changed:
+                        out.write(f"  {key} = {preview(after[key])}\n")
+            elif command in ("continue", "c"):
+                running = True
+            elif command == "show":
+                try:
+                    out.write(
+                        f"{argument} = {json.dumps(lookup(snapshot.values, argument), indent=2, ensure_ascii=False, default=str)}\n"
+                    )
+                except (KeyError, IndexError, ValueError, TypeError):
+                    out.write(f"no state value at {argument!r}\n")
+            elif command == "edit":
+                path, sep, raw = argument.partition("=")
+                if not sep:
+                    out.write("edit PATH=VALUE\n")
+                    continue
+                try:
+                    top, value = set_path(snapshot.values, path.strip(), raw)
+                except (KeyError, IndexError, ValueError) as exc:
+                    out.write(f"cannot edit: {exc}\n")
+                    continue
+                # Written as the node that produced this checkpoint, so the pending step stays the same.
+                self.graph.update_state(self.config, {top: value}, as_node=_last_node(self.graph, self.config))
+                out.write(f"set {path.strip()}\n")
+            elif command in ("quit", "q"):
+                out.write(f"left thread {self.thread_id} at {node}; resume with `cloudbrain replay`\n")
+                return None
+            else:
+                out.write(HELP + "\n")
+
+
+def _last_node(graph: Any, config: dict[str, Any]) -> str | None:
+    """The node whose write produced the current checkpoint (None at the run's input)."""
+    snapshot = graph.get_state(config)
+    parent = graph.get_state(snapshot.parent_config) if snapshot.parent_config else None
+    return parent.next[0] if parent and parent.next else None

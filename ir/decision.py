@@ -1,0 +1,23 @@
+"""The one outcome every method ends in (SPEC section 11): execute with a UAV and 4D waypoints, or a safe refusal,
+or a request for human confirmation."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+Status = Literal["execute", "safe_refusal", "human_confirm"]
+
+
+class Decision(BaseModel):
+    status: Status
+    uav_id: str | None = None
+    waypoints: list[list[float]] = Field(default_factory=list, description="[x, y, z, t]")
+    eta_sec: float | None = None
+    energy_wh: float | None = None
+    reason: str = ""
+    proposal: dict[str, Any] | None = Field(default=None, description="unverified candidate shown for confirmation")
+    approved_by_operator: bool = False
+    verified: bool = False
+    simulated: bool = False

@@ -1,0 +1,48 @@
+"""What a failed stage leaves for the routers (Failure) and for the repair prompt (Counterexample, SPEC section 6)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+
+class Counterexample(BaseModel):
+    """What the repair prompt gets (SPEC section 6): short, never the whole trajectory."""
+
+    failure_stage: str
+    failure_type: str
+    violated_rule: str | None = None
+    time_sec: float | None = None
+    robustness: float | None = None
+    offending_segment: list[Any] = Field(default_factory=list)
+    offending_entity: str | None = None
+    suggested_repair: str | None = None
+    field: str | None = None
+    value: Any = None
+    allowed: list[Any] = Field(default_factory=list, description="the validator's nearest valid values")
+
+
+class Failure(BaseModel):
+    """The current attempt's failure, which the routers read."""
+
+    stage: str = Field(description="the node that failed: validate, execute_tools, verify, simulate, generate_ir...")
+    error_type: str
+    recoverable: bool
+    message: str = ""
+    counterexample: Counterexample
+
+
+def failure_record(
+    stage: str, error_type: str, *, recoverable: bool, message: str = "", **counterexample: Any
+) -> dict[str, Any]:
+    """A Failure as state JSON; the counterexample's stage and type default to the failure's."""
+    counterexample.setdefault("failure_stage", stage)
+    counterexample.setdefault("failure_type", error_type)
+    return Failure(
+        stage=stage,
+        error_type=error_type,
+        recoverable=recoverable,
+        message=message,
+        counterexample=Counterexample(**counterexample),
+    ).model_dump(mode="json")

@@ -1,0 +1,52 @@
+"""How the agent reaches the memory: open it unless ablated, and retrieve rules with or without Qdrant."""
+
+from __future__ import annotations
+
+import atexit
+import functools
+from pathlib import Path
+
+import numpy as np
+
+from memory.embeddings import Embedder, shared_embedder
+from memory.rules_corpus import RULES, RuleText
+from memory.store import SafetyMemory
+
+_OPEN: dict[tuple[str | None, str | None], SafetyMemory] = {}
+
+
+def open_memory(
+    without: frozenset[str], *, path: str | Path | None = None, url: str | None = None
+) -> SafetyMemory | None:
+    """The process's SafetyMemory for this location; None (and Qdrant never opened) when memory is ablated.
+
+    Embedded Qdrant allows one client per folder, so a process keeps one client per location.
+    """
+    if "memory" in without:
+        return None
+    key = (str(Path(path).resolve()) if path else None, url)
+    if key not in _OPEN:
+        _OPEN[key] = SafetyMemory(path=path, url=url)
+    return _OPEN[key]
+
+
+@atexit.register
+def close_memories() -> None:
+    """Close clients before interpreter shutdown, where qdrant-client's own __del__ can no longer import."""
+    while _OPEN:
+        _OPEN.popitem()[1].close()
+
+
+@functools.lru_cache(maxsize=2)
+def _rule_vectors(embedder: Embedder) -> np.ndarray:
+    return embedder.encode([rule.embedding_text() for rule in RULES])
+
+
+def retrieve_rules(query: str, k: int, memory: SafetyMemory | None) -> list[RuleText]:
+    """Top-k rule texts: from Qdrant's `rules` collection when the memory is open, else ranked in-process
+    over the same corpus (the corpus is small; `--without memory` must not open Qdrant)."""
+    if memory is not None:
+        return [hit.rule for hit in memory.search_rules(query, k)]
+    embedder = shared_embedder()
+    scores = _rule_vectors(embedder) @ embedder.encode_one(query)
+    return [RULES[i] for i in np.argsort(-scores)[:k]]

@@ -1,0 +1,226 @@
+"""The one interface every IR writer implements (LLM backends and the non-LLM references), and what it exchanges.
+
+A generator turns a `GenerationRequest` (instruction, world, retrieved context, repair feedback) into a
+`GenerationResult` carrying the raw text and, when it could be extracted, the answer envelope
+`{low_altitude_ir, rationale_summary, uncertainty}` as a plain dict: judging that dict is the validator's job.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import threading
+import time
+from abc import ABC, abstractmethod
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from tools.world import World
+
+
+class LLMTransportError(Exception):
+    """The model could not be reached or refused the request; the graph retries it with a RetryPolicy.
+
+    `retryable` is False where repeating the same request cannot help (bad key, unknown model, bad request).
+    """
+
+    def __init__(self, message: str, *, model: str, status_code: int | None = None, retryable: bool = True):
+        super().__init__(message)
+        self.model = model
+        self.status_code = status_code
+        self.retryable = retryable
+
+
+class RetrievedContext(BaseModel):
+    """What the context node (RAG) found; plain texts, already formatted for a prompt."""
+
+    rules: list[str] = Field(default_factory=list, description="rule / airspace rule texts")
+    entities: list[str] = Field(default_factory=list, description="entities relevant to the instruction")
+    repair_cases: list[str] = Field(default_factory=list, description="similar past repairs, few-shot examples")
+
+
+class RepairFeedback(BaseModel):
+    """Why the previous IR failed: a compressed counterexample, a validation report or a tool error."""
+
+    counterexample: dict[str, Any]
+    allowed: list[Any] = Field(default_factory=list, description="the validator's nearest valid values")
+    previous_ir: dict[str, Any] | None = None
+
+
+class GenerationRequest(BaseModel):
+    instruction: str
+    world: World
+    task_id: str
+    context: RetrievedContext = Field(default_factory=RetrievedContext)
+    feedback: RepairFeedback | None = Field(default=None, description="None on the first round")
+    round: int = Field(default=0, ge=0, description="0 = first generation, k = k-th repair")
+    json_schema: dict[str, Any] | None = Field(
+        default=None, description="answer schema offered to the server instead of LLMAnswer's (e.g. ids as enums)"
+    )
+
+
+class TokenUsage(BaseModel):
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+class GenerationResult(BaseModel):
+    raw_text: str
+    answer: dict[str, Any] | None = Field(description="the parsed envelope, None when no JSON object was found")
+    usage: TokenUsage = Field(default_factory=TokenUsage)
+    latency_sec: float = 0.0
+    model: str
+    prompt_version: str
+    cached: bool = Field(default=False, description="served from the cache; usage and latency are the original call's")
+    structured_output: bool = Field(default=False, description="the server was asked for JSON-schema output")
+
+
+class IRGenerator(ABC):
+    """Writes LowAltitudeIR answers. `model` names the backend in traces (e.g. 'openai:qwen3-14b', 'rules')."""
+
+    model: str
+
+    @abstractmethod
+    def generate(self, request: GenerationRequest) -> GenerationResult: ...
+
+
+@dataclass(frozen=True)
+class ModelReply:
+    """What one chat completion yields for a GenerationResult."""
+
+    raw_text: str
+    answer: dict[str, Any] | None
+    usage: TokenUsage
+    prompt_version: str
+    structured_output: bool
+
+
+@dataclass(frozen=True)
+class PreparedCall:
+    """A completion ready to run, and the cache key of everything that determines its answer."""
+
+    cache_key: str
+    run: Callable[[], ModelReply]
+
+
+class ChatIRGenerator(IRGenerator):
+    """The steps every chat-model backend shares (template method): temperature by round, the response cache,
+    timing, the result record. A backend says how to prepare one completion for a request."""
+
+    _cache: ResponseCache
+    _temperatures: tuple[float, float]  # first answer, repair rounds
+
+    @abstractmethod
+    def _prepare(self, request: GenerationRequest, temperature: float) -> PreparedCall: ...
+
+    def generate(self, request: GenerationRequest) -> GenerationResult:
+        call = self._prepare(request, self._temperatures[0 if request.round == 0 else 1])
+        if (hit := self._cache.get(call.cache_key)) is not None:
+            return hit.model_copy(update={"cached": True})
+        started = time.perf_counter()
+        completion = call.run()
+        result = GenerationResult(
+            raw_text=completion.raw_text,
+            answer=completion.answer,
+            usage=completion.usage,
+            latency_sec=time.perf_counter() - started,
+            model=self.model,
+            prompt_version=completion.prompt_version,
+            structured_output=completion.structured_output,
+        )
+        self._cache.put(call.cache_key, result)
+        return result
+
+
+class ResponseCache:
+    """Thread-safe in-process LRU of generation results, keyed by everything that determines the answer."""
+
+    def __init__(self, max_entries: int = 4096):
+        self._entries: OrderedDict[str, GenerationResult] = OrderedDict()
+        self._max_entries = max_entries
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def key(*parts: Any) -> str:
+        blob = json.dumps(parts, sort_keys=True, ensure_ascii=False, default=str)
+        return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+    def get(self, key: str) -> GenerationResult | None:
+        with self._lock:
+            hit = self._entries.get(key)
+            if hit is not None:
+                self._entries.move_to_end(key)
+            return hit
+
+    def put(self, key: str, result: GenerationResult) -> None:
+        with self._lock:
+            self._entries[key] = result
+            self._entries.move_to_end(key)
+            while len(self._entries) > self._max_entries:
+                self._entries.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+SHARED_CACHE = ResponseCache()
+
+_THINK_BLOCK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
+_FENCED_BLOCK = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
+_IR_KEYS = frozenset({"task_id", "intent", "tool_plan"})
+
+
+def _as_envelope(obj: Any) -> dict[str, Any] | None:
+    """The answer envelope, wrapping a bare IR (models often drop the envelope) so the validator can judge it."""
+    if not isinstance(obj, dict):
+        return None
+    if "low_altitude_ir" in obj:
+        return obj
+    if _IR_KEYS <= obj.keys():
+        return {"low_altitude_ir": obj}
+    return None
+
+
+def _json_objects(text: str) -> list[Any]:
+    """Every JSON object that starts at some '{' in the text, outermost first."""
+    decoder = json.JSONDecoder()
+    found, position = [], text.find("{")
+    while position != -1:
+        try:
+            obj, end = decoder.raw_decode(text, position)
+        except json.JSONDecodeError:
+            position = text.find("{", position + 1)
+            continue
+        found.append(obj)
+        position = text.find("{", end)
+    return found
+
+
+def extract_answer(raw_text: str) -> dict[str, Any] | None:
+    """Tolerant extraction of the answer envelope from model text: whole text, fenced blocks, then any object.
+
+    Returns None when no object looks like an answer; that is recorded by the validator as invalid_json.
+    """
+    text = _THINK_BLOCK.sub("", raw_text).strip()
+    candidates: list[Any] = []
+    try:
+        candidates.append(json.loads(text))
+    except json.JSONDecodeError:
+        pass
+    for block in _FENCED_BLOCK.findall(text):
+        candidates.extend(_json_objects(block))
+    candidates.extend(_json_objects(text))
+    for candidate in candidates:
+        envelope = _as_envelope(candidate)
+        if envelope is not None:
+            return envelope
+    return None

@@ -1,0 +1,58 @@
+"""Chooses the IR generator from a model string: `local[:full|:slots]`, `openai:<model>`, `oracle` or `rules`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ir.model import LLMAnswer, LowAltitudeIR
+from models.base import IRGenerator
+from models.oracle import OracleGenerator
+from models.rules_parser import RuleBasedGenerator
+from tools.registry import ToolRegistry
+
+MODEL_CHOICES = ("local", "local:full", "local:slots", "openai:<model>", "oracle", "rules")
+# `local` is the embedded 135M model in the mode made for small models: compact slots compiled into the IR.
+LOCAL_MODES = {"local": "slots", "local:slots": "slots", "local:full": "full"}
+
+
+def make_generator(
+    model: str,
+    *,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    sample_gold: dict[str, Any] | LowAltitudeIR | LLMAnswer | None = None,
+    registry: ToolRegistry | None = None,
+    max_retries: int = 2,
+    timeout_sec: float = 120.0,
+) -> IRGenerator:
+    """`base_url` / `api_key` default to OPENAI_BASE_URL / OPENAI_API_KEY; `registry` to the default catalog."""
+    if model == "rules":
+        return RuleBasedGenerator()
+    if model == "oracle":
+        if sample_gold is None:
+            raise ValueError("the oracle backend needs the sample's gold IR (sample_gold)")
+        return OracleGenerator(sample_gold)
+    if model in LOCAL_MODES:
+        from models.local_backend import LocalGenerator  # the llama.cpp runtime loads only when used
+
+        registry = registry if registry is not None else _default_registry()
+        return LocalGenerator(registry=registry, mode=LOCAL_MODES[model])
+    prefix, _, model_name = model.partition(":")
+    if prefix == "openai" and model_name:
+        from models.openai_backend import OpenAIGenerator  # langchain-openai is heavy; import it only when used
+
+        return OpenAIGenerator(
+            model_name,
+            registry=registry if registry is not None else _default_registry(),
+            base_url=base_url,
+            api_key=api_key,
+            max_retries=max_retries,
+            timeout_sec=timeout_sec,
+        )
+    raise ValueError(f"unknown model {model!r}; choose one of: {', '.join(MODEL_CHOICES)}")
+
+
+def _default_registry() -> ToolRegistry:
+    from tools.catalog import default_registry  # imports every tool module
+
+    return default_registry()

@@ -1,0 +1,30 @@
+"""Closing a round: the attempt record that repair, finalize and fallback append to the state."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from graph.state import Attempt, State, Usage
+from ir.failure import Failure
+
+
+def close_attempt(state: State) -> dict[str, Any]:
+    """State update appending the current round as an Attempt, once (a round is open from generate_ir on)."""
+    if not state.get("attempt_open"):
+        return {}
+    failure = state.get("failure")
+    attempt = Attempt(
+        round=state.get("round", 0),
+        ir=state.get("ir"),
+        validation=state.get("validation"),
+        tool_results=state.get("tool_results") or [],
+        verdict=state.get("verdict"),
+        simulation=state.get("simulation"),
+        failure=Failure.model_validate(failure) if failure else None,
+        usage=Usage.model_validate(state.get("usage") or {}),
+        model=(state.get("answer") or {}).get("model", ""),
+        prompt_version=(state.get("answer") or {}).get("prompt_version", ""),
+        latency_sec=round(time.time() - state.get("round_started_at", time.time()), 4),
+    )
+    return {"attempts": [attempt.model_dump(mode="json")], "attempt_open": False}

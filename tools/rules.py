@@ -1,0 +1,87 @@
+"""The safety rules R1-R8: their ids, texts and named subsets (one place for all), and the rule checks that need
+no IR: the R1-R3 baseline a critical task may tighten but never relax, and the no-fly zones a route must be
+specified to avoid. The checks on an IR or an outcome (R7, R8) are in ir/policy.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from shapely.geometry import LineString, Point
+
+from tools import ltl
+from tools.world import XY, World
+
+RuleId = Literal["R1", "R2", "R3", "R4", "R5", "R6", "R7", "R8"]
+RULE_TEXT: dict[RuleId, str] = {
+    "R1": "never enter an active no-fly zone",
+    "R2": "keep minimum separation from obstacles, sensitive zones and other UAVs",
+    "R3": "stay inside the altitude band",
+    "R4": "arrive before the deadline",
+    "R5": "keep the battery reserve on arrival",
+    "R6": "never exceed corridor capacity",
+    "R7": "a critical priority never relaxes R1-R3",
+    "R8": "unsatisfiable or under-specified tasks end in safe refusal / human confirmation, never in execute",
+}
+RULE_IDS: tuple[RuleId, ...] = tuple(RULE_TEXT)
+MONITORED_RULES: tuple[RuleId, ...] = ("R1", "R2", "R3", "R4", "R5", "R6")  # judged on every trajectory
+PROTECTED_RULES: tuple[RuleId, ...] = ("R1", "R2", "R3")  # R7: never relaxed, never left out of program_rules
+
+# The R1-R3 settings of an operation that states none (the IR's constraint defaults): the safety baseline.
+DEFAULT_MIN_SEPARATION_M = 10.0
+DEFAULT_ALTITUDE_MIN_M = 30.0
+DEFAULT_ALTITUDE_MAX_M = 120.0
+ON_THE_WAY_M = 100.0  # a no-fly zone this close to the straight path is "on the way"
+
+
+@dataclass(frozen=True)
+class SafetyBaseline:
+    """The R1-R3 settings a critical task may tighten but never relax."""
+
+    min_separation_m: float
+    altitude_min_m: float
+    altitude_max_m: float
+
+
+def safety_baseline(world: World) -> SafetyBaseline:
+    return SafetyBaseline(
+        min_separation_m=DEFAULT_MIN_SEPARATION_M,
+        altitude_min_m=DEFAULT_ALTITUDE_MIN_M,
+        altitude_max_m=min(DEFAULT_ALTITUDE_MAX_M, world.grid.ceiling_m),
+    )
+
+
+def nfz_on_the_way(
+    world: World, path_xy: Sequence[XY], t0: float, t1: float, reach_m: float = ON_THE_WAY_M
+) -> list[str]:
+    """No-fly zones active at some time in [t0, t1] that lie within `reach_m` of the path (a polyline)."""
+    path = LineString(path_xy) if len(path_xy) > 1 else Point(path_xy[0])
+    found = []
+    for zone in world.no_fly_zones:
+        window = zone.active_window
+        active = window is None or (window.start_sec <= t1 and window.end_sec >= t0)
+        if active and zone.shape.distance(path) <= reach_m:
+            found.append(zone.id)
+    return found
+
+
+def mandatory_nfz_formula(zone_id: str) -> str:
+    return f"G !in_{zone_id}"
+
+
+def missing_mandatory_ltl(specs: Sequence[str], zone_ids: Sequence[str], engine: ltl.LtlEngine) -> list[str]:
+    """The formulas `G !in_<zone>` that the specs do not entail (unparsable specs entail nothing)."""
+    parsed = []
+    for text in specs:
+        try:
+            parsed.append(engine.parse(text))
+        except ltl.LtlSyntaxError:
+            continue
+    missing = []
+    for zone_id in zone_ids:
+        formula = mandatory_nfz_formula(zone_id)
+        if ltl.implies(engine, parsed, engine.parse(formula)) is not True:
+            missing.append(formula)
+    return missing
