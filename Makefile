@@ -7,7 +7,7 @@ DEMO_DB := .cloudbrain/demo.sqlite
 DEMO_WORLD := examples/downtown.json
 DEMO_INSTRUCTION := Send a drone with the defibrillator from hospital_A to accident_site_3 within 10 minutes, keep away from the school and the temporary no-fly zone.
 
-.PHONY: install demo test perf clean
+.PHONY: install demo lint test perf clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -27,6 +27,11 @@ demo: $(STAMP)
 	echo; echo "== repair trajectory (cloudbrain trace --db $(DEMO_DB) --thread $$thread) =="; \
 	$(BIN)/cloudbrain trace --db $(DEMO_DB) --thread $$thread; \
 	exit $$status
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports
 
 test: $(STAMP)
 	$(BIN)/pytest
