@@ -1,0 +1,87 @@
+"""One run of one method on one CloudBrain-Bench sample, as the metrics see it (SPEC section 12).
+
+A `RunRecord` is what the evaluator writes after judging a method's `Decision` with its own verifier and simulator;
+`evaluation.metrics` and `evaluation.statistics` compute everything from lists of them and never look at traces,
+graphs or models. One record = one (method, model, sample_id, repeat).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, get_args
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from ir.decision import Status
+
+Label = Literal["SAT", "UNSAT", "AMBIGUOUS"]
+Stage = Literal["ir", "grounding", "tool", "planning", "verification", "simulation", "policy", "explanation"]
+STAGES: tuple[str, ...] = get_args(Stage)  # pipeline order: first failing stage attribution reports them in this order
+SAFE_STATUSES: frozenset[str] = frozenset({"safe_refusal", "human_confirm"})
+EXECUTE = "execute"
+NEGATIVE_LABELS: frozenset[str] = frozenset({"UNSAT", "AMBIGUOUS"})  # tasks that must never end in execute (R8)
+
+
+class ToolCall(BaseModel):
+    """One tool call the method made, as the evaluator judged it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tool: str = Field(description="registered tool name the method called")
+    ok: bool = Field(description="the call returned ok (schema-valid arguments, existing entities, no tool error)")
+    dependency_ok: bool = Field(description="every result it needs was produced by an earlier call (SPEC 5)")
+
+
+class RunRecord(BaseModel):
+    """The judged outcome and costs of one run; the unit every metric in evaluation.metrics averages over."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    sample_id: str = Field(description="bench sample id; with `repeat` it pairs runs of two methods")
+    method: str = Field(description="method name from SPEC section 11, e.g. react, cloudbrain_full")
+    model: str = Field(description="base LLM the method ran on")
+    repeat: int = Field(ge=0, description="0-based repeat index of this (method, model, sample)")
+    split: str = Field(description="bench split, e.g. test_seen_city")
+    scenario_type: str = Field(description="bench scenario type, e.g. nfz_avoidance")
+    difficulty: str = Field(description="easy | medium | hard | extreme | unsat")
+    label: Label = Field(description="the sample's gold label")
+    status: Status = Field(description="status of the method's final Decision")
+    judged_success: bool = Field(
+        description="the independent judge's verdict on the decision (verifier + simulator on held-out seeds)"
+    )
+    judged_violations: list[str] = Field(
+        default_factory=list, description="rule ids (R1-R8) the judge found violated, e.g. ['R1']"
+    )
+    right_place: bool | None = Field(
+        default=None, description="execute only: right UAV and the places the request mentions; None otherwise"
+    )
+    hallucinations: int = Field(
+        default=0, ge=0, description="unknown entity / tool / rule ids in the IR or the explanation"
+    )
+    tool_calls: list[ToolCall] = Field(default_factory=list, description="calls the method made, in order")
+    expected_tools: list[str] = Field(default_factory=list, description="tool names in the sample's gold tool trace")
+    ir: dict[str, Any] | None = Field(default=None, description="the method's final LowAltitudeIR (JSON), if any")
+    gold_ir: dict[str, Any] | None = Field(default=None, description="the sample's gold LowAltitudeIR (JSON)")
+    repair_rounds: int = Field(default=0, ge=0, description="repair rounds the method ran (0 = none)")
+    success_round: int | None = Field(
+        default=None, ge=0, description="round at which a verified decision was reached: 0 = first try, None = never"
+    )
+    first_failing_stage: Stage | None = Field(
+        default=None, description="the earliest pipeline stage that failed in this run; None if none failed"
+    )
+    llm_latency_sec: float = Field(default=0.0, ge=0, description="wall time spent waiting on the LLM")
+    tool_latency_sec: float = Field(default=0.0, ge=0, description="non-LLM time: tools, verifier, simulator, glue")
+    total_latency_sec: float = Field(default=0.0, ge=0, description="end-to-end wall time of the run")
+    prompt_tokens: int = Field(default=0, ge=0)
+    completion_tokens: int = Field(default=0, ge=0)
+    llm_calls: int = Field(default=0, ge=0)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> RunRecord:
+        if self.success_round is not None and self.success_round > self.repair_rounds:
+            raise ValueError("success_round cannot be later than the last repair round")
+        return self
+
+    @property
+    def key(self) -> tuple[str, int]:
+        """(sample_id, repeat): what pairs this run with another method's run on the same task."""
+        return (self.sample_id, self.repeat)
