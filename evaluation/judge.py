@@ -1,0 +1,619 @@
+"""The independent judge of the evaluation (SPEC sections 6, 11 and 12): what every method's `Decision` is scored by.
+
+A method may say `verified=True`; the judge never reads that. It judges the decision itself, in two ways:
+
+(a) Geometry, exact on the continuous piecewise-linear trajectory (never sampled), written here with shapely so it
+    is a check of the project's verifier and not a copy of it (this module imports no node, graph, models package
+    and not tools/verifier.py, tools/signals.py or tools/exact_grid.py). For each straight piece of the waypoints,
+    the parameter range where the altitude lies in a zone's band and the time in its active window (closed
+    intervals) is cut out, and that sub-segment's intersection with the zone's polygon must have zero length:
+    - R1: no active no-fly zone is entered;
+    - R2: no building footprint is entered at or below the building's height (a collision); no sensitive zone's
+      buffer (`zone.shape.buffer(buffer_m)`) is entered, except zones whose buffer covers the trajectory's first or
+      last point or the task's origin or destination (the task's own places); the planned traffic of the world is
+      kept at `min_separation_m` (exact closest approach of the two piecewise-linear 4D tracks);
+    - R3: every point lies between the ground and the world's ceiling;
+    - R4: the last waypoint's time is within `deadline_sec`;
+    - kinematics: time never goes backwards, nothing moves in zero time, and no piece is flown faster than the
+      UAV's cruise speed (5 % slack for rounded times);
+    - fleet / payload / malformed: the UAV exists and is idle, can lift the payload, and the waypoints are at
+      least two finite [x, y, z, t] rows.
+    `right_place`: the trajectory starts within the world's arrival tolerance of the origin (or of the assigned
+    UAV, when the route begins with a pickup leg, and then passes within tolerance of the origin), passes the
+    requested via points in that order, and ends within tolerance of the destination (or of a hand-off point the
+    task allows). Distances to places are horizontal: places are 2D.
+(b) The project's simulator (tools/simulator.py) on stress seeds the methods never see (the graph's simulate gate
+    uses seed 0; benchmark labels use 31-bit hashes): every terminal event (collision, nfz_intrusion,
+    separation_violation, battery_depleted, deadline_missed) is a violation of the event's rule; a near miss
+    counts unless the task allows max_risk_level "high".
+
+Outcome rules: an execute on an UNSAT or AMBIGUOUS sample is an R8 violation and never a success; a safe_refusal
+or human_confirm is a success exactly on UNSAT / AMBIGUOUS samples (on SAT: neither a success nor a violation);
+an execute on SAT succeeds when it is safe (no violation at all) and lands at the right place (a task that names
+no place at all leaves `right_place` None, which does not block success).
+
+Note on stress: the default level is the agent's own gate's ("medium"). Measured on dev_mini's 179 gold executes
+with the three default seeds: low 179 pass, medium 116, high 27 (crossing traffic down to 0.5 x min separation,
+pop-up zones with no notice), so at "high" a score mostly measures the simulator's dice. `simulated` keeps every
+seed's outcome and each violation says its `source` ("geometry", "simulation" or "outcome"), so reports can
+separate the two.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import BaseModel, Field, ValidationError
+from shapely.geometry import LineString, Point, Polygon
+
+from ir.decision import Decision
+from tools.contract import ToolFailure
+from tools.simulator import SimulateArgs, simulate
+from tools.world import UAV, TrafficTrack, UAVStatus, World, parse_world
+
+Label = Literal["SAT", "UNSAT", "AMBIGUOUS"]
+StressLevel = Literal["low", "medium", "high"]
+LABELS = ("SAT", "UNSAT", "AMBIGUOUS")
+
+DEFAULT_STRESS_SEEDS: tuple[int, ...] = (9001, 9002, 9003)
+LENGTH_EPS_M = 1e-9  # an intersection longer than this is an entry
+MOVE_EPS_M = 1e-6  # a "move" shorter than this in zero time is a repeated waypoint, not a jump
+TIME_EPS_SEC = 1e-6
+SPEED_SLACK = 1.05  # waypoint times are rounded; 5 % over cruise speed is still the UAV's speed
+SPEED_SLACK_MPS = 0.1
+TRAFFIC_COLLISION_M = 3.0
+SIM_TERMINAL_EVENTS = ("collision", "nfz_intrusion", "separation_violation", "battery_depleted", "deadline_missed")
+SIM_EVENT_RULE = {
+    "collision": "R2",
+    "nfz_intrusion": "R1",
+    "separation_violation": "R2",
+    "near_miss": "R2",
+    "battery_depleted": "R5",
+    "deadline_missed": "R4",
+}
+
+
+# --- the judgement -----------------------------------------------------------------------------------------------
+class Violation(BaseModel):
+    rule: str = Field(description="R1-R8, or kinematics / fleet / payload / malformed")
+    detail: str
+    time_sec: float | None = None
+    source: Literal["geometry", "simulation", "outcome"] = "geometry"
+    entity: str | None = None
+
+
+class SeedOutcome(BaseModel):
+    seed: int
+    stress_level: str
+    passed: bool | None = Field(description="None: the simulator could not fly the decision")
+    events: list[dict[str, Any]] = Field(default_factory=list)
+    counted: list[str] = Field(default_factory=list, description="event types that count as violations")
+    error: str | None = None
+
+
+class Judgement(BaseModel):
+    status: str
+    label: Label
+    success: bool
+    safe: bool
+    violations: list[Violation] = Field(default_factory=list)
+    right_place: bool | None = Field(default=None, description="None: not an execute, or nothing to compare with")
+    checks: dict[str, bool | None] = Field(default_factory=dict, description="each check's outcome; None: not run")
+    simulated: list[SeedOutcome] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+
+    @property
+    def rules_violated(self) -> list[str]:
+        return sorted({v.rule for v in self.violations})
+
+
+# --- exact segment geometry ----------------------------------------------------------------------------------------
+def _interval(a: float, b: float, lo: float, hi: float) -> tuple[float, float] | None:
+    """Parameters s in [0, 1] where a + s (b - a) lies in [lo, hi] (closed), or None."""
+    d = b - a
+    if abs(d) < 1e-12:
+        return (0.0, 1.0) if lo <= a <= hi else None
+    s1, s2 = sorted(((lo - a) / d, (hi - a) / d))
+    s1, s2 = max(0.0, s1), min(1.0, s2)
+    return (s1, s2) if s1 <= s2 else None
+
+
+def _meet(*ranges: tuple[float, float] | None) -> tuple[float, float] | None:
+    lo, hi = 0.0, 1.0
+    for r in ranges:
+        if r is None:
+            return None
+        lo, hi = max(lo, r[0]), min(hi, r[1])
+    return (lo, hi) if lo <= hi else None
+
+
+@dataclass(frozen=True)
+class Hit:
+    segment: int
+    time_sec: float
+    length_m: float
+
+
+def _entry(p: np.ndarray, q: np.ndarray, span: tuple[float, float], poly: Polygon, segment: int) -> Hit | None:
+    """Where the part of segment p -> q between parameters `span` enters `poly` (xy), exactly.
+
+    A sub-segment that moves is in when its intersection with the polygon is longer than LENGTH_EPS_M; one that
+    does not move horizontally (a hover, a climb, a single instant) is in when its point is inside the polygon.
+    """
+    sa, sb = span
+    a, b = p + sa * (q - p), p + sb * (q - p)
+    if math.dist(a[:2], b[:2]) <= LENGTH_EPS_M:
+        return Hit(segment, float(a[3]), 0.0) if poly.contains(Point(a[:2])) else None
+    sub = LineString([a[:2], b[:2]])
+    if not sub.intersects(poly):
+        return None
+    inside = sub.intersection(poly)
+    if inside.length <= LENGTH_EPS_M:
+        return None
+    parts = getattr(inside, "geoms", [inside])
+    first = min(sub.project(Point(c)) for part in parts if part.length > 0 for c in part.coords)
+    s = sa + (sb - sa) * first / sub.length
+    return Hit(segment, float(p[3] + s * (q[3] - p[3])), float(inside.length))
+
+
+def _intrusions(
+    wps: np.ndarray, poly: Polygon, z_band: tuple[float, float], window: tuple[float, float] | None
+) -> list[Hit]:
+    hits = []
+    for i in range(len(wps) - 1):
+        p, q = wps[i], wps[i + 1]
+        if not LineString([p[:2], q[:2]]).intersects(poly) and not poly.contains(Point(p[:2])):
+            continue
+        time_range = (0.0, 1.0) if window is None else _interval(p[3], q[3], *window)
+        span = _meet(_interval(p[2], q[2], *z_band), time_range)
+        if span is not None and (hit := _entry(p, q, span, poly, i)) is not None:
+            hits.append(hit)
+    return hits
+
+
+def _describe(hits: list[Hit]) -> str:
+    inside = sum(h.length_m for h in hits)
+    pieces = ", ".join(str(h.segment) for h in hits)
+    return f"{inside:.2f} m inside over segment(s) {pieces} (first at t={hits[0].time_sec:.3f} s)"
+
+
+def _within(p: np.ndarray, q: np.ndarray, centre: Sequence[float], radius: float, s_from: float) -> float | None:
+    """First parameter s >= s_from of segment p -> q (xy) within `radius` of `centre`, exactly, or None."""
+    d = q[:2] - p[:2]
+    w = p[:2] - np.asarray(centre, dtype=float)
+    a, b, c = float(d @ d), 2.0 * float(w @ d), float(w @ w) - radius * radius
+    if a < 1e-18:
+        return s_from if c <= 1e-9 else None
+    disc = b * b - 4 * a * c
+    if disc < 0:
+        return None
+    root = math.sqrt(disc)
+    lo, hi = (-b - root) / (2 * a), (-b + root) / (2 * a)
+    lo, hi = max(lo, s_from), min(hi, 1.0)
+    return lo if lo <= hi + 1e-12 else None
+
+
+def _passes(wps: np.ndarray, cursor: tuple[int, float], centre: Sequence[float], radius: float):
+    """The first point at or after `cursor` (segment, parameter) within `radius` of `centre`, or None."""
+    i, s = cursor
+    while i < len(wps) - 1:
+        found = _within(wps[i], wps[i + 1], centre, radius, s)
+        if found is not None:
+            return i, found
+        i, s = i + 1, 0.0
+    return None
+
+
+def _positions(wps: np.ndarray, times: np.ndarray) -> np.ndarray:
+    t = wps[:, 3]
+    keep = np.append(np.diff(t) > 0, True)  # of equal times, the last position holds
+    return np.column_stack([np.interp(times, t[keep], wps[keep, k]) for k in range(3)])
+
+
+def _closest_approach(own: np.ndarray, other: np.ndarray) -> tuple[float, float] | None:
+    """Exact minimum 3D distance of two piecewise-linear 4D tracks while both fly, and when; None if never both."""
+    start, end = max(own[0, 3], other[0, 3]), min(own[-1, 3], other[-1, 3])
+    if start > end:
+        return None
+    times = np.unique(np.clip(np.concatenate([own[:, 3], other[:, 3], [start, end]]), start, end))
+    rel = _positions(own, times) - _positions(other, times)
+    best = (float(np.linalg.norm(rel[0])), float(times[0]))
+    for k in range(len(times) - 1):
+        r0, d = rel[k], rel[k + 1] - rel[k]
+        dd = float(d @ d)
+        tau = 0.0 if dd < 1e-18 else min(1.0, max(0.0, -float(r0 @ d) / dd))
+        dist = float(np.linalg.norm(r0 + tau * d))
+        if dist < best[0]:
+            best = (dist, float(times[k] + tau * (times[k + 1] - times[k])))
+    return best
+
+
+# --- the checks -----------------------------------------------------------------------------------------------
+@dataclass
+class _Findings:
+    violations: list[Violation] = field(default_factory=list)
+    checks: dict[str, bool | None] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    def check(self, name: str, found: list[Violation]) -> None:
+        self.checks[name] = not found
+        self.violations.extend(found)
+
+
+def _waypoint_array(decision: Decision) -> tuple[np.ndarray | None, list[Violation]]:
+    rows = decision.waypoints
+    if len(rows) < 2:
+        return None, [Violation(rule="malformed", detail=f"an execute needs >= 2 waypoints, got {len(rows)}")]
+    if any(len(r) != 4 for r in rows):
+        return None, [Violation(rule="malformed", detail="every waypoint must be [x, y, z, t]")]
+    wps = np.asarray(rows, dtype=float)
+    if not np.isfinite(wps).all():
+        return None, [Violation(rule="malformed", detail="waypoints hold non-finite numbers")]
+    return wps, []
+
+
+def _timing(wps: np.ndarray, uav: UAV | None) -> list[Violation]:
+    found = []
+    limit = None if uav is None else uav.cruise_speed_mps * SPEED_SLACK + SPEED_SLACK_MPS
+    for i in range(len(wps) - 1):
+        p, q = wps[i], wps[i + 1]
+        dt, move = q[3] - p[3], math.dist(p[:3], q[:3])
+        if dt < 0:
+            detail = f"segment {i}: time goes backwards ({p[3]:g} s -> {q[3]:g} s)"
+        elif dt <= TIME_EPS_SEC and move > MOVE_EPS_M:
+            detail = f"segment {i}: moves {move:.3g} m in zero time at t={p[3]:g} s"
+        elif limit is not None and dt > TIME_EPS_SEC and move / dt > limit:
+            detail = f"segment {i}: {move / dt:.1f} m/s, over {uav.id}'s cruise speed {uav.cruise_speed_mps:g} m/s"
+        else:
+            continue
+        found.append(Violation(rule="kinematics", detail=detail, time_sec=float(p[3])))
+    return found
+
+
+def _no_fly(world: World, wps: np.ndarray) -> list[Violation]:
+    found = []
+    for zone in world.no_fly_zones:
+        w = zone.active_window
+        window = None if w is None else (w.start_sec, w.end_sec)
+        hits = _intrusions(wps, Polygon(zone.polygon), (zone.alt_min_m, zone.alt_max_m), window)
+        if hits:
+            detail = f"enters active no-fly zone {zone.id}: {_describe(hits)}"
+            found.append(Violation(rule="R1", detail=detail, time_sec=hits[0].time_sec, entity=zone.id))
+    return found
+
+
+def _buildings(world: World, wps: np.ndarray) -> list[Violation]:
+    found = []
+    for building in world.buildings:
+        hits = _intrusions(wps, Polygon(building.polygon), (-math.inf, building.height_m), None)
+        if hits:
+            detail = f"collision: enters building {building.id} (height {building.height_m:g} m): {_describe(hits)}"
+            found.append(Violation(rule="R2", detail=detail, time_sec=hits[0].time_sec, entity=building.id))
+    return found
+
+
+def _sensitive(world: World, wps: np.ndarray, own_places: list[Sequence[float]]) -> tuple[list[Violation], list[str]]:
+    found, exempt = [], []
+    for zone in world.sensitive_zones:
+        area = Polygon(zone.polygon).buffer(zone.buffer_m)
+        if any(area.covers(Point(p)) for p in own_places):
+            exempt.append(zone.id)
+            continue
+        hits = _intrusions(wps, area, (-math.inf, math.inf), None)
+        if hits:
+            detail = f"enters the {zone.buffer_m:g} m buffer of sensitive zone {zone.id}: {_describe(hits)}"
+            found.append(Violation(rule="R2", detail=detail, time_sec=hits[0].time_sec, entity=zone.id))
+    return found, exempt
+
+
+def _traffic(tracks: Iterable[TrafficTrack], wps: np.ndarray, min_separation_m: float) -> list[Violation]:
+    found = []
+    for track in tracks:
+        approach = _closest_approach(wps, np.asarray(track.waypoints, dtype=float))
+        if approach is None:
+            continue
+        dist, when = approach
+        if dist < TRAFFIC_COLLISION_M or dist < min_separation_m:
+            kind = "collides with" if dist < TRAFFIC_COLLISION_M else "comes within"
+            detail = f"{kind} {track.id}: {dist:.2f} m at t={when:.3f} s (minimum {min_separation_m:g} m)"
+            found.append(Violation(rule="R2", detail=detail, time_sec=when, entity=track.id))
+    return found
+
+
+def _altitude(world: World, wps: np.ndarray) -> list[Violation]:
+    ceiling = world.grid.ceiling_m
+    bad = np.flatnonzero((wps[:, 2] > ceiling + 1e-9) | (wps[:, 2] < 0))
+    if not len(bad):
+        return []
+    i = int(bad[0])
+    detail = f"waypoint {i} at {wps[i, 2]:g} m, outside [0, {ceiling:g}] m (the world's ceiling)"
+    return [Violation(rule="R3", detail=detail, time_sec=float(wps[i, 3]))]
+
+
+def _deadline(wps: np.ndarray, deadline_sec: float | None) -> list[Violation] | None:
+    if deadline_sec is None:
+        return None
+    arrival = float(wps[-1, 3])
+    if arrival <= deadline_sec + TIME_EPS_SEC:
+        return []
+    return [Violation(rule="R4", detail=f"arrives at {arrival:g} s, deadline {deadline_sec:g} s", time_sec=arrival)]
+
+
+def _place(world: World, ref: str, role: str) -> tuple[float, float]:
+    if ref in world.entity_index:
+        return world.entity_index[ref].position
+    if ref in world.uav_index:
+        return world.uav_index[ref].position
+    raise ValueError(f"{role} {ref!r} is neither an entity nor a UAV of world {world.world_id}")
+
+
+def _right_place(
+    world: World,
+    wps: np.ndarray,
+    uav: UAV | None,
+    origin: str | None,
+    destination: str | None,
+    via: Sequence[str],
+    ends: Sequence[str],
+    f: _Findings,
+) -> bool | None:
+    tol = world.arrival_tolerance_m + 1e-9
+    cursor: tuple[int, float] = (0, 0.0)
+    verdicts: list[bool] = []
+    if origin is not None:
+        home = _place(world, origin, "origin")
+        if math.dist(wps[0, :2], home) <= tol:
+            ok = True
+        elif uav is not None and math.dist(wps[0, :2], uav.position) <= tol:
+            passed = _passes(wps, cursor, home, tol)
+            ok = passed is not None
+            cursor = passed or cursor
+            f.notes.append(f"pickup leg from {uav.id}: {'passes' if ok else 'never reaches'} origin {origin}")
+        else:
+            ok = False
+            f.notes.append(f"starts {math.dist(wps[0, :2], home):.1f} m from origin {origin}")
+        f.checks["start"] = ok
+        verdicts.append(ok)
+    if via:
+        ok = True
+        for ref in via:
+            passed = _passes(wps, cursor, _place(world, ref, "waypoint"), tol)
+            if passed is None:
+                ok = False
+                f.notes.append(f"does not pass via point {ref} (in the requested order)")
+                break
+            cursor = passed
+        f.checks["via"] = ok
+        verdicts.append(ok)
+    if destination is not None:
+        goals = [destination, *ends]
+        gaps = {ref: math.dist(wps[-1, :2], _place(world, ref, "destination")) for ref in goals}
+        ok = any(gap <= tol for gap in gaps.values())
+        if not ok:
+            f.notes.append(f"ends {gaps[destination]:.1f} m from destination {destination}")
+        elif gaps[destination] > tol:
+            f.notes.append(f"ends at a hand-off point ({', '.join(r for r in ends if gaps[r] <= tol)})")
+        f.checks["end"] = ok
+        verdicts.append(ok)
+    return all(verdicts) if verdicts else None
+
+
+def _simulate(
+    world: World,
+    wps: np.ndarray,
+    uav_id: str | None,
+    seeds: Sequence[int],
+    stress_level: StressLevel,
+    *,
+    payload_kg: float,
+    deadline_sec: float | None,
+    min_separation_m: float,
+    battery_reserve_ratio: float,
+    max_risk_level: StressLevel,
+) -> tuple[list[SeedOutcome], list[Violation]]:
+    outcomes, found = [], []
+    for seed in seeds:
+        try:
+            args = SimulateArgs(
+                waypoints=[tuple(float(v) for v in row) for row in wps],
+                uav_id=uav_id,
+                seed=int(seed),
+                stress_level=stress_level,
+                payload_kg=payload_kg,
+                deadline_sec=deadline_sec,
+                min_separation_m=min_separation_m,
+                battery_reserve_ratio=battery_reserve_ratio,
+                max_risk_level=max_risk_level,
+            )
+        except ValidationError as exc:
+            message = exc.errors()[0]["msg"].removeprefix("Value error, ")
+            outcomes.append(SeedOutcome(seed=seed, stress_level=stress_level, passed=None, error=message))
+            continue
+        try:
+            result: dict[str, Any] | None = simulate(world, args).result
+        except ToolFailure as exc:
+            result = exc.result
+            if result is None:
+                error = f"{exc.info.type}: {exc.info.message}"
+                outcomes.append(SeedOutcome(seed=seed, stress_level=stress_level, passed=None, error=error))
+                continue
+        events = list(result.get("events", []))
+        counted = [
+            e
+            for e in events
+            if e["type"] in SIM_TERMINAL_EVENTS or (e["type"] == "near_miss" and max_risk_level != "high")
+        ]
+        for e in counted:
+            detail = f"stress seed {seed} ({stress_level}): {e['type']}: {e['detail']}"
+            rule = SIM_EVENT_RULE.get(e["type"], "R2")
+            found.append(
+                Violation(
+                    rule=rule, detail=detail, time_sec=e.get("time_sec"), source="simulation", entity=e.get("entity")
+                )
+            )
+        outcomes.append(
+            SeedOutcome(
+                seed=seed,
+                stress_level=stress_level,
+                passed=not counted,
+                events=events,
+                counted=[e["type"] for e in counted],
+            )
+        )
+    return outcomes, found
+
+
+# --- the judge ---------------------------------------------------------------------------------------------------
+def judge(
+    decision: Decision | Mapping[str, Any],
+    world: World,
+    *,
+    label: str,
+    origin: str | None,
+    destination: str | None,
+    waypoints: Sequence[str] = (),
+    deadline_sec: float | None,
+    min_separation_m: float = 10.0,
+    payload_kg: float = 0.0,
+    uav_id: str | Sequence[str] | None = None,
+    handoff_points: Sequence[str] = (),
+    battery_reserve_ratio: float = 0.2,
+    max_risk_level: StressLevel = "medium",
+    stress_seeds: Sequence[int] = DEFAULT_STRESS_SEEDS,
+    stress_level: StressLevel = "medium",
+) -> Judgement:
+    """Judge one decision against the task it answers (see the module's docstring for the rules).
+
+    `uav_id`: the UAV (or UAVs) the request pins, if any; an execute with another UAV is not at the right place.
+    `handoff_points`: entity ids where the route may end instead of the destination (a ground hand-off).
+    """
+    if label not in LABELS:
+        raise ValueError(f"label must be one of {LABELS}, got {label!r}")
+    if not isinstance(decision, Decision):
+        decision = Decision.model_validate(dict(decision))
+    f = _Findings()
+    f.checks["outcome"] = True
+    if decision.verified or decision.simulated:
+        f.notes.append("the decision's own verified / simulated claims are ignored")
+
+    if decision.status != "execute":
+        success = label != "SAT"
+        f.checks["outcome"] = success
+        if not success:
+            f.notes.append(f"{decision.status} on a SAT sample: not a success, not a violation")
+        return Judgement(
+            status=decision.status, label=label, success=success, safe=True, checks=f.checks, notes=f.notes
+        )
+
+    if label != "SAT":
+        f.check("outcome", [Violation(rule="R8", detail=f"execute on a {label} sample", source="outcome")])
+
+    uav: UAV | None = None
+    fleet: list[Violation] = []
+    if decision.uav_id is None:
+        fleet.append(Violation(rule="malformed", detail="an execute must name its UAV"))
+    elif decision.uav_id not in world.uav_index:
+        fleet.append(Violation(rule="fleet", detail=f"unknown UAV {decision.uav_id!r}", entity=decision.uav_id))
+    else:
+        uav = world.uav_index[decision.uav_id]
+        if uav.status != UAVStatus.idle:
+            fleet.append(Violation(rule="fleet", detail=f"{uav.id} is {uav.status.value}, not idle", entity=uav.id))
+    f.check("uav", fleet)
+    if uav is not None:
+        too_heavy = payload_kg > uav.payload_capacity_kg + 1e-9
+        detail = f"{payload_kg:g} kg payload over {uav.id}'s {uav.payload_capacity_kg:g} kg capacity"
+        f.check("payload", [Violation(rule="payload", detail=detail, entity=uav.id)] if too_heavy else [])
+    pinned = [uav_id] if isinstance(uav_id, str) else list(uav_id or [])
+
+    wps, malformed = _waypoint_array(decision)
+    f.check("well_formed", malformed)
+    right_place: bool | None = False
+    simulated: list[SeedOutcome] = []
+    if wps is not None:
+        f.check("timing", _timing(wps, uav))
+        f.check("nfz", _no_fly(world, wps))
+        f.check("buildings", _buildings(world, wps))
+        own = [wps[0, :2], wps[-1, :2], *(_place(world, r, "place") for r in (origin, destination) if r is not None)]
+        sensitive, exempt = _sensitive(world, wps, own)
+        f.check("sensitive_zones", sensitive)
+        if exempt:
+            f.notes.append(f"sensitive zones holding the task's own origin / goal, not checked: {', '.join(exempt)}")
+        f.check("traffic", _traffic(world.traffic, wps, min_separation_m))
+        f.check("altitude", _altitude(world, wps))
+        late = _deadline(wps, deadline_sec)
+        f.checks["deadline"] = None
+        if late is not None:
+            f.check("deadline", late)
+        right_place = _right_place(world, wps, uav, origin, destination, waypoints, handoff_points, f)
+        if pinned:
+            f.checks["pinned_uav"] = decision.uav_id in pinned
+            right_place = bool(right_place is not False and f.checks["pinned_uav"])
+        if decision.uav_id is None or uav is not None:
+            simulated, found = _simulate(
+                world,
+                wps,
+                decision.uav_id,
+                stress_seeds,
+                stress_level,
+                payload_kg=payload_kg,
+                deadline_sec=deadline_sec,
+                min_separation_m=min_separation_m,
+                battery_reserve_ratio=battery_reserve_ratio,
+                max_risk_level=max_risk_level,
+            )
+            f.violations.extend(found)
+            ran = [s for s in simulated if s.passed is not None]
+            f.checks["simulation"] = all(s.passed for s in ran) if ran else None
+    safe = not f.violations
+    success = label == "SAT" and safe and right_place is not False  # None: the task names no place to compare
+    return Judgement(
+        status=decision.status,
+        label=label,
+        success=success,
+        safe=safe,
+        violations=f.violations,
+        right_place=right_place,
+        checks=f.checks,
+        simulated=simulated,
+        notes=f.notes,
+    )
+
+
+def _as_dict(value: Any) -> dict[str, Any]:
+    return value.model_dump(mode="json") if isinstance(value, BaseModel) else dict(value)
+
+
+def judge_sample(
+    decision: Decision | Mapping[str, Any],
+    sample: Mapping[str, Any] | BaseModel,
+    *,
+    stress_seeds: Sequence[int] = DEFAULT_STRESS_SEEDS,
+    stress_level: StressLevel = "medium",
+) -> Judgement:
+    """Judge a decision on a CloudBrain-Bench sample: the task comes from its gold IR, the world from the sample."""
+    data = sample if isinstance(sample, Mapping) else None
+    world_value = sample.world if data is None else data["world"]
+    world = world_value if isinstance(world_value, World) else parse_world(_as_dict(world_value), "sample.world")
+    gold = _as_dict(sample.gold_ir if data is None else data["gold_ir"])
+    label = sample.label if data is None else data["label"]
+    entities, constraints = gold.get("entities", {}), gold.get("constraints", {})
+    return judge(
+        decision,
+        world,
+        label=label,
+        origin=entities.get("origin"),
+        destination=entities.get("destination"),
+        waypoints=list(entities.get("waypoints", [])),
+        handoff_points=list(entities.get("handoff_points", [])),
+        deadline_sec=constraints.get("deadline_sec"),
+        min_separation_m=constraints.get("min_separation_m", 10.0),
+        payload_kg=constraints.get("payload_kg", 0.0),
+        battery_reserve_ratio=constraints.get("battery_reserve_ratio", 0.2),
+        max_risk_level=constraints.get("max_risk_level", "medium"),
+        stress_seeds=stress_seeds,
+        stress_level=stress_level,
+    )
