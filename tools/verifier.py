@@ -261,8 +261,8 @@ def _not_applicable_reason(rule: str) -> str:
     return {
         "R4": "no deadline_sec",
         "R5": "no uav_id",
-        "R7": "program check on the IR (tools.rules.check_r7)",
-        "R8": "program check on the outcome (tools.rules.check_r8)",
+        "R7": "program check on the IR (ir.policy.check_r7)",
+        "R8": "program check on the outcome (ir.policy.check_r8)",
     }[rule]
 
 
