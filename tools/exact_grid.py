@@ -58,7 +58,11 @@ class Segments:
         return (t - float(self.t0[k])) / float(self.t1[k] - self.t0[k])
 
     def lines(self) -> np.ndarray:
-        return shapely.linestrings(np.stack([self.start[:, :2], self.end[:, :2]], axis=1))
+        """Each piece's horizontal trace; a vertical (or hovering) piece's is a point, since GEOS's STRtree finds
+        no `dwithin` partner for a zero-length line."""
+        lines = shapely.linestrings(np.stack([self.start[:, :2], self.end[:, :2]], axis=1))
+        flat = np.all(self.start[:, :2] == self.end[:, :2], axis=1)
+        return np.where(flat, shapely.points(self.start[:, :2]), lines)
 
 
 @dataclass(frozen=True)
@@ -114,7 +118,7 @@ def minimum_times(
     tree = shapely.STRtree([v.shape for v in volumes])
     seg_idx, vol_idx = tree.query(segments.lines(), predicate="dwithin", distance=np.maximum(bound, 0.0))
     edges = {i: geo.polygon_edges(volumes[i].shape) for i in np.unique(vol_idx)}
-    best: dict[int, tuple[float, float]] = {}
+    best: dict[int, tuple[float, float, int]] = {}
     for k, i in zip(seg_idx.tolist(), vol_idx.tolist()):
         volume = volumes[i]
         active = volume.active_range(segments, k)
@@ -125,8 +129,29 @@ def minimum_times(
         )
         value -= volume.offset
         if k not in best or value < best[k][1]:
-            best[k] = (u, value)
-    return [segments.time(k, u) for k, (u, _) in best.items()]
+            best[k] = (u, value, i)
+    return [_into_band(segments, k, segments.time(k, u), volumes[i]) for k, (u, _, i) in best.items()]
+
+
+def _into_band(segments: Segments, k: int, t: float, volume: Volume) -> float:
+    """`t`, moved by a few ulps where needed so that segment k's altitude there, as `sample_track` interpolates
+    it, lies in the volume's band [low, high]: a minimum found on the band's edge (entering a zone or a roof's
+    height) belongs to the band, where the signal is the (negative) horizontal one, and a rounding to just
+    outside would read the small 3D distance to the face instead."""
+    t0, t1 = float(segments.t0[k]), float(segments.t1[k])
+    z0, z1 = float(segments.start[k, 2]), float(segments.end[k, 2])
+    low, high = volume.low, volume.high
+    z = float(np.interp(t, [t0, t1], [z0, z1]))
+    if low <= z <= high or z0 == z1 or not (low - 1e-9 <= z <= high + 1e-9):
+        return t
+    toward = -1.0 if (z > high) == (z1 > z0) else 1.0  # back in time if too high and climbing, etc.
+    step = max(abs(t), 1.0) * 2.0**-52
+    for _ in range(64):
+        moved = min(max(t + toward * step, t0), t1)
+        if low <= float(np.interp(moved, [t0, t1], [z0, z1])) <= high:
+            return moved
+        step *= 2.0
+    return t
 
 
 def membership_times(segments: Segments, volumes: Iterable[Volume]) -> list[float]:

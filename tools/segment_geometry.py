@@ -81,7 +81,9 @@ def inside_intervals(polygon: Polygon, edges: np.ndarray, a: np.ndarray, b: np.n
     safe = np.where(crossing, denom, 1.0)
     u = (w[:, 0] * e[:, 1] - w[:, 1] * e[:, 0]) / safe
     v = (w[:, 0] * d[1] - w[:, 1] * d[0]) / safe
-    hits = u[crossing & (u > 0) & (u < 1) & (v >= 0) & (v <= 1)]
+    # a crossing at a vertex may round to just past both edges' ends (v = -1e-17 on one, the other collinear with
+    # the segment): accept a little past the ends, an extra cut only splits an interval that the probes then judge
+    hits = u[crossing & (u > 0) & (u < 1) & (v >= -1e-9) & (v <= 1 + 1e-9)]
     cuts = np.unique(np.concatenate([[0.0, 1.0], hits]))
     mids = (cuts[:-1] + cuts[1:]) / 2
     probe = a + mids[:, None] * d
@@ -247,6 +249,13 @@ def min_prism_distance(
             found = min_face_distance(polygon, edges, high if side == "above" else low, a, b, p_lo, p_hi)
         if found[1] < best[1]:
             best = found
+    for end in (lo, hi):  # an end on the band's edge with the rest outside it: a band part of zero length
+        point = a + end * (b - a)
+        if low <= point[2] <= high:
+            depth = float(point_boundary_distance(edges, point[None, :2])[0])
+            value = -depth if shapely.contains_xy(polygon, point[0], point[1]) else depth
+            if value < best[1]:
+                best = (end, value)
     return best
 
 
