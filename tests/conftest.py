@@ -1,11 +1,17 @@
-"""Fixtures shared by every test module: the downtown example world, loaded once per session."""
+"""Fixtures shared by every test module: the downtown example world and the embedding model, loaded once per
+session. Helpers that are not fixtures live in tests/support/."""
 
 from __future__ import annotations
 
-import pytest
-from graph_fixtures import DOWNTOWN
+from typing import TYPE_CHECKING
 
+import pytest
+
+from tests.support.paths import DOWNTOWN
 from tools.world import World, load_world
+
+if TYPE_CHECKING:
+    from memory.embeddings import Embedder
 
 
 @pytest.fixture(scope="session")
@@ -16,3 +22,13 @@ def downtown() -> World:
 @pytest.fixture(scope="session")
 def world(downtown: World) -> World:
     return downtown
+
+
+@pytest.fixture(scope="session")
+def embedder() -> Embedder:
+    """The packaged MiniLM model, shared by the memory tests (unit) and the memory CLI tests (integration)."""
+    from memory.embeddings import shared_embedder  # imported here: sentence-transformers is slow to import
+
+    model = shared_embedder()
+    model.encode(["warm up"])  # the ~10 s import and the load happen once, here
+    return model

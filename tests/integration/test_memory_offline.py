@@ -7,13 +7,11 @@ import os
 import socket
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 
 from memory.embeddings import EMBEDDING_DIM, Embedder
-
-ROOT = Path(__file__).resolve().parent.parent
+from tests.support.paths import ROOT
 
 # Runs in a fresh interpreter so that the sentence-transformers import itself also happens offline.
 CUT_NETWORK_THEN_ENCODE = """

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -25,10 +24,10 @@ from models.local_model import (
     shared_model,
     with_decimal_steps,
 )
+from tests.support.paths import EXAMPLES
 from tools.catalog import default_registry
 from tools.world import load_world
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 INSTRUCTION = (
     "Send a drone with the defibrillator from hospital_A to accident_site_3 within 10 minutes, keep away from "
     "the school and the temporary no-fly zone."

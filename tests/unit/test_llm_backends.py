@@ -7,7 +7,6 @@ import json
 import socket
 
 import pytest
-from openai_stub_server import OpenAIStubServer, StubReply
 from pydantic import BaseModel, Field
 
 from ir.model import LLMAnswer
@@ -24,6 +23,7 @@ from models.openai_backend import OpenAIGenerator
 from models.oracle import OracleGenerator
 from models.prompts import PROMPT_VERSION, build_prompt
 from models.rules_parser import RuleBasedGenerator
+from tests.support.openai_stub_server import OpenAIStubServer, StubReply
 from tools.contract import ToolOutput
 from tools.registry import ToolRegistry, ToolSpec
 

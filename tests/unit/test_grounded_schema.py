@@ -7,7 +7,6 @@ could have been decoded under it, one it rejects could not.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -21,11 +20,11 @@ from models.grounded_schema import WorldIds, grounded_answer_schema, ltl_pattern
 from models.rules_parser import RuleBasedGenerator
 from models.slots import compile_slots, deadline_seconds, slots_of_ir, slots_schema, zones_to_keep
 from nodes import generate_ir as generate_ir_node
+from tests.support.paths import EXAMPLES
 from tools.catalog import default_registry
 from tools.ltl import default_engine
 from tools.world import load_world
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 INSTRUCTION = (
     "Send a drone with the defibrillator from hospital_A to accident_site_3 within 10 minutes, keep away from "
     "the school and the temporary no-fly zone."

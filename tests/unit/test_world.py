@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
 from ir.schemas import SCHEMA_MODELS, render_schema
+from tests.support.paths import ROOT
 from tools.catalog import default_registry
 from tools.world import WorldFileError, load_world, parse_world
 
-ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE_WORLDS = sorted((ROOT / "examples").glob("*.json"))
 
 

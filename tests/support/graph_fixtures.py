@@ -1,18 +1,23 @@
-"""Shared material for the graph tests: the downtown world, scripted IR answers, run helpers."""
+"""Shared material for the graph tests: the seed instruction, scripted IR answers, run helpers.
+
+The example worlds' paths are in tests.support.paths; the loaded downtown world is the `world` fixture."""
 
 from __future__ import annotations
 
 import copy
 import json
-from pathlib import Path
 from typing import Any
 
-from openai_stub_server import OpenAIStubServer, StubReply
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph.state import CompiledStateGraph
 
+from graph.builder import build_graph
 from graph.context import Context
+from graph.history import checkpoints
+from graph.runner import RunOutput, run_task
+from tests.support.openai_stub_server import OpenAIStubServer, StubReply
+from tools.world import World
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
-DOWNTOWN = EXAMPLES / "downtown.json"
 SEED_INSTRUCTION = (
     "Send a drone with the defibrillator from hospital_A to accident_site_3 within 10 minutes, "
     "keep away from the school and the temporary no-fly zone."
@@ -84,3 +89,16 @@ def scripted_context(server: OpenAIStubServer, **overrides: Any) -> Context:
     }
     settings.update(overrides)
     return Context(**settings)
+
+
+def run_seed(
+    world: World, context: Context, checkpointer: BaseCheckpointSaver, thread_id: str
+) -> tuple[CompiledStateGraph, RunOutput]:
+    """Run the seed instruction on `world`; the graph comes back built on the same checkpointer, for its history."""
+    out = run_task(world, SEED_INSTRUCTION, context=context, thread_id=thread_id, checkpointer=checkpointer)
+    return build_graph(context.without, checkpointer=checkpointer), out
+
+
+def ran_nodes(graph: CompiledStateGraph, thread_id: str) -> list[str]:
+    """The nodes of a thread in the order they ran, from the checkpointer's history."""
+    return [info.ran[0] for info in checkpoints(graph, thread_id) if info.ran and info.ran[0] != "__start__"]

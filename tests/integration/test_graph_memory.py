@@ -1,12 +1,11 @@
 """The graph with the real safety memory: retrieved repair cases reach the repair prompt, finalize stores
-repairs idempotently, and `--without memory` never opens Qdrant."""
+repairs idempotently, and `--without memory` never opens Qdrant. (Seeding and searching the memory from the
+command line: test_cli_memory.py.)"""
 
 from __future__ import annotations
 
 import pytest
-from graph_fixtures import DOWNTOWN, GOOD_IR, NFZ_FORGOTTEN_IR, SEED_INSTRUCTION, answer, scripted_context
 from langgraph.checkpoint.memory import InMemorySaver
-from openai_stub_server import OpenAIStubServer
 
 import memory.store
 from cli.main import main
@@ -15,6 +14,9 @@ from graph.runner import run_task
 from memory.access import open_memory
 from memory.cases import RepairCase
 from memory.store import SafetyMemory
+from tests.support.graph_fixtures import GOOD_IR, NFZ_FORGOTTEN_IR, SEED_INSTRUCTION, answer, scripted_context
+from tests.support.openai_stub_server import OpenAIStubServer
+from tests.support.paths import DOWNTOWN
 
 PAST_CASE = RepairCase(
     instruction="Fly blood samples from hospital_B to the accident on the ring road before the police closure",
@@ -94,24 +96,3 @@ def test_without_memory_never_opens_qdrant(monkeypatch, capsys, tmp_path):
     )
     assert code == 0
     assert "status: execute" in capsys.readouterr().out
-
-
-def test_seed_from_example_runs_then_search_from_another_process(tmp_path, capsys):
-    import json
-    import subprocess
-    import sys
-
-    location = str(tmp_path / "seeded")
-    assert main(["memory", "seed", "--memory-path", location, "--json"]) == 0
-    report = json.loads(capsys.readouterr().out)
-    assert report["runs"] >= 5 and report["cases_added"] >= 1
-    assert main(["memory", "seed", "--memory-path", location, "--json"]) == 0  # the same runs again: no duplicates
-    assert json.loads(capsys.readouterr().out)["cases_added"] == 0
-    search = subprocess.run(
-        [sys.executable, "-m", "cli.main", "memory", "search", "the named drone's battery is too low",
-         "--failure-type", "low_battery_candidates", "--memory-path", location, "--json"],
-        capture_output=True, text=True, timeout=300, check=True,
-    )  # fmt: skip
-    results = json.loads(search.stdout)["results"]
-    assert results and all(r["case"]["failure_type"] == "low_battery_candidates" for r in results)
-    assert results[0]["case"]["outcome"] == "repaired"

@@ -1,0 +1,56 @@
+"""`cloudbrain step`: the interactive stepper driven by scripted keystrokes, against a scripted model."""
+
+from __future__ import annotations
+
+import io
+import json
+
+from tests.support.cli import DOWNTOWN, run_cli
+from tests.support.graph_fixtures import GOOD_IR, NFZ_FORGOTTEN_IR, SEED_INSTRUCTION, answer
+from tests.support.openai_stub_server import OpenAIStubServer
+
+
+def _step(capsys, monkeypatch, server, keys: str, *extra: str) -> tuple[int, str]:
+    monkeypatch.setattr("sys.stdin", io.StringIO(keys))
+    code, out, _ = run_cli(
+        capsys, "step", "--world", DOWNTOWN, "--instruction", SEED_INSTRUCTION, "--model", "openai:scripted",
+        "--base-url", server.url, "--api-key", "EMPTY", "--without", "memory,rag", *extra,
+    )  # fmt: skip
+    return code, out
+
+
+def test_step_through_a_full_run_with_scripted_keystrokes(capsys, monkeypatch, tmp_path):
+    keys = "show instruction\nnext\nnext\nshow ir.entities.destination\nnext\nnext\nnext\ncontinue\n"
+    with OpenAIStubServer(answer(GOOD_IR)) as server:
+        code, out = _step(capsys, monkeypatch, server, keys, "--db", str(tmp_path / "s.sqlite"))
+    assert code == 0
+    assert "[before generate_ir] reads:" in out and "[after generate_ir] changed:" in out
+    assert "raw_output" in out  # what generate_ir changed
+    assert '"accident_site_3"' in out  # show ir.entities.destination after validate
+    assert "run finished" in out and "status: execute" in out
+
+
+def test_step_edit_changes_the_state_the_next_node_reads(capsys, monkeypatch, tmp_path):
+    keys = 'next\nnext\nedit ir.entities.avoid_zones=["school_zone_2", "nfz_temp_1"]\ncontinue\n'
+    with OpenAIStubServer(answer(NFZ_FORGOTTEN_IR)) as server:
+        code, out = _step(capsys, monkeypatch, server, keys, "--db", str(tmp_path / "s.sqlite"))
+    assert "set ir.entities.avoid_zones" in out
+    assert code == 0 and "status: execute" in out
+
+
+def test_step_fallback_asks_the_operator_and_records_approval(capsys, monkeypatch, tmp_path):
+    keys = "continue\napprove\n"
+    with OpenAIStubServer(answer(NFZ_FORGOTTEN_IR)) as server:
+        code, out = _step(
+            capsys, monkeypatch, server, keys, "--db", str(tmp_path / "s.sqlite"), "--max-repairs", "0", "--json"
+        )
+    assert "OPERATOR DECISION NEEDED" in out
+    result = json.loads(out.strip().splitlines()[-1])
+    assert result["status"] == "execute" and result["decision"]["approved_by_operator"] is True
+    assert result["decision"]["verified"] is False  # approval is recorded as such, not as a pass
+
+
+def test_step_quit_leaves_the_run_checkpointed(capsys, monkeypatch, tmp_path):
+    with OpenAIStubServer(answer(GOOD_IR)) as server:
+        code, out = _step(capsys, monkeypatch, server, "next\nquit\n", "--db", str(tmp_path / "s.sqlite"))
+    assert code == 0 and "left thread" in out

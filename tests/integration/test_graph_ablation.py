@@ -1,0 +1,45 @@
+"""Ablation (`--without`): every single ablation compiles and runs, and never runs the node it drops."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+
+from graph.builder import enabled_nodes, parse_without
+from graph.context import ABLATABLE
+from tests.support.graph_fixtures import GOOD_IR, answer, ran_nodes, run_seed, scripted_context
+from tests.support.openai_stub_server import OpenAIStubServer
+
+
+@pytest.mark.parametrize("ablation", ABLATABLE)
+def test_each_single_ablation_compiles_runs_and_never_runs_the_dropped_node(world, ablation):
+    dropped = parse_without([ablation])
+    context_kw: dict[str, Any] = {"without": dropped | {"memory"}, "max_repairs": 1}
+    checkpointer = InMemorySaver()
+    with OpenAIStubServer(*[answer(GOOD_IR) for _ in range(3)]) as server:
+        graph, out = run_seed(world, scripted_context(server, **context_kw), checkpointer, f"ablate-{ablation}")
+    ran = set(ran_nodes(graph, f"ablate-{ablation}"))
+    expected_missing = {
+        "rag": {"context"},
+        "ir": {"validate", "execute_tools"},
+        "verifier": {"verify"},
+        "simulator": {"simulate"},
+        "repair": {"repair"},
+        "memory": set(),
+    }[ablation]
+    assert not ran & expected_missing
+    assert set(graph.get_graph().nodes) >= set(enabled_nodes(dropped))
+    assert not set(graph.get_graph().nodes) & expected_missing
+    assert out.status in ("execute", "human_confirm", "safe_refusal")
+    if ablation == "ir":
+        assert "direct_tools" in ran
+    if ablation in ("verifier", "simulator"):
+        # The ablated gate is reported as not run, never silently as passed.
+        assert out.decision["verified" if ablation == "verifier" else "simulated"] is False
+
+
+def test_unknown_ablation_is_a_clear_error():
+    with pytest.raises(ValueError, match="unknown ablation"):
+        parse_without(["planner"])

@@ -1,0 +1,106 @@
+"""The agent graph end to end, with a scripted model behind the real OpenAI client (tests only): the repair
+loop, its cap K, the fallback policies and transport errors.
+
+Each test runs once per checkpointer (in-memory and SQLite file; the `checkpointer` fixture of conftest.py), as
+langgraph's own tests do."""
+
+from __future__ import annotations
+
+import pytest
+
+from graph.history import trace
+from tests.support.graph_fixtures import (
+    GOOD_IR,
+    HALLUCINATED_IR,
+    NFZ_FORGOTTEN_IR,
+    answer,
+    ran_nodes,
+    run_seed,
+    scripted_context,
+)
+from tests.support.openai_stub_server import OpenAIStubServer, StubReply
+
+
+def test_repair_story_validate_then_verify_then_execute(world, checkpointer):
+    with OpenAIStubServer(answer(HALLUCINATED_IR), answer(NFZ_FORGOTTEN_IR), answer(GOOD_IR)) as server:
+        graph, out = run_seed(world, scripted_context(server), checkpointer, "story")
+        prompts = [str(body["messages"]) for body in server.bodies()]
+
+    assert out.status == "execute"
+    assert out.decision["uav_id"] == "uav_03" and len(out.decision["waypoints"]) >= 2
+    assert out.decision["verified"] and out.decision["simulated"]
+    assert out.rounds == 2 and len(prompts) == 3
+
+    report = trace(graph, "story")
+    assert [r.round for r in report.rounds] == [0, 1, 2]
+    first, second, third = report.rounds
+    assert (first.stage, first.error_type) == ("validate", "unknown_entity")
+    assert "accident_site_3" in first.counterexample["allowed"]
+    assert (second.stage, second.counterexample["violated_rule"]) == ("verify", "R1")
+    assert second.counterexample["robustness"] < 0
+    assert second.counterexample["offending_entity"] == "nfz_temp_1"
+    assert third.stage is None and report.final["status"] == "execute"
+    # The IR diff names what the model changed between rounds.
+    assert {"op": "replace", "path": "/entities/destination", "value": "accident_site_3"} in second.ir_diff
+    assert any(op["path"].startswith("/entities/avoid_zones") for op in third.ir_diff)
+    # The counterexample, not the whole trajectory, reached the model.
+    assert "accident_site_3" in prompts[1] and "unknown_entity" in prompts[1]
+    assert "nfz_temp_1" in prompts[2] and "R1" in prompts[2]
+
+    # Every node step is in the checkpointer's history, in order.
+    assert ran_nodes(graph, "story") == [
+        "context", "generate_ir", "validate", "repair",
+        "generate_ir", "validate", "execute_tools", "verify", "repair",
+        "generate_ir", "validate", "execute_tools", "verify", "simulate", "finalize",
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize("max_repairs", [0, 2])
+def test_unsafe_route_never_escapes_and_stops_after_exactly_k_repairs(world, checkpointer, max_repairs):
+    replies = [answer(NFZ_FORGOTTEN_IR) for _ in range(max_repairs + 1)]
+    with OpenAIStubServer(*replies) as server:
+        graph, out = run_seed(
+            world, scripted_context(server, max_repairs=max_repairs), checkpointer, f"unsafe-{max_repairs}"
+        )
+        llm_calls = len(server.requests)
+
+    assert out.status == "human_confirm"  # the IR's policy: ground_transfer_or_human_confirm, headless
+    assert not out.decision.get("waypoints"), "a refused or unconfirmed decision carries no route to fly"
+    assert out.decision["proposal"]["uav_id"] == "uav_03"
+    assert llm_calls == max_repairs + 1
+    report = trace(graph, f"unsafe-{max_repairs}")
+    assert len(report.rounds) == max_repairs + 1
+    assert all(r.counterexample["violated_rule"] == "R1" for r in report.rounds)
+    assert ran_nodes(graph, f"unsafe-{max_repairs}")[-1] == "fallback"
+
+
+def test_safe_refusal_policy_refuses(world, checkpointer):
+    refusing = dict(NFZ_FORGOTTEN_IR, fallback_policy="safe_refusal")
+    with OpenAIStubServer(answer(refusing)) as server:
+        _, out = run_seed(world, scripted_context(server, max_repairs=0), checkpointer, "refuse")
+    assert out.status == "safe_refusal"
+    assert out.decision["proposal"] is None and not out.decision["waypoints"]
+
+
+def test_transport_errors_are_retried_then_end_in_fallback(world, checkpointer):
+    failing = [StubReply(status=503, error="overloaded") for _ in range(20)]
+    with OpenAIStubServer(*failing) as server:
+        graph, out = run_seed(world, scripted_context(server), checkpointer, "down")
+        calls = len(server.requests)
+    assert out.status == "safe_refusal"
+    assert out.failure["error_type"] == "llm_transport_error"
+    assert calls >= 3  # the node's RetryPolicy tried again
+    assert ran_nodes(graph, "down")[-1] == "fallback"
+
+
+def test_uncertain_answer_never_executes(world, checkpointer):
+    envelope_reply = answer(GOOD_IR)
+    uncertain = StubReply(
+        content=envelope_reply.content.replace(
+            '"missing_information": []', '"missing_information": ["which accident site"]'
+        ).replace('"needs_human_confirmation": false', '"needs_human_confirmation": true')
+    )
+    with OpenAIStubServer(uncertain) as server:
+        _, out = run_seed(world, scripted_context(server), checkpointer, "uncertain")
+    assert out.status == "human_confirm"
+    assert "which accident site" in out.decision["reason"]

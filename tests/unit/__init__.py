@@ -1,0 +1,1 @@
+"""Unit tests: tools, ir, models, memory, routers and nodes, each called directly (no compiled graph, no CLI)."""
