@@ -4,9 +4,11 @@ Storage: Qdrant's embedded local mode (`QdrantClient(path=...)`, default `.cloud
 directory) or a Qdrant server (`url=`, or the CLOUDBRAIN_QDRANT_URL environment variable); the same code runs on
 both. Local mode has two limits to plan around:
 
-- one client per folder: a second process (or a second SafetyMemory in the same process) opening the same path
-  gets `MemoryLockedError`. Open one SafetyMemory per process and share it; parallel benchmark workers each need
-  their own copy of the folder, or a Qdrant server.
+- one client per folder at a time. So a local SafetyMemory opens the folder for each access only, under an
+  inter-process file lock (`shared`, the default): two `cloudbrain run`s, or benchmark workers, share one memory
+  and see each other's cases; each access pays the folder's load (milliseconds for hundreds of cases, about a
+  second at 10,000). `exclusive=True` keeps the folder open for the object's life instead (fast repeated
+  queries, e.g. the latency benchmark); another process then gets `MemoryLockedError` until it is closed.
 - it is a brute-force index meant for small collections: Qdrant warns past 20,000 points. Use a server beyond.
   Its payload filters run in Python over every point, so a filtered case search first over-fetches unfiltered
   neighbours (exact whenever they hold k matches) and only then falls back to Qdrant's filter.
@@ -14,11 +16,14 @@ both. Local mode has two limits to plan around:
 
 from __future__ import annotations
 
+import fcntl
 import os
 import threading
+import time
 import uuid
 import warnings
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Self
 
@@ -43,6 +48,8 @@ UPSERT_BATCH = 256
 # Local-mode filtered search: unfiltered neighbours fetched, in turn, before falling back to Qdrant's filter.
 OVERFETCH_LIMITS = (64, 512)
 SERVER_TIMEOUT_SEC = 10
+ACCESS_LOCK_FILE = ".cloudbrain-access.lock"  # beside Qdrant's own files; held for one access at a time
+ACCESS_WAIT_SEC = 120.0  # how long an access waits for another process's access to end
 CONNECTION_ERRORS = (ResponseHandlingException, UnexpectedResponse, OSError)
 
 
@@ -70,11 +77,31 @@ def _open_local(path: Path) -> QdrantClient:
         if "already accessed" not in str(exc):
             raise
         raise MemoryLockedError(
-            f"safety memory {path} is already open (Qdrant local mode allows one client per folder: another "
-            f"process, or another SafetyMemory in this one, holds it). Close the other command, give each "
-            f"parallel worker its own copy of the folder, or run a Qdrant server and pass --qdrant-url / set "
-            f"{URL_ENV}."
+            f"safety memory {path} is held open by another client (a SafetyMemory opened with exclusive=True, "
+            f"or a Qdrant client outside this project). Close it, or run a Qdrant server and pass --qdrant-url / "
+            f"set {URL_ENV}."
         ) from None
+
+
+@contextmanager
+def _folder_access(path: Path) -> Iterator[None]:
+    """An inter-process lock on the memory folder for one access (released when the process dies, too)."""
+    with open(path / ACCESS_LOCK_FILE, "a+") as handle:
+        deadline = time.monotonic() + ACCESS_WAIT_SEC
+        while True:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise MemoryStoreError(
+                        f"safety memory {path} stayed busy for {ACCESS_WAIT_SEC:.0f} s (another process is using it)"
+                    ) from None
+                time.sleep(0.02)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def failure_filter(failure_type: str) -> models.Filter:
@@ -84,7 +111,14 @@ def failure_filter(failure_type: str) -> models.Filter:
 class SafetyMemory:
     """Repair-case memory and rule retrieval. Construct with a local path or a server URL; `close()` when done."""
 
-    def __init__(self, path: str | Path | None = None, url: str | None = None, embedder: Embedder | None = None):
+    def __init__(
+        self,
+        path: str | Path | None = None,
+        url: str | None = None,
+        embedder: Embedder | None = None,
+        *,
+        exclusive: bool = False,
+    ):
         if path is not None and url is not None:
             raise ValueError("give a local path or a server url, not both")
         if path is None and url is None:
@@ -95,12 +129,15 @@ class SafetyMemory:
         self._embedder = embedder
         self._lock = threading.RLock()  # local mode's in-memory index is not safe for concurrent writers
         self._rules_ready = False
+        self._depth = 0  # nesting of accesses in this thread (a shared folder is opened by the outermost)
         self.filtered_query_fallbacks = 0
-        self.client = self._connect()
+        self.shared = self.path is not None and not exclusive
+        self.client: QdrantClient | None = None if self.shared else self._connect()
         try:
-            self._ensure_collections()
+            with self._access():
+                self._ensure_collections()
         except MemoryStoreError:
-            self.client.close()
+            self.close()
             raise
 
     def _connect(self) -> QdrantClient:
@@ -108,11 +145,37 @@ class SafetyMemory:
             # The client's version check runs in a background thread and warns into whatever code runs next;
             # an unreachable server is reported by the first real call instead, as a MemoryStoreError.
             return QdrantClient(url=self.url, timeout=SERVER_TIMEOUT_SEC, check_compatibility=False)
+        return _open_local(self._folder())
+
+    def _folder(self) -> Path:
+        assert self.path is not None
         try:
             self.path.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise MemoryStoreError(f"cannot create the memory folder {self.path}: {exc.strerror or exc}") from None
-        return _open_local(self.path)
+        return self.path
+
+    @contextmanager
+    def _access(self) -> Iterator[QdrantClient]:
+        """The client for one access: a shared local folder is opened for it, under the folder's file lock."""
+        with self._lock:
+            if not self.shared or self._depth:
+                self._depth += 1
+                try:
+                    yield self.client
+                finally:
+                    self._depth -= 1
+                return
+            folder = self._folder()
+            with _folder_access(folder):
+                self.client = _open_local(folder)
+                self._depth += 1
+                try:
+                    yield self.client
+                finally:
+                    self._depth -= 1
+                    self.client.close()
+                    self.client = None
 
     def _ensure_collections(self) -> None:
         try:
@@ -140,7 +203,9 @@ class SafetyMemory:
         return self._embedder
 
     def close(self) -> None:
-        self.client.close()
+        if self.client is not None:
+            self.client.close()
+            self.client = None
 
     def __enter__(self) -> Self:
         return self
@@ -195,7 +260,7 @@ class SafetyMemory:
             models.PointStruct(id=case.point_id, vector=vector.tolist(), payload=case.model_dump(mode="json"))
             for case, vector in zip(cases, vectors, strict=True)
         ]
-        with self._lock:
+        with self._access():
             self.client.upsert(CASES_COLLECTION, points=points, wait=True)
 
     def search_cases(self, query_text: str, failure_type: str | None = None, k: int = 3) -> list[CaseHit]:
@@ -206,7 +271,7 @@ class SafetyMemory:
 
     def search_cases_by_vector(self, vector: np.ndarray, failure_type: str | None = None, k: int = 3) -> list[CaseHit]:
         """search_cases for an already embedded (unit-length) query."""
-        with self._lock:
+        with self._access():
             found = self._query_cases(vector.tolist(), failure_type, k)
         return [CaseHit(score=score, case=RepairCase.model_validate(payload)) for score, payload in found]
 
@@ -244,13 +309,13 @@ class SafetyMemory:
         ).points
 
     def count_cases(self) -> int:
-        with self._lock:
+        with self._access():
             return self.client.count(CASES_COLLECTION, exact=True).count
 
     # --- rules and entities ---------------------------------------------------------------------------------
     def ensure_rules_indexed(self) -> None:
         """Index the rule corpus once; re-index when its texts changed since the folder was built."""
-        with self._lock:
+        with self._access():
             if not self._rules_ready:
                 self._index_rules_if_stale()
                 self._rules_ready = True
@@ -276,7 +341,7 @@ class SafetyMemory:
             return []
         self.ensure_rules_indexed()
         vector = self.embedder.encode_one(query).tolist()
-        with self._lock:
+        with self._access():
             points = self._query(RULES_COLLECTION, vector, None, k, True)
         return [RuleHit(score=p.score, rule=_rule_from_payload(p.payload)) for p in points]
 
@@ -285,7 +350,7 @@ class SafetyMemory:
 
     # --- reporting ------------------------------------------------------------------------------------------
     def stats(self) -> dict[str, Any]:
-        with self._lock:
+        with self._access():
             failure_types = self.client.facet(CASES_COLLECTION, key="failure_type", limit=1000, exact=True)
             rules = self.client.count(RULES_COLLECTION, exact=True).count
         return {

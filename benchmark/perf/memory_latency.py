@@ -262,7 +262,7 @@ def main() -> None:
     queries = [synthetic_case(random.Random(args.seed + 1 + i), i) for i in range(args.queries)]
     with (
         tempfile.TemporaryDirectory(dir=args.tmp_dir) as folder,
-        SafetyMemory(path=Path(folder), embedder=embedder) as memory,
+        SafetyMemory(path=Path(folder), embedder=embedder, exclusive=True) as memory,
     ):
         print(f"embedded Qdrant in {folder}")
         batches = [cases[first : first + FILL_BATCH] for first in range(0, len(cases), FILL_BATCH)]
