@@ -153,7 +153,9 @@ def _quadratic_roots(coefficients: np.ndarray) -> np.ndarray:
     return np.column_stack([r1, r2])
 
 
-def deepest_point(edges: np.ndarray, a: np.ndarray, b: np.ndarray, lo: float, hi: float) -> tuple[float, float]:
+def deepest_point(
+    edges: np.ndarray, a: np.ndarray, b: np.ndarray, lo: float, hi: float, polish: bool = True
+) -> tuple[float, float]:
     """(u, depth): the point of [lo, hi] (inside the polygon) farthest from its boundary."""
     d = b - a
     coefficients, piece_lo, piece_hi = _edge_pieces(edges, a, d)
@@ -172,7 +174,13 @@ def deepest_point(edges: np.ndarray, a: np.ndarray, b: np.ndarray, lo: float, hi
     candidates = np.concatenate([[lo, hi], roots[inside]])
     depth = point_boundary_distance(edges, a + candidates[:, None] * d)
     best = int(np.argmax(depth))
-    return float(candidates[best]), float(depth[best])
+    u, found = float(candidates[best]), float(depth[best])
+    if polish:  # once more from the point found: far from a, the roots of the squared distances lose digits
+        centre = a + u * d
+        du, again = deepest_point(edges, centre, centre + d, lo - u, hi - u, polish=False)
+        if again > found:
+            return min(max(u + du, lo), hi), again
+    return u, found
 
 
 def min_signed_distance(
