@@ -84,19 +84,15 @@ def main() -> None:
         print(f"p95_sec={current['p95']:.4f}")
         return
     env = {**os.environ, "PYTHONPATH": str(Path(args.baseline).resolve())}
+    # The baseline imports from its own checkout: put it first and drop this checkout's editable-install finder.
+    prelude = (
+        f"import runpy, sys; sys.path.insert(0, {str(Path(args.baseline).resolve())!r}); "
+        "sys.meta_path[:] = [f for f in sys.meta_path if 'Editable' not in getattr(f, '__name__', type(f).__name__)]; "
+        f"sys.argv = ['verify_cost', '--samples', {args.samples!r}, '--repeats', '{args.repeats}', '--emit-json']; "
+        f"runpy.run_path({str(Path(__file__).resolve())!r}, run_name='__main__')"
+    )
     out = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            f"import runpy, sys; sys.path.insert(0, {str(Path(args.baseline).resolve())!r}); "
-            f"sys.argv = ['verify_cost', '--samples', {args.samples!r}, '--repeats', '{args.repeats}', '--emit-json']; "
-            f"runpy.run_path({str(Path(__file__).resolve())!r}, run_name='__main__')",
-        ],
-        check=True,
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=args.baseline,
+        [sys.executable, "-c", prelude], check=True, capture_output=True, text=True, env=env, cwd=args.baseline
     )
     baseline = _summary(f"baseline ({args.baseline})", json.loads(out.stdout.strip().splitlines()[-1]))
     print(
