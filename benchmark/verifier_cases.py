@@ -386,7 +386,7 @@ class Piece:
 
     def u_at_level(self, level: float) -> float | None:
         dz = self.b[2] - self.a[2]
-        if dz == 0:
+        if abs(dz) <= 1e-12:  # as the verifier's band split: flatter counts as level
             return None
         u = (level - self.a[2]) / dz
         return u if 0 < u < 1 else None

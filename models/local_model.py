@@ -12,6 +12,7 @@ only evaluates its new tokens.
 
 from __future__ import annotations
 
+import atexit
 import importlib.util
 import json
 import os
@@ -143,6 +144,9 @@ class EmbeddedModel:
             )
         except (ValueError, RuntimeError) as exc:
             raise LocalModelError(f"cannot load {path}: {exc}") from exc
+        # Free it before interpreter teardown: llama_cpp's own __del__ then finds its library gone and prints a
+        # traceback at every exit.
+        atexit.register(self._llm.close)
         vocab = llama_cpp.llama_model_get_vocab(self._llm.model)
         self._tokenizer = lltokenizer_from_vocab(vocab)
         self._eog = {t for t in range(self._llm.n_vocab()) if llama_cpp.llama_vocab_is_eog(vocab, t)}

@@ -225,7 +225,7 @@ def min_face_distance(
 def band_parts(z0: float, z1: float, low: float, high: float, lo: float, hi: float) -> list[tuple[str, float, float]]:
     """Split [lo, hi] of a segment climbing linearly from z0 to z1 into its parts below / in / above [low, high]."""
     cuts = [lo, hi]
-    if z1 != z0:
+    if abs(z1 - z0) > 1e-12:  # flatter than that: one part (and no overflow dividing by a subnormal)
         cuts += [c for c in ((low - z0) / (z1 - z0), (high - z0) / (z1 - z0)) if lo < c < hi]
     cuts = sorted(cuts)
     parts = []
