@@ -52,7 +52,7 @@ from shapely.geometry import LineString, Point, Polygon
 
 from ir.decision import Decision
 from tools.contract import ToolFailure
-from tools.simulator import SimulateArgs, simulate
+from tools.simulator import EVENT_RULE, TERMINAL_EVENTS, SimulateArgs, simulate
 from tools.world import UAV, TrafficTrack, UAVStatus, World, parse_world
 
 Label = Literal["SAT", "UNSAT", "AMBIGUOUS"]
@@ -66,15 +66,6 @@ TIME_EPS_SEC = 1e-6
 SPEED_SLACK = 1.05  # waypoint times are rounded; 5 % over cruise speed is still the UAV's speed
 SPEED_SLACK_MPS = 0.1
 TRAFFIC_COLLISION_M = 3.0
-SIM_TERMINAL_EVENTS = ("collision", "nfz_intrusion", "separation_violation", "battery_depleted", "deadline_missed")
-SIM_EVENT_RULE = {
-    "collision": "R2",
-    "nfz_intrusion": "R1",
-    "separation_violation": "R2",
-    "near_miss": "R2",
-    "battery_depleted": "R5",
-    "deadline_missed": "R4",
-}
 
 
 # --- the judgement -----------------------------------------------------------------------------------------------
@@ -112,8 +103,9 @@ class Judgement(BaseModel):
 
 
 # --- exact segment geometry ----------------------------------------------------------------------------------------
-def _interval(a: float, b: float, lo: float, hi: float) -> tuple[float, float] | None:
-    """Parameters s in [0, 1] where a + s (b - a) lies in [lo, hi] (closed), or None."""
+def parameter_range(a: float, b: float, lo: float, hi: float) -> tuple[float, float] | None:
+    """Parameters s in [0, 1] where a + s (b - a) lies in [lo, hi] (closed), or None (also used by the exact
+    intrusion test of the planner's routes)."""
     d = b - a
     if abs(d) < 1e-12:
         return (0.0, 1.0) if lo <= a <= hi else None
@@ -160,16 +152,17 @@ def _entry(p: np.ndarray, q: np.ndarray, span: tuple[float, float], poly: Polygo
     return Hit(segment, float(p[3] + s * (q[3] - p[3])), float(inside.length))
 
 
-def _intrusions(
+def intrusions(
     wps: np.ndarray, poly: Polygon, z_band: tuple[float, float], window: tuple[float, float] | None
 ) -> list[Hit]:
+    """Every straight piece of `wps` ([x, y, z, t] rows) that enters `poly` in `z_band` during `window`, exactly."""
     hits = []
     for i in range(len(wps) - 1):
         p, q = wps[i], wps[i + 1]
         if not LineString([p[:2], q[:2]]).intersects(poly) and not poly.contains(Point(p[:2])):
             continue
-        time_range = (0.0, 1.0) if window is None else _interval(p[3], q[3], *window)
-        span = _meet(_interval(p[2], q[2], *z_band), time_range)
+        time_range = (0.0, 1.0) if window is None else parameter_range(p[3], q[3], *window)
+        span = _meet(parameter_range(p[2], q[2], *z_band), time_range)
         if span is not None and (hit := _entry(p, q, span, poly, i)) is not None:
             hits.append(hit)
     return hits
@@ -279,7 +272,7 @@ def _no_fly(world: World, wps: np.ndarray) -> list[Violation]:
     for zone in world.no_fly_zones:
         w = zone.active_window
         window = None if w is None else (w.start_sec, w.end_sec)
-        hits = _intrusions(wps, Polygon(zone.polygon), (zone.alt_min_m, zone.alt_max_m), window)
+        hits = intrusions(wps, Polygon(zone.polygon), (zone.alt_min_m, zone.alt_max_m), window)
         if hits:
             detail = f"enters active no-fly zone {zone.id}: {_describe(hits)}"
             found.append(Violation(rule="R1", detail=detail, time_sec=hits[0].time_sec, entity=zone.id))
@@ -289,7 +282,7 @@ def _no_fly(world: World, wps: np.ndarray) -> list[Violation]:
 def _buildings(world: World, wps: np.ndarray) -> list[Violation]:
     found = []
     for building in world.buildings:
-        hits = _intrusions(wps, Polygon(building.polygon), (-math.inf, building.height_m), None)
+        hits = intrusions(wps, Polygon(building.polygon), (-math.inf, building.height_m), None)
         if hits:
             detail = f"collision: enters building {building.id} (height {building.height_m:g} m): {_describe(hits)}"
             found.append(Violation(rule="R2", detail=detail, time_sec=hits[0].time_sec, entity=building.id))
@@ -303,7 +296,7 @@ def _sensitive(world: World, wps: np.ndarray, own_places: list[Sequence[float]])
         if any(area.covers(Point(p)) for p in own_places):
             exempt.append(zone.id)
             continue
-        hits = _intrusions(wps, area, (-math.inf, math.inf), None)
+        hits = intrusions(wps, area, (-math.inf, math.inf), None)
         if hits:
             detail = f"enters the {zone.buffer_m:g} m buffer of sensitive zone {zone.id}: {_describe(hits)}"
             found.append(Violation(rule="R2", detail=detail, time_sec=hits[0].time_sec, entity=zone.id))
@@ -443,13 +436,11 @@ def _simulate(
                 continue
         events = list(result.get("events", []))
         counted = [
-            e
-            for e in events
-            if e["type"] in SIM_TERMINAL_EVENTS or (e["type"] == "near_miss" and max_risk_level != "high")
+            e for e in events if e["type"] in TERMINAL_EVENTS or (e["type"] == "near_miss" and max_risk_level != "high")
         ]
         for e in counted:
             detail = f"stress seed {seed} ({stress_level}): {e['type']}: {e['detail']}"
-            rule = SIM_EVENT_RULE.get(e["type"], "R2")
+            rule = EVENT_RULE.get(e["type"], "R2")
             found.append(
                 Violation(
                     rule=rule, detail=detail, time_sec=e.get("time_sec"), source="simulation", entity=e.get("entity")

@@ -1,7 +1,7 @@
 """Every planned route of a whole benchmark split stays out of what it was told to keep out of, judged with exact
-geometry (shapely on each straight piece), not at sampled instants: no active no-fly zone is entered in its altitude
-band and active window, no building is approached closer than the separation below its roof + separation, and no
-avoided sensitive zone's buffer is entered."""
+geometry on each straight piece (the independent judge's own, evaluation/judge.py), not at sampled instants: no
+active no-fly zone is entered in its altitude band and active window, no building is approached closer than the
+separation below its roof + separation, and no avoided sensitive zone's buffer is entered."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from shapely.geometry import LineString, Point
 
 from benchmark.generator import DEFAULT_SEED, jobs_for, run_jobs
 from benchmark.splits import SPLITS
+from evaluation.judge import intrusions, parameter_range
 from tools.world import World
 
 EPS = 1e-6
@@ -33,43 +34,32 @@ def routes() -> list[tuple[str, World, np.ndarray, dict]]:
     return found
 
 
-def _part(a: np.ndarray, b: np.ndarray, lo: float, hi: float) -> LineString | Point:
-    start, stop = a + lo * (b - a), a + hi * (b - a)
-    return LineString([start[:2], stop[:2]]) if hi > lo else Point(start[:2])
-
-
-def _range_where(v0: float, v1: float, low: float, high: float) -> tuple[float, float] | None:
-    """The parameter range of [0, 1] where a quantity going linearly from v0 to v1 lies in [low, high]."""
-    if v0 == v1:
-        return (0.0, 1.0) if low <= v0 <= high else None
-    ends = sorted(((low - v0) / (v1 - v0), (high - v0) / (v1 - v0)))
-    lo, hi = max(0.0, ends[0]), min(1.0, ends[1])
-    return (lo, hi) if lo <= hi else None
-
-
 def _intrusions(world: World, route: np.ndarray, plan: dict) -> list[str]:
     found = []
     separation = plan.get("min_separation_m", 10.0)
     ends = [Point(route[0, :2]), Point(route[-1, :2])]
     avoided = [world.zone_index[z] for z in plan.get("avoid_zones", []) if z in {s.id for s in world.sensitive_zones}]
     exempt = {z.id for z in avoided if any(z.buffered_shape.covers(p) for p in ends)}
+    for zone in world.no_fly_zones:
+        window = zone.active_window
+        hits = intrusions(
+            route, zone.shape, (zone.alt_min_m, zone.alt_max_m), window and (window.start_sec, window.end_sec)
+        )
+        found += [f"piece {hit.segment} enters {zone.id}" for hit in hits]
     for k, (a, b) in enumerate(zip(route[:-1], route[1:])):
-        for zone in world.no_fly_zones:
-            band = _range_where(a[2], b[2], zone.alt_min_m, zone.alt_max_m)
-            window = zone.active_window
-            active = (0.0, 1.0) if window is None else _range_where(a[3], b[3], window.start_sec, window.end_sec)
-            if band and active and max(band[0], active[0]) < min(band[1], active[1]):
-                part = _part(a, b, max(band[0], active[0]), min(band[1], active[1]))
-                if part.intersection(zone.shape).length > EPS:
-                    found.append(f"piece {k} enters {zone.id}")
         for building in world.buildings:
-            low = _range_where(a[2], b[2], -np.inf, building.height_m + separation)
+            low = parameter_range(a[2], b[2], -np.inf, building.height_m + separation)
             if low and _part(a, b, *low).distance(building.shape) < separation - EPS:
                 found.append(f"piece {k} passes within {separation} m of {building.id} below its roof + separation")
         for zone in avoided:
             if zone.id not in exempt and LineString([a[:2], b[:2]]).distance(zone.shape) < zone.buffer_m - EPS:
                 found.append(f"piece {k} enters the buffer of {zone.id}")
     return found
+
+
+def _part(a: np.ndarray, b: np.ndarray, lo: float, hi: float) -> LineString | Point:
+    start, stop = a + lo * (b - a), a + hi * (b - a)
+    return LineString([start[:2], stop[:2]]) if hi > lo else Point(start[:2])
 
 
 def test_every_planned_route_of_dev_mini_passes_an_exact_intrusion_check(routes):
