@@ -28,6 +28,7 @@ import shapely
 from shapely.geometry import Polygon
 
 from tools import segment_geometry as geo
+from tools.trajectory import positions
 from tools.world import Corridor, NoFlyZone, TimeWindow, TrafficTrack
 
 _BOUNDS = re.compile(r"\[\s*([0-9.eE+-]+)\s*:\s*([0-9.eE+-]+)\s*\]")
@@ -211,7 +212,7 @@ def traffic_times(waypoints: np.ndarray, tracks: Sequence[TrafficTrack]) -> list
             continue
         cuts = np.unique(np.concatenate([[lo, hi], waypoints[:, 3], other[:, 3]]))
         cuts = cuts[(cuts >= lo) & (cuts <= hi)]
-        rel = _positions(waypoints, cuts) - _positions(other, cuts)
+        rel = positions(waypoints, cuts) - positions(other, cuts)
         duration = np.diff(cuts)
         velocity = np.diff(rel, axis=0) / duration[:, None]
         times += (cuts[:-1] + geo.closest_approach(rel[:-1], velocity, duration)).tolist()
@@ -247,10 +248,4 @@ def assemble(waypoints: np.ndarray, minima: Iterable[float], events: Iterable[fl
 
 def sample_track(waypoints: np.ndarray, times: np.ndarray) -> np.ndarray:
     """(n, 4) rows (x, y, z, t) of the track at `times`."""
-    return np.column_stack([_positions(waypoints, times), times])
-
-
-def _positions(waypoints: np.ndarray, times: np.ndarray) -> np.ndarray:
-    t = waypoints[:, 3]
-    keep = np.append(np.diff(t) > 0, True)  # a hover (repeated t) keeps its last position
-    return np.column_stack([np.interp(times, t[keep], waypoints[keep, i]) for i in range(3)])
+    return np.column_stack([positions(waypoints, times), times])

@@ -21,6 +21,7 @@ from shapely.geometry import Polygon
 
 from tools import exact_grid as grid
 from tools.energy import battery_profile
+from tools.trajectory import positions
 from tools.world import UAV, Corridor, NoFlyZone, SensitiveZone, TrafficTrack, World
 
 AIRBORNE_MIN_ALT_M = 1.0  # the `airborne` atom: above this altitude
@@ -106,11 +107,8 @@ def signed_distance(polygon: Polygon, xy: np.ndarray) -> np.ndarray:
 
 def positions_at(waypoints: np.ndarray, times: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Interpolated (x, y, z) of a 4D track at `times`, and whether the track is in the air at each time."""
-    t = waypoints[:, 3]
-    flying = (times >= t[0]) & (times <= t[-1])
-    keep = np.append(np.diff(t) > 0, True)  # a hover (repeated t) keeps its last position
-    xyz = np.column_stack([np.interp(times, t[keep], waypoints[keep, i]) for i in range(3)])
-    return xyz, flying
+    flying = (times >= waypoints[0, 3]) & (times <= waypoints[-1, 3])
+    return positions(waypoints, times), flying
 
 
 def nfz_margin(world: World, samples: np.ndarray, zones: Sequence[NoFlyZone] | None = None) -> Margin:

@@ -35,12 +35,15 @@ def resample(waypoints: np.ndarray, dt: float = 1.0) -> np.ndarray:
     times = t0 + dt * np.arange(steps + 1)
     if times[-1] < t1 - 1e-9:
         times = np.append(times, t1)
-    if len(waypoints) == 1:
-        return np.column_stack([np.repeat(waypoints[:, :3], len(times), axis=0), times])
+    return np.column_stack([positions(waypoints, times), times])
+
+
+def positions(waypoints: np.ndarray, times: np.ndarray) -> np.ndarray:
+    """(n, 3) interpolated x, y, z of a 4D track at `times` (held at its ends outside them)."""
+    t = waypoints[:, 3]
     # np.interp needs strictly increasing x; a hover (repeated t) keeps its last position.
     keep = np.append(np.diff(t) > 0, True)
-    cols = [np.interp(times, t[keep], waypoints[keep, i]) for i in range(3)]
-    return np.column_stack([*cols, times])
+    return np.column_stack([np.interp(times, t[keep], waypoints[keep, i]) for i in range(3)])
 
 
 def path_length(points: np.ndarray) -> float:
