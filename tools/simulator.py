@@ -50,6 +50,10 @@ DRIFT_GAIN = 0.25  # metres of drift per m/s of gust
 GUST_ENERGY_PER_MPS = 0.03  # extra energy share per m/s of gust
 COLLISION_RADIUS_M = 3.0
 NEAR_MISS_FACTOR = 1.5  # other traffic closer than this x min separation is a near miss
+# The evaluation's held-out stress seeds (evaluation/judge.py): the agent's own gate uses other seeds (0 by
+# default); the benchmark sets tight deadlines over the gold's arrival at these too, so a SAT label holds under them.
+EVALUATION_SEEDS: tuple[int, ...] = (9001, 9002, 9003)
+EVALUATION_STRESS_LEVEL = "medium"
 HOLD_MARGIN_M = 5.0  # the UAV stops this far outside a pop-up zone
 CROSSING_SPEED_MPS = (8.0, 12.0)
 CROSSING_HALF_LENGTH_SEC = 60.0
@@ -173,9 +177,11 @@ def _fly(
         head_gust = max(0.0, -float(gust @ heading) / norm) if norm > 0 else 0.0
         next_s = min(s + 1.0 / (1.0 + head_gust / speed), t_end)
         tau += 1.0
+        # Hold while the zone is active at any moment of the coming second, not only at its end: a zone that
+        # expires mid-step still closes the part of the step flown before it expires.
         hold = (
             hold_area is not None
-            and popup.active_at(tau)
+            and popup.active_during(tau - 1.0, tau)
             and hold_area.contains(shapely.Point(*_nominal_at(nominal, next_s)[:2]))
             and not hold_area.contains(shapely.Point(*here[:2]))
         )

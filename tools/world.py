@@ -153,6 +153,11 @@ class NoFlyZone(_PolygonMixin, _Model):
         w = self.active_window
         return w is None or w.start_sec <= t <= w.end_sec
 
+    def active_during(self, t0: float, t1: float) -> bool:
+        """Active at some moment of the closed interval [t0, t1]."""
+        w = self.active_window
+        return w is None or (w.start_sec <= t1 and t0 <= w.end_sec)
+
     def covers_altitude(self, z: float) -> bool:
         return self.alt_min_m <= z <= self.alt_max_m
 
