@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from benchmark.citygen import CityDraft, generate_city
-from benchmark.gold import GoldResult, gold_registry, label_task
+from benchmark.gold import GoldResult, gold_registry, holds_under_evaluation_stress, label_task
 from benchmark.instructions import write_instruction
 from benchmark.layouts import LAYOUTS
 from benchmark.sample import render_schema
@@ -135,6 +135,8 @@ def _attempt(job: Job, spec: SplitSpec, attempt: int) -> tuple[dict[str, Any], d
         gold = label_task(task, world, gold_registry(), sample_id, seed % (2**31))
     except ScenarioError:
         return None
+    if gold.label == "SAT" and not holds_under_evaluation_stress(gold, world, gold_registry()):
+        return None  # a new world: this one's SAT label would rest on the gold simulation's lucky draw
     instruction = write_instruction(task, draft.labels, gold.deadline_sec, rng, inject)
     modes = _failure_modes(gold, instruction["injected_rule_break"])
     uncertainty = {

@@ -21,12 +21,13 @@ from shapely.geometry import LineString
 from benchmark.tasks import ScenarioError, Task
 from ir.decision import Decision
 from ir.model import LowAltitudeIR
-from ir.plan_execution import PlanExecution, analyse_plan, execute_plan
+from ir.plan_execution import PlanExecution, analyse_plan, execute_plan, ir_tool_args
 from ir.policy import SLOW_SPEED_MPS
 from tools.catalog import default_registry
 from tools.contract import ToolResult, stable_hash
 from tools.registry import ToolRegistry, ToolSpec
 from tools.rules import ON_THE_WAY_M, nfz_on_the_way
+from tools.simulator import EVALUATION_SEEDS, EVALUATION_STRESS_LEVEL
 from tools.world import UAVStatus, World
 
 BASE_RULES = ["R1", "R2", "R3", "R4", "R5", "R6"]
@@ -308,19 +309,16 @@ def _probe(
 
 
 def probe_arrival(task: Task, world: World, registry: ToolRegistry, task_id: str, seed: int) -> float | None:
-    """When the gold plan's UAV would arrive in the gold simulation: assign, plan, simulate."""
-    execution = _probe(
-        task,
-        world,
-        registry,
-        task_id,
-        seed,
-        ("assign_uav", "plan_route", "simulate_scenario"),
-    )
-    simulated = next(
-        (r.result.result for r in execution.results if r.tool == "simulate_scenario"),
-        None,
-    )
+    """When the gold plan's UAV would arrive: the latest arrival over the gold simulation and the evaluation's
+    stress seeds (a pop-up hold delays some draws), so a tight deadline is one the gold meets under all of them."""
+    arrivals = [_simulated_arrival(task, world, registry, task_id, s) for s in (seed, *EVALUATION_SEEDS)]
+    known = [a for a in arrivals if a is not None]
+    return max(known) if known else None
+
+
+def _simulated_arrival(task: Task, world: World, registry: ToolRegistry, task_id: str, seed: int) -> float | None:
+    execution = _probe(task, world, registry, task_id, seed, ("assign_uav", "plan_route", "simulate_scenario"))
+    simulated = next((r.result.result for r in execution.results if r.tool == "simulate_scenario"), None)
     if simulated and simulated.get("arrival_time_sec") is not None:
         return float(simulated["arrival_time_sec"])
     return execution.decision.eta_sec if execution.decision else None
@@ -525,6 +523,18 @@ def label_task(task: Task, world: World, registry: ToolRegistry, task_id: str, s
         result = _label_with_seed(task, world, registry, task_id, derive_sim_seed(seed, redraw))
         result.notes.append(f"simulation seed redrawn {redraw}x after stress-simulation failures")
     return result
+
+
+def holds_under_evaluation_stress(gold: GoldResult, world: World, registry: ToolRegistry) -> bool:
+    """The gold route also passes the evaluation's held-out stress draws, as the judge will simulate them: a SAT
+    label must not rest on one lucky draw of crossing traffic or pop-up zones."""
+    decision = gold.decision
+    for seed in EVALUATION_SEEDS:
+        args = ir_tool_args("simulate_scenario", gold.ir, seed=seed, stress_level=EVALUATION_STRESS_LEVEL)
+        args.update(waypoints=decision.waypoints, uav_id=decision.uav_id)
+        if not registry.call("simulate_scenario", world, args).ok:
+            return False
+    return True
 
 
 def derive_sim_seed(seed: int, redraw: int) -> int:

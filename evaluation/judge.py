@@ -52,14 +52,21 @@ from shapely.geometry import LineString, Point, Polygon
 
 from ir.decision import Decision
 from tools.contract import ToolFailure
-from tools.simulator import EVENT_RULE, TERMINAL_EVENTS, SimulateArgs, simulate
+from tools.simulator import (
+    EVALUATION_SEEDS,
+    EVALUATION_STRESS_LEVEL,
+    EVENT_RULE,
+    TERMINAL_EVENTS,
+    SimulateArgs,
+    simulate,
+)
 from tools.world import UAV, TrafficTrack, UAVStatus, World, parse_world
 
 Label = Literal["SAT", "UNSAT", "AMBIGUOUS"]
 StressLevel = Literal["low", "medium", "high"]
 LABELS = ("SAT", "UNSAT", "AMBIGUOUS")
 
-DEFAULT_STRESS_SEEDS: tuple[int, ...] = (9001, 9002, 9003)
+DEFAULT_STRESS_SEEDS: tuple[int, ...] = EVALUATION_SEEDS
 LENGTH_EPS_M = 1e-9  # an intersection longer than this is an entry
 MOVE_EPS_M = 1e-6  # a "move" shorter than this in zero time is a repeated waypoint, not a jump
 TIME_EPS_SEC = 1e-6
@@ -475,7 +482,7 @@ def judge(
     battery_reserve_ratio: float = 0.2,
     max_risk_level: StressLevel = "medium",
     stress_seeds: Sequence[int] = DEFAULT_STRESS_SEEDS,
-    stress_level: StressLevel = "medium",
+    stress_level: StressLevel = EVALUATION_STRESS_LEVEL,
 ) -> Judgement:
     """Judge one decision against the task it answers (see the module's docstring for the rules).
 
@@ -583,7 +590,7 @@ def judge_sample(
     sample: Mapping[str, Any] | BaseModel,
     *,
     stress_seeds: Sequence[int] = DEFAULT_STRESS_SEEDS,
-    stress_level: StressLevel = "medium",
+    stress_level: StressLevel = EVALUATION_STRESS_LEVEL,
 ) -> Judgement:
     """Judge a decision on a CloudBrain-Bench sample: the task comes from its gold IR, the world from the sample."""
     data = sample if isinstance(sample, Mapping) else None
