@@ -35,6 +35,9 @@ def execute_tools(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     )
     records = [r.result.model_dump(mode="json") for r in run.results]
     candidate = run.decision.model_dump() if run.decision else None
+    route = next((r for r in reversed(run.results) if r.tool == "plan_route" and r.result.ok), None)
+    if candidate is not None and route is not None:
+        candidate["goal"] = route.args.get("goal")  # a hand-off point when the UAV leg ends there
     update: dict[str, Any] = {"tool_results": records, "candidate": candidate, "failure": None}
     if not run.ok:
         failed = next((r for r in run.results if r.step_id == run.failed_step), None)

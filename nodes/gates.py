@@ -33,6 +33,8 @@ def gate_args(state: State, ctx: Context, tool: str) -> dict[str, Any]:
         args.update(ir_tool_args(tool, ir, seed=ctx.sim_seed, stress_level=ctx.stress_level))
     else:  # the IR-free path: the route's own ends are all that is known
         args.update({k: candidate[k] for k in ("goal", "origin") if candidate.get(k) and tool == "verify_ltl_stl"})
+    if ir is not None and tool == "verify_ltl_stl" and candidate.get("goal") in ir.entities.handoff_points:
+        args["goal"] = candidate["goal"]  # a multimodal plan: the UAV leg ends at a declared ground hand-off
     args["waypoints"] = candidate.get("waypoints") or []
     args["uav_id"] = candidate.get("uav_id")
     if tool == "verify_ltl_stl":
