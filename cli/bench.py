@@ -1,21 +1,34 @@
-"""`cloudbrain bench generate`: write CloudBrain-Bench splits (JSONL), split_stats.json and the sample schema."""
+"""`cloudbrain bench`: generate the splits, list the compared methods, run them headless, and report.
+
+- `generate`: CloudBrain-Bench splits (JSONL), split_stats.json and the sample schema;
+- `methods`: the registered methods, one line each;
+- `run`: every method x model x sample x repeat in worker processes, judged, resumable (evaluation/runner.py);
+- `report`: report.md with tables, statistics and figures from a run folder (evaluation/report.py).
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from benchmark.generator import DEFAULT_SEED, STATS_FILE, generate_splits
 from benchmark.splits import SPLITS
 from cli.common import EXIT_OK, CommandError
+from evaluation.methods import METHOD_NAMES, UnknownMethodError, get_method, parse_methods
+from evaluation.methods.base import Budget
+from evaluation.runner import CONFIG_FILE, BenchConfig, ConfigMismatchError, run_bench
+from evaluation.store import DB_FILE, TRACES_FILE, load_records
 
 ALL = "all"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    bench = subparsers.add_parser("bench", help="CloudBrain-Bench: generate the benchmark splits")
+    bench = subparsers.add_parser("bench", help="CloudBrain-Bench: generate splits, run methods, report")
     commands = bench.add_subparsers(dest="bench_command", required=True, metavar="BENCH_COMMAND")
     p = commands.add_parser("generate", help="generate splits deterministically from a seed")
     p.add_argument("--split", required=True, help="a split name, a comma-separated list, or 'all'")
@@ -35,6 +48,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--quiet", action="store_true", help="no progress line on stderr")
     p.set_defaults(run=run)
+    _register_methods(commands)
+    _register_run(commands)
+    _register_report(commands)
 
 
 def _split_names(value: str) -> list[str]:
@@ -84,4 +100,105 @@ def run(args: argparse.Namespace) -> int:
         f"SAT rate {overall['sat_rate']:.3f}, UNSAT/AMBIGUOUS {overall['unsat_or_ambiguous_rate']:.3f}; "
         f"stats in {out / STATS_FILE}"
     )
+    return EXIT_OK
+
+
+def _register_methods(commands: argparse._SubParsersAction) -> None:
+    p = commands.add_parser("methods", help="list the compared methods, one line each")
+    p.set_defaults(run=list_methods)
+
+
+def list_methods(args: argparse.Namespace) -> int:
+    width = max(map(len, METHOD_NAMES))
+    for name in METHOD_NAMES:
+        method = get_method(name)
+        kinds = ", ".join(sorted(method.model_kinds))
+        print(f"{name:<{width}}  {method.summary}  [models: {kinds}]")
+    return EXIT_OK
+
+
+def _register_run(commands: argparse._SubParsersAction) -> None:
+    p = commands.add_parser("run", help="run methods on a split headless, judged independently; resumable")
+    p.add_argument("--split", required=True, help="split name; its samples are read from --data")
+    p.add_argument(
+        "--data", default=None, help="folder with <split>.jsonl (default: OUT/data, generated there if missing)"
+    )
+    p.add_argument("--method", required=True, help="method name(s), comma-separated, or 'all' (see bench methods)")
+    p.add_argument("--model", default="local", help="model(s), comma-separated: local, rules, oracle, openai:<m>")
+    p.add_argument("--base-url", default=None, help="OpenAI-compatible server for openai:<model>")
+    p.add_argument("--limit", type=int, default=None, help="only the first N samples")
+    p.add_argument("--repeats", type=int, default=1, help="runs per sample and method (pass^k needs k)")
+    p.add_argument("--workers", type=int, default=2, help="worker processes (default: %(default)s)")
+    p.add_argument("--language", choices=("en", "zh"), default="en", help="instruction language")
+    p.add_argument("--max-repairs", type=int, default=Budget().max_repairs, help="K for the methods that repair")
+    p.add_argument(
+        "--memory-path", default=None, help="safety memory folder the runs read (default: .cloudbrain/memory)"
+    )
+    p.add_argument("--out", required=True, help="results folder; re-running with it resumes")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(run=run_benchmark)
+
+
+def _samples_file(args: argparse.Namespace) -> Path:
+    data = Path(args.data) if args.data else Path(args.out) / "data"
+    path = data / f"{args.split}.jsonl"
+    if not path.exists():
+        if args.data:
+            raise CommandError(
+                f"no {path}: generate it with `cloudbrain bench generate --split {args.split} --out {data}`"
+            )
+        generate_splits([args.split], data, master_seed=DEFAULT_SEED, workers=args.workers, limit=args.limit)
+    return path
+
+
+def run_benchmark(args: argparse.Namespace) -> int:
+    if args.split not in SPLITS:
+        raise CommandError(f"unknown split {args.split!r}; choose from {', '.join(SPLITS)}")
+    for flag in ("workers", "repeats"):
+        if getattr(args, flag) < 1:
+            raise CommandError(f"--{flag} must be at least 1")
+    try:
+        methods = parse_methods(args.method)
+        config = BenchConfig(
+            samples=str(_samples_file(args)),
+            methods=methods,
+            models=[m.strip() for m in args.model.split(",") if m.strip()],
+            repeats=args.repeats,
+            limit=args.limit,
+            language=args.language,
+            budget=Budget(max_repairs=args.max_repairs),
+            memory_path=args.memory_path,
+            base_url=args.base_url,
+        )
+        outcome = run_bench(config, Path(args.out), workers=args.workers, progress=not args.quiet)
+    except (UnknownMethodError, ConfigMismatchError, ValidationError) as exc:
+        raise CommandError(str(exc)) from exc
+    for pair in outcome.skipped_pairs:
+        print(f"skipped {pair}: the method cannot take that model (oracle writes IRs only)")
+    print(
+        f"{outcome.ran} run(s) in {outcome.seconds:.1f} s ({outcome.already_done} of {outcome.planned} already done); "
+        f"results in {Path(outcome.out_dir) / DB_FILE}, traces in {Path(outcome.out_dir) / TRACES_FILE}"
+    )
+    return EXIT_OK
+
+
+def _register_report(commands: argparse._SubParsersAction) -> None:
+    p = commands.add_parser("report", help="write report.md (tables, statistics, figures) for a run folder")
+    p.add_argument("out", help="a `bench run` results folder")
+    p.add_argument("--compare", default=None, help="another results folder to compare with")
+    p.set_defaults(run=report)
+
+
+def report(args: argparse.Namespace) -> int:
+    try:
+        records = load_records(Path(args.out))
+        compare = load_records(Path(args.compare)) if args.compare else None
+    except FileNotFoundError as exc:
+        raise CommandError(str(exc)) from exc
+    config_path = Path(args.out) / CONFIG_FILE
+    meta = json.loads(config_path.read_text(encoding="utf-8")) if config_path.exists() else {}
+    from evaluation.report import write_report  # matplotlib loads only for a report
+
+    path = write_report(records, Path(args.out), compare=compare, meta=meta)
+    print(f"{len(records)} run(s) reported in {path}")
     return EXIT_OK

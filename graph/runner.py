@@ -86,6 +86,32 @@ def run_task(
     scenario_type: str = "",
 ) -> RunOutput:
     """One headless run. `db` picks the SQLite file; pass `checkpointer` to use another saver instead."""
+    return run_task_values(
+        world,
+        instruction,
+        context=context,
+        thread_id=thread_id,
+        db=db,
+        checkpointer=checkpointer,
+        task_id=task_id,
+        gold_ir=gold_ir,
+        scenario_type=scenario_type,
+    )[0]
+
+
+def run_task_values(
+    world: World,
+    instruction: str,
+    *,
+    context: Context,
+    thread_id: str | None = None,
+    db: str | Path | None = DEFAULT_DB,
+    checkpointer: BaseCheckpointSaver | None = None,
+    task_id: str | None = None,
+    gold_ir: dict[str, Any] | None = None,
+    scenario_type: str = "",
+) -> tuple[RunOutput, dict[str, Any]]:
+    """`run_task`, plus the final state's values (attempts, IR, tool results) for the evaluation's records."""
     saver = checkpointer or sqlite_checkpointer(db or DEFAULT_DB)
     graph = build_graph(parse_without(context.without), checkpointer=saver)
     thread_id = thread_id or new_thread_id()
@@ -102,4 +128,4 @@ def run_task(
     snapshot = graph.get_state(config)
     interrupted = snapshot.interrupts[0].value if snapshot.interrupts else None
     db_name = None if checkpointer is not None else str(db or DEFAULT_DB)
-    return summarise(snapshot.values, thread_id=thread_id, db=db_name, interrupted=interrupted)
+    return summarise(snapshot.values, thread_id=thread_id, db=db_name, interrupted=interrupted), snapshot.values

@@ -1,0 +1,49 @@
+"""The methods CloudBrain-Bench compares (SPEC section 11), registered by name; one module each.
+
+`get_method(name)` imports only the module it needs, so listing methods never loads a model runtime.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+
+from evaluation.methods.base import Method
+from graph.context import ABLATABLE
+
+# name -> "module:Class"; the CloudBrain variants are one class with an ablation set.
+_BASELINES: dict[str, str] = {
+    "direct_llm": "evaluation.methods.direct_llm:DirectLLM",
+    "json_only": "evaluation.methods.json_only:JsonOnly",
+    "react": "evaluation.methods.react:ReAct",
+    "tool_use_only": "evaluation.methods.tool_use_only:ToolUseOnly",
+    "llm_p": "evaluation.methods.llm_p:LLMPlusP",
+}
+FULL = "cloudbrain_full"
+ABLATION_PREFIX = "cloudbrain_no_"
+METHOD_NAMES: tuple[str, ...] = (*_BASELINES, FULL, *(ABLATION_PREFIX + part for part in ABLATABLE))
+
+
+class UnknownMethodError(ValueError):
+    pass
+
+
+def parse_methods(value: str) -> list[str]:
+    """A comma-separated list of method names, or 'all'; unknown names are one clear error."""
+    names = list(METHOD_NAMES) if value.strip() == "all" else [n.strip() for n in value.split(",") if n.strip()]
+    unknown = [n for n in names if n not in METHOD_NAMES]
+    if unknown or not names:
+        raise UnknownMethodError(
+            f"unknown method {', '.join(unknown) or repr(value)}; choose from {', '.join(METHOD_NAMES)} or all"
+        )
+    return list(dict.fromkeys(names))
+
+
+def get_method(name: str) -> Method:
+    parse_methods(name)
+    if name == FULL or name.startswith(ABLATION_PREFIX):
+        from evaluation.methods.cloudbrain import CloudBrain
+
+        return CloudBrain(name, frozenset({name.removeprefix(ABLATION_PREFIX)}) if name != FULL else frozenset())
+    module, _, attr = _BASELINES[name].partition(":")
+    method_class: type[Method] = getattr(import_module(module), attr)
+    return method_class()

@@ -1,0 +1,106 @@
+"""The contract every compared method implements (SPEC section 11): one task in, one `MethodRun` out.
+
+Every method gets the same `Budget` (LLM calls, tool calls, new tokens, repair rounds) and ends in the same
+`Decision` (execute with a UAV and 4D waypoints, safe_refusal or human_confirm). What the method claims about its
+decision is recorded but never scored: the runner hands the decision to the independent judge
+(evaluation/judge.py), which sets success and safety.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from pydantic import BaseModel, ConfigDict, Field
+
+from evaluation.records import Stage
+from graph.context import RepairMemory
+from ir.decision import Decision
+from tools.world import World
+
+ModelKind = Literal["llm", "rules", "oracle"]
+
+
+class Budget(BaseModel):
+    """The same for every method of a run (SPEC section 11: same token budget and tool-call cap)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    max_llm_calls: int = Field(default=8, ge=1, description="model calls per task, repairs included")
+    max_tool_calls: int = Field(default=12, ge=1, description="tool calls per task")
+    max_new_tokens: int = Field(default=1024, ge=16, description="new tokens per model call")
+    max_repairs: int = Field(default=3, ge=0, description="K: repair rounds, for the methods that repair")
+
+
+class MethodTask(BaseModel):
+    """One benchmark sample as a method may see it: the request and the world, never the label or gold."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    sample_id: str
+    instruction: str
+    world: World
+    scenario_type: str = ""
+    gold_ir: dict[str, Any] | None = Field(default=None, description="read only by the `oracle` model")
+
+
+@dataclass(frozen=True)
+class MethodSetup:
+    """What to run a method with: the model, the budget and the run's infrastructure."""
+
+    model: str
+    budget: Budget = field(default_factory=Budget)
+    base_url: str | None = None
+    api_key: str | None = None
+    checkpointer: BaseCheckpointSaver | None = None  # graph methods checkpoint every step here (one per worker)
+    memory: RepairMemory | None = None  # the safety memory, None when not used
+    thread_id: str = "run"  # a fresh one per run
+    sim_seed: int = 0  # the agent's own simulate gate; the judge uses other seeds
+
+
+class TracedToolCall(BaseModel):
+    """One tool call a method made; `args` when the method recorded them."""
+
+    tool: str
+    ok: bool
+    error_type: str | None = None
+    args: dict[str, Any] | None = None
+    latency_sec: float = 0.0
+
+
+class MethodUsage(BaseModel):
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    llm_calls: int = 0
+    llm_latency_sec: float = 0.0
+
+
+class MethodRun(BaseModel):
+    """What a method returns for one task; the runner adds the judgement and stores both."""
+
+    decision: Decision
+    ir: dict[str, Any] | None = Field(default=None, description="the final LowAltitudeIR, for methods that write one")
+    tool_calls: list[TracedToolCall] = Field(default_factory=list, description="in call order, all rounds")
+    repair_rounds: int = Field(default=0, ge=0)
+    success_round: int | None = Field(default=None, description="round of the decision the method itself accepted")
+    first_failing_stage: Stage | None = None
+    usage: MethodUsage = Field(default_factory=MethodUsage)
+    trace: dict[str, Any] = Field(default_factory=dict, description="method-specific record, written to the JSONL")
+
+
+class Method(ABC):
+    """A compared method. Subclasses set `name`, `summary` and the model kinds they accept."""
+
+    name: ClassVar[str]
+    summary: ClassVar[str]
+    # `oracle` writes the gold IR, so only methods whose model output is an IR can take it.
+    model_kinds: ClassVar[frozenset[ModelKind]] = frozenset({"llm", "rules"})
+
+    @abstractmethod
+    def run(self, task: MethodTask, setup: MethodSetup) -> MethodRun: ...
+
+
+def model_kind(model: str) -> ModelKind:
+    return "oracle" if model == "oracle" else "rules" if model == "rules" else "llm"

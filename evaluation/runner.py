@@ -1,0 +1,373 @@
+"""`cloudbrain bench run`: every (method, model, sample, repeat) of a benchmark run, in headless worker processes,
+judged independently and stored so that the run can be killed and resumed (evaluation/store.py).
+
+Each worker process has its own SQLite checkpoint file (`checkpoints/worker-<pid>.sqlite`: one SQLite saver per
+process) and a fresh thread id per run. The safety memory is read as a frozen snapshot: runs retrieve past repair
+cases but store none, so a result never depends on which runs another worker happened to finish first; the cases
+a run would have stored are counted in its trace. Only the main process writes results.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import traceback
+import uuid
+from collections.abc import Iterable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+from tqdm import tqdm
+
+from evaluation import store
+from evaluation.judge import DEFAULT_STRESS_SEEDS, StressLevel, judge_sample
+from evaluation.methods import get_method
+from evaluation.methods.base import Budget, MethodRun, MethodSetup, MethodTask, model_kind
+from evaluation.metrics import summarize
+from evaluation.records import RunRecord, ToolCall
+from evaluation.statistics import group_by
+from graph.checkpoint import sqlite_checkpointer
+from graph.context import RepairMemory
+from ir.decision import Decision
+from ir.plan_execution import FLOWS
+from memory.access import open_memory
+from memory.cases import CaseHit, RepairCase
+from memory.store import RuleHit
+from tools.catalog import default_registry
+from tools.rules import RULE_IDS
+from tools.world import World, parse_world
+
+CHECKPOINT_DIR = "checkpoints"
+
+
+class BenchConfig(BaseModel):
+    """What a benchmark run is; stored beside the results (config.json) and checked on resume."""
+
+    samples: str = Field(description="the split's JSONL file")
+    methods: list[str]
+    models: list[str]
+    repeats: int = Field(default=1, ge=1)
+    limit: int | None = Field(default=None, ge=1)
+    language: str = Field(default="en", description="instruction language: en or zh")
+    budget: Budget = Field(default_factory=Budget)
+    stress_seeds: list[int] = Field(default_factory=lambda: list(DEFAULT_STRESS_SEEDS))
+    stress_level: StressLevel = "medium"
+    memory_path: str | None = Field(default=None, description="safety memory folder read (frozen) by the runs")
+    base_url: str | None = None
+
+
+@dataclass(frozen=True)
+class Job:
+    run_key: str
+    method: str
+    model: str
+    repeat: int
+    sample: dict[str, Any]
+
+
+def load_samples(path: str | Path, limit: int | None = None) -> list[dict[str, Any]]:
+    samples = []
+    with open(path, encoding="utf-8") as handle:
+        for line in handle:
+            if line.strip():
+                samples.append(json.loads(line))
+                if limit is not None and len(samples) >= limit:
+                    break
+    return samples
+
+
+def plan_jobs(config: BenchConfig, samples: Sequence[dict[str, Any]]) -> tuple[list[Job], list[str]]:
+    """Every run of the config, and the (method, model) pairs skipped because the method cannot take the model."""
+    jobs, skipped = [], []
+    for model in config.models:
+        for method_name in config.methods:
+            if model_kind(model) not in get_method(method_name).model_kinds:
+                skipped.append(f"{method_name} x {model}")
+                continue
+            for repeat in range(config.repeats):
+                for sample in samples:
+                    key = store.run_key(method_name, model, sample["sample_id"], repeat)
+                    jobs.append(Job(key, method_name, model, repeat, sample))
+    return jobs, skipped
+
+
+# --- in the worker ------------------------------------------------------------------------------------------------
+
+
+class FrozenMemory:
+    """A read-only view of the safety memory: retrieval as usual, stores only counted (see the module docstring)."""
+
+    def __init__(self, memory: RepairMemory):
+        self._memory = memory
+        self.proposed = 0
+
+    def search_rules(self, query: str, k: int = 3) -> list[RuleHit]:
+        return self._memory.search_rules(query, k)
+
+    def search_cases(self, query_text: str, failure_type: str | None = None, k: int = 3) -> list[CaseHit]:
+        return self._memory.search_cases(query_text, failure_type, k)
+
+    def format_case_for_prompt(self, case: RepairCase | CaseHit) -> str:
+        return self._memory.format_case_for_prompt(case)
+
+    def store_cases(self, cases: Iterable[RepairCase]) -> int:
+        self.proposed += len(list(cases))
+        return 0
+
+
+_WORKER: dict[str, Any] = {}
+
+
+def _init_worker(out_dir: str, memory_path: str | None) -> None:
+    folder = Path(out_dir) / CHECKPOINT_DIR
+    folder.mkdir(parents=True, exist_ok=True)
+    _WORKER["checkpointer"] = sqlite_checkpointer(folder / f"worker-{os.getpid()}.sqlite")
+    _WORKER["memory_path"] = memory_path
+
+
+def _memory(method_name: str) -> FrozenMemory | None:
+    if method_name == "cloudbrain_no_memory" or not method_name.startswith("cloudbrain"):
+        return None
+    if "memory" not in _WORKER:
+        opened = open_memory(frozenset(), path=_WORKER.get("memory_path"))
+        _WORKER["memory"] = FrozenMemory(opened) if opened is not None else None
+    return _WORKER["memory"]
+
+
+def run_job(job: Job, config: BenchConfig) -> dict[str, Any]:
+    """One run, judged: the outcome the main process stores. A method that raises still yields a stored run."""
+    sample = job.sample
+    world = parse_world(sample["world"], f"{sample['sample_id']}.world")
+    instruction = sample["instruction"].get(config.language) or sample["instruction"]["en"]
+    task = MethodTask(
+        sample_id=sample["sample_id"],
+        instruction=instruction,
+        world=world,
+        scenario_type=sample.get("scenario_type", ""),
+        gold_ir=sample.get("gold_ir") if job.model == "oracle" else None,
+    )
+    memory = _memory(job.method)
+    proposed_before = memory.proposed if memory else 0
+    setup = MethodSetup(
+        model=job.model,
+        budget=config.budget,
+        base_url=config.base_url,
+        checkpointer=_WORKER.get("checkpointer"),
+        memory=memory,
+        thread_id=f"bench-{uuid.uuid4().hex[:12]}",
+        sim_seed=job.repeat,  # repeat k runs the agent's own gate on seed k; the judge's seeds stay held out
+    )
+    error = None
+    started = time.perf_counter()
+    try:
+        run = get_method(job.method).run(task, setup)
+    except Exception as exc:  # a crashing method is a result to record, not the end of the benchmark
+        error = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+        run = MethodRun(decision=Decision(status="human_confirm", reason=f"method crashed: {error}"))
+    total = time.perf_counter() - started
+    judgement = judge_sample(run.decision, sample, stress_seeds=config.stress_seeds, stress_level=config.stress_level)
+    calls = tool_calls(run)
+    record = RunRecord(
+        sample_id=sample["sample_id"],
+        method=job.method,
+        model=job.model,
+        repeat=job.repeat,
+        split=sample.get("split", ""),
+        scenario_type=sample.get("scenario_type", ""),
+        difficulty=sample.get("difficulty", ""),
+        label=sample["label"],
+        status=run.decision.status,
+        judged_success=judgement.success,
+        judged_violations=sorted({v.rule for v in judgement.violations}),
+        right_place=judgement.right_place if run.decision.status == "execute" else None,
+        hallucinations=hallucinations(run, world),
+        tool_calls=calls,
+        expected_tools=[step["tool"] for step in sample.get("gold_tool_trace") or [] if "tool" in step],
+        ir=run.ir,
+        gold_ir=sample.get("gold_ir"),
+        repair_rounds=run.repair_rounds,
+        success_round=run.success_round,
+        first_failing_stage=run.first_failing_stage,
+        llm_latency_sec=min(run.usage.llm_latency_sec, total),
+        tool_latency_sec=max(0.0, total - run.usage.llm_latency_sec),
+        total_latency_sec=total,
+        prompt_tokens=run.usage.prompt_tokens,
+        completion_tokens=run.usage.completion_tokens,
+        llm_calls=run.usage.llm_calls,
+    )
+    decision = run.decision
+    return {
+        "run_key": job.run_key,
+        "thread_id": setup.thread_id,
+        "error": error,
+        "record": record.model_dump(mode="json"),
+        "decision_row": {
+            "status": decision.status,
+            "uav_id": decision.uav_id,
+            "waypoints": decision.waypoints,
+            "reason": decision.reason,
+            "claimed_verified": decision.verified,
+            "judged_success": judgement.success,
+            "judged_safe": judgement.safe,
+            "right_place": judgement.right_place,
+            "violations": [v.model_dump(mode="json") for v in judgement.violations],
+            "checks": judgement.checks,
+        },
+        "attempts": attempt_rows(run),
+        "tool_calls": [
+            {**c.model_dump(), "error_type": t.error_type, "latency_sec": t.latency_sec}
+            for c, t in zip(calls, run.tool_calls)
+        ],
+        "trace": {
+            "run_key": job.run_key,
+            "thread_id": setup.thread_id,
+            "decision": decision.model_dump(mode="json"),
+            "judgement": judgement.model_dump(mode="json"),
+            "memory_cases_proposed": (memory.proposed - proposed_before) if memory else 0,
+            "method_trace": run.trace,
+            "error": error,
+        },
+    }
+
+
+def tool_calls(run: MethodRun) -> list[ToolCall]:
+    """Each call with its dependency check: every required input (ir.plan_execution.FLOWS) came from an earlier
+    successful call of its producer, or the method passed it itself."""
+    produced: set[str] = set()
+    calls = []
+    for call in run.tool_calls:
+        needs = [f for f in FLOWS if f.consumer == call.tool and f.required]
+        given = call.args or {}
+        dependency_ok = all(f.producer in produced or f.arg in given for f in needs)
+        calls.append(ToolCall(tool=call.tool, ok=call.ok, dependency_ok=dependency_ok))
+        if call.ok:
+            produced.add(call.tool)
+    return calls
+
+
+def hallucinations(run: MethodRun, world: World) -> int:
+    """Unknown entity, UAV, tool and rule ids in the method's IR and decision."""
+    known = set(world.entity_index) | set(world.uav_index) | set(world.zone_index) | set(world.corridor_index)
+    unknown = 0
+    ir = run.ir or {}
+    entities = ir.get("entities") or {}
+    for value in entities.values():
+        for ref in [value] if isinstance(value, str) else value if isinstance(value, list) else []:
+            unknown += isinstance(ref, str) and ref not in known
+    tools = default_registry()
+    unknown += sum(1 for step in ir.get("tool_plan") or [] if isinstance(step, dict) and step.get("tool") not in tools)
+    rules = (ir.get("verification_specs") or {}).get("program_rules") or []
+    unknown += sum(1 for rule in rules if rule not in RULE_IDS)
+    unknown += sum(1 for call in run.tool_calls if call.tool not in tools)
+    if run.decision.uav_id is not None and run.decision.uav_id not in world.uav_index:
+        unknown += 1
+    return unknown
+
+
+def attempt_rows(run: MethodRun) -> list[dict[str, Any]]:
+    rows = []
+    for attempt in run.trace.get("attempts") or []:
+        failure = attempt.get("failure") or {}
+        counterexample = failure.get("counterexample") or {}
+        rows.append(
+            {
+                "round": attempt.get("round", len(rows)),
+                "failure_stage": counterexample.get("failure_stage"),
+                "error_type": failure.get("error_type"),
+                "violated_rule": counterexample.get("violated_rule"),
+                "message": failure.get("message"),
+            }
+        )
+    return rows
+
+
+# --- in the main process -----------------------------------------------------------------------------------------
+
+
+class BenchOutcome(BaseModel):
+    out_dir: str
+    planned: int
+    already_done: int
+    ran: int
+    skipped_pairs: list[str]
+    dropped_trace_lines: int
+    seconds: float
+
+
+def run_bench(config: BenchConfig, out_dir: Path, *, workers: int = 1, progress: bool = True) -> BenchOutcome:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    _check_config(config, out_dir)
+    samples = load_samples(config.samples, config.limit)
+    jobs, skipped = plan_jobs(config, samples)
+    db = store.open_db(out_dir)
+    done = store.done_keys(db)
+    dropped = store.compact_traces(out_dir, done)
+    todo = [job for job in jobs if job.run_key not in done]
+    started = time.perf_counter()
+    bar = tqdm(total=len(jobs), initial=len(jobs) - len(todo), unit="run", disable=not progress, dynamic_ncols=True)
+    with ProcessPoolExecutor(
+        max_workers=workers, initializer=_init_worker, initargs=(str(out_dir), config.memory_path)
+    ) as pool:
+        pending: set[Future] = set()
+        queue = iter(todo)
+        for job in queue:  # keep a bounded number in flight so a kill loses little and memory stays flat
+            pending.add(pool.submit(run_job, job, config))
+            if len(pending) >= 2 * workers:
+                break
+        while pending:
+            finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for future in finished:
+                outcome = future.result()
+                store.append_trace(out_dir, outcome["trace"])
+                store.write_run(db, outcome)
+                bar.update(1)
+                bar.set_postfix_str(outcome["run_key"].rsplit("|", 2)[0], refresh=False)
+                following = next(queue, None)
+                if following is not None:
+                    pending.add(pool.submit(run_job, following, config))
+    bar.close()
+    write_metrics(db)
+    return BenchOutcome(
+        out_dir=str(out_dir),
+        planned=len(jobs),
+        already_done=len(jobs) - len(todo),
+        ran=len(todo),
+        skipped_pairs=skipped,
+        dropped_trace_lines=dropped,
+        seconds=round(time.perf_counter() - started, 2),
+    )
+
+
+CONFIG_FILE = "config.json"
+
+
+class ConfigMismatchError(ValueError):
+    pass
+
+
+def _check_config(config: BenchConfig, out_dir: Path) -> None:
+    """A resumed run must be the same run: its stored config may only grow (more methods, models or repeats)."""
+    path = out_dir / CONFIG_FILE
+    if path.exists():
+        stored = BenchConfig.model_validate_json(path.read_text(encoding="utf-8"))
+        fixed = ("samples", "limit", "language", "budget", "stress_seeds", "stress_level")
+        changed = [name for name in fixed if getattr(stored, name) != getattr(config, name)]
+        if changed:
+            raise ConfigMismatchError(
+                f"{out_dir} holds a run with other {', '.join(changed)}; use another --out or the same settings"
+            )
+    path.write_text(config.model_dump_json(indent=2), encoding="utf-8")
+
+
+def write_metrics(db: Any) -> None:
+    rows = db["runs"].rows_where(order_by="run_key", select="record") if db["runs"].exists() else []
+    records = [RunRecord.model_validate_json(row["record"]) for row in rows]  # in key order: sums are reproducible
+    rows = []
+    for (method, model), group in group_by(records, lambda r: (r.method, r.model)).items():
+        for metric, value in store.flatten_metrics(summarize(group)):
+            rows.append({"method": method, "model": model, "metric": metric, "value": value})
+    store.write_metrics(db, rows)
