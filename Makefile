@@ -7,7 +7,7 @@ DEMO_DB := .cloudbrain/demo.sqlite
 DEMO_WORLD := examples/downtown.json
 DEMO_INSTRUCTION := Send a drone with the defibrillator from hospital_A to accident_site_3 within 10 minutes, keep away from the school and the temporary no-fly zone.
 
-.PHONY: install demo lint test perf clean
+.PHONY: install demo lint test perf bench-smoke clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -35,6 +35,14 @@ lint: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/pytest
+
+# Every method on 20 dev_mini samples with oracle (the methods that write an IR), rules and the embedded model,
+# judged independently, then report.md with its figures (evaluation/report.py). Starts afresh each time.
+SMOKE_OUT := .cloudbrain/bench-smoke
+bench-smoke: $(STAMP)
+	rm -rf $(SMOKE_OUT)
+	$(BIN)/cloudbrain bench run --split dev_mini --limit 20 --method all --model oracle,rules,local --workers 2 --out $(SMOKE_OUT)
+	$(BIN)/cloudbrain bench report $(SMOKE_OUT)
 
 perf: $(STAMP)
 	$(BIN)/python benchmark/perf/planner_vs_networkx.py

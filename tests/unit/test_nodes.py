@@ -172,3 +172,16 @@ def test_interactive_fallback_with_a_refusal_policy_does_not_ask_the_operator():
     state = {"ir": ir_with(fallback_policy="safe_refusal"), "candidate": THROUGH_NFZ, "failure": NFZ_FAILURE}
     update = fallback(state, fake_runtime(Context(interactive=True)))
     assert update["status"] == "safe_refusal" and update["decision"]["proposal"] is None
+
+
+@pytest.mark.parametrize(("route_goal", "verified_goal"), [("depot_1", "depot_1"), ("hospital_A", "accident_site_3")])
+def test_verify_gate_checks_a_declared_hand_off_as_the_legs_goal_and_nothing_else(route_goal, verified_goal):
+    from nodes.gates import gate_args
+
+    ir = ir_with(**{"entities.handoff_points": ["depot_1"]})
+    state = {
+        "ir": ir,
+        "candidate": {"uav_id": "uav_03", "waypoints": [[0, 0, 60, 0], [10, 0, 60, 2]], "goal": route_goal},
+    }
+    assert GOOD_IR["entities"]["destination"] == "accident_site_3"
+    assert gate_args(state, Context(), "verify_ltl_stl")["goal"] == verified_goal

@@ -128,3 +128,17 @@ def test_near_miss_is_an_error_unless_high_risk_is_accepted(registry, world):
 def test_bad_arguments_are_tool_errors(registry, world, args):
     res = simulate(registry, world, **args)
     assert not res.ok and res.error.type == "bad_arguments"
+
+
+def test_a_pop_up_zone_expiring_mid_step_is_not_entered_before_it_expires(registry, world):
+    # Before the hold looked at the whole coming second, 8 of these 100 medium draws flew into the zone during the
+    # last second of its window (the hold ended at the step's end time, after the zone's end).
+    intrusions = [
+        seed
+        for seed in range(100)
+        if any(
+            e["type"] == "nfz_intrusion" and "popup_nfz" in e["detail"]
+            for e in simulate(registry, world, uav_id="uav_03", stress_level="medium", seed=seed).result["events"]
+        )
+    ]
+    assert intrusions == []
