@@ -1,152 +1,206 @@
-"""`cloudbrain bench report`: report.md and its figures from judged runs (SPEC section 12, the seed plan's Tables 3
-and 4 and figure plan).
+"""`cloudbrain bench report`: report.md and its figures from judged runs (SPEC section 12; the seed plan's Table 3,
+Table 4 and figure plan).
 
-Pure on records: the numbers come from evaluation.metrics and evaluation.statistics as rows (lists of dicts, so
-tests check numbers, not markdown); `markdown_table` renders them and evaluation/figures.py draws them.
+Pure on records. Every table's numbers come from a `*_rows` function that returns rows (lists of dicts, values as
+fractions, seconds or counts, None where a metric is undefined) built from evaluation.metrics and
+evaluation.statistics, so tests check numbers, not markdown. `write_report` only formats those rows
+(`markdown_table`) and hands them to evaluation/figures.py.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from datetime import date
 from pathlib import Path
 from typing import Any
 
 from evaluation import figures
 from evaluation.metrics import (
+    UNATTRIBUTED,
     cost_per_task,
     executable_decision_rate,
     failure_attribution,
     hallucination_rate,
+    ir_exact_match_rate,
+    ir_field_f1,
     latency_percentiles,
+    pass_hat_k,
     pass_hat_k_table,
     repair_success_by_round,
     right_place_rate,
     safe_refusal_precision_recall,
     safety_violation_rate,
+    task_success,
     task_success_rate,
     tool_call_accuracy,
+    tool_dependency_success,
     violation_rate_by_rule,
 )
-from evaluation.records import RunRecord
+from evaluation.records import STAGES, RunRecord
 from evaluation.statistics import group_by, mcnemar_exact, mean_se, paired_bootstrap_ci
 
 FULL = "cloudbrain_full"
-METHOD_ORDER = ("direct_llm", "json_only", "react", "tool_use_only", "llm_p", "cloudbrain_no_repair", FULL)
-ABLATIONS: dict[str, str] = {  # variant -> what removing it tests (the seed plan's Table 4)
+ABLATION_PREFIX = "cloudbrain_no_"
+BASELINES = ("direct_llm", "json_only", "react", "tool_use_only", "llm_p")
+ABLATION_TESTS: dict[str, str] = {  # variant -> what removing the component tests (the seed plan's Table 4)
     FULL: "the complete method",
     "cloudbrain_no_ir": "the structured interface (typed IR)",
-    "cloudbrain_no_verifier": "formal verification (LTL / STL)",
+    "cloudbrain_no_verifier": "formal verification",
     "cloudbrain_no_simulator": "stress-simulation feedback",
-    "cloudbrain_no_repair": "counterexample-guided repair",
-    "cloudbrain_no_memory": "retrieval of past repair cases",
+    "cloudbrain_no_repair": "counterexample repair",
+    "cloudbrain_no_memory": "retrieval of past failure cases",
     "cloudbrain_no_rag": "rule and map context",
 }
-NA = "N/A"
+KNOWN_METHODS = (*BASELINES, *ABLATION_TESTS)  # the table order; any other method comes after these
+DIFFICULTY_ORDER = ("easy", "medium", "hard", "extreme", "unsat")
+BREAKDOWNS = (("split", "split"), ("scenario_type", "scenario type"), ("difficulty", "difficulty"))
+FAILURE_STAGES = (*STAGES, UNATTRIBUTED)
+BOOTSTRAP_RESAMPLES = 10_000
+BOOTSTRAP_SEED = 0
+NA = "N/A"  # the metric is undefined for that method (e.g. RSR of a method that never repairs)
+MISSING = "—"  # there is no run at all (a group the method did not run, a method absent from one side)
+
 Row = dict[str, Any]
+MethodModel = tuple[str, str]
 
 
-def _order(method: str) -> tuple[int, str]:
-    known = (*METHOD_ORDER, *ABLATIONS)
-    return (known.index(method) if method in known else len(known), method)
+def method_order(method: str) -> tuple[int, str]:
+    """Sort key: baselines, cloudbrain_full, its ablations (seed-plan order), then unknown methods by name."""
+    return (KNOWN_METHODS.index(method) if method in KNOWN_METHODS else len(KNOWN_METHODS), method)
 
 
-def by_method_model(records: Sequence[RunRecord]) -> dict[tuple[str, str], list[RunRecord]]:
+def _row_order(key: MethodModel) -> tuple[str, int, str]:
+    method, model = key
+    return (model, *method_order(method))
+
+
+def by_method_model(records: Sequence[RunRecord]) -> dict[MethodModel, list[RunRecord]]:
+    """Runs per (method, model), grouped by model and in `method_order` within a model: the row order of every
+    table and figure."""
     groups = group_by(records, lambda r: (r.method, r.model))
-    return {key: groups[key] for key in sorted(groups, key=lambda k: (k[1], *_order(k[0])))}  # type: ignore[index]
+    return {key: groups[key] for key in sorted(groups, key=_row_order)}
 
 
-def _tsr_mean_se(records: Sequence[RunRecord]) -> tuple[float | None, float | None]:
-    """TSR per repeat, then mean and standard error across repeats (SE None with one repeat)."""
-    per_repeat = [task_success_rate(group) or 0.0 for group in group_by(records, "repeat").values()]
-    return mean_se(per_repeat)
+def _identity(key: MethodModel) -> Row:
+    return {"method": key[0], "model": key[1]}
 
 
-def _rsr(records: Sequence[RunRecord]) -> float | None:
-    by_round = repair_success_by_round(records)
+def _final_repair_success(runs: Sequence[RunRecord]) -> float | None:
+    """RSR after the last round (cumulative RSR@K); None for a method that never repaired."""
+    by_round = repair_success_by_round(runs)
     return by_round[max(by_round)] if by_round else None
 
 
+def _difference(a: float | None, b: float | None) -> float | None:
+    return None if a is None or b is None else a - b
+
+
+# --- rows -------------------------------------------------------------------------------------------------------------
+
+
+def overview_rows(records: Sequence[RunRecord], meta: Mapping[str, Any] | None = None) -> list[Row]:
+    """The header table: every `meta` entry as given, then what the records themselves hold."""
+    rows = [{"setting": str(key), "value": value} for key, value in (meta or {}).items()]
+    seen = {
+        "judged runs": len(records),
+        "methods in runs": sorted({r.method for r in records}, key=method_order),
+        "models in runs": sorted({r.model for r in records}),
+        "splits in runs": sorted({r.split for r in records}),
+        "samples in runs": len({r.sample_id for r in records}),
+        "repeats in runs": len({r.repeat for r in records}),
+    }
+    return rows + [{"setting": key, "value": value} for key, value in seen.items()]
+
+
 def main_rows(records: Sequence[RunRecord]) -> list[Row]:
-    """Table 3: one row per (method, model)."""
+    """Table 3, one row per (method, model). TSR is pooled over all runs; `tsr_se` is the standard error of the
+    per-repeat TSRs (None with a single repeat)."""
     rows = []
-    for (method, model), group in by_method_model(records).items():
-        tsr, se = _tsr_mean_se(group)
-        p95 = latency_percentiles(group)["total"]["p95"]
+    for key, runs in by_method_model(records).items():
+        per_repeat = [sum(map(task_success, group)) / len(group) for group in group_by(runs, "repeat").values()]
         rows.append(
-            {
-                "method": method,
-                "model": model,
-                "runs": len(group),
-                "tsr": task_success_rate(group),
-                "tsr_se": se,
-                "edr": executable_decision_rate(group),
-                "svr": safety_violation_rate(group),
-                "hr": hallucination_rate(group),
-                "tca": tool_call_accuracy(group),
-                "rsr": _rsr(group),
-                "pass_hat_3": pass_hat_k_table(group, (3,))[3]["value"],
-                "right_place": right_place_rate(group),
-                "p95_latency_sec": p95,
+            _identity(key)
+            | {
+                "runs": len(runs),
+                "repeats": len(per_repeat),
+                "tsr": task_success_rate(runs),
+                "tsr_se": mean_se(per_repeat)[1],
+                "edr": executable_decision_rate(runs),
+                "svr": safety_violation_rate(runs),
+                "hr": hallucination_rate(runs),
+                "tca": tool_call_accuracy(runs),
+                "rsr": _final_repair_success(runs),
+                "pass_hat_3": pass_hat_k(runs, 3),
+                "right_place": right_place_rate(runs),
+                "p95_latency_sec": latency_percentiles(runs)["total"]["p95"],
             }
         )
     return rows
 
 
+def _ablation_text(variant: str) -> str:
+    return ABLATION_TESTS.get(variant) or f"removing {variant.removeprefix(ABLATION_PREFIX).replace('_', ' ')}"
+
+
+def _is_ablation(method: str) -> bool:
+    return method == FULL or method.startswith(ABLATION_PREFIX)
+
+
 def ablation_rows(records: Sequence[RunRecord]) -> list[Row]:
-    """Table 4: cloudbrain_full and each ablation present, per model, with the TSR change against full."""
-    rows = []
-    for model, group in group_by(records, "model").items():
-        full = [r for r in group if r.method == FULL]
-        full_tsr = task_success_rate(full)
-        for variant, tests in ABLATIONS.items():
-            runs = [r for r in group if r.method == variant]
-            if not runs:
-                continue
-            tsr = task_success_rate(runs)
-            rows.append(
-                {
-                    "variant": variant,
-                    "model": model,
-                    "tsr": tsr,
-                    "delta_tsr": None if full_tsr is None or tsr is None else tsr - full_tsr,
-                    "edr": executable_decision_rate(runs),
-                    "svr": safety_violation_rate(runs),
-                    "tca": tool_call_accuracy(runs),
-                    "rsr": _rsr(runs),
-                    "tests": tests,
-                }
-            )
-    return rows
+    """Table 4: cloudbrain_full and every cloudbrain_no_* variant present, per model, with the TSR change against
+    cloudbrain_full on the same model (variant minus full; None without a full run on that model)."""
+    rows = main_rows([r for r in records if _is_ablation(r.method)])
+    full_tsr = {row["model"]: row["tsr"] for row in rows if row["method"] == FULL}
+    return [
+        {
+            "variant": row["method"],
+            "model": row["model"],
+            **{metric: row[metric] for metric in ("tsr", "edr", "svr", "tca", "rsr")},
+            "delta_tsr": _difference(row["tsr"], full_tsr.get(row["model"])),
+            "tests": _ablation_text(row["method"]),
+        }
+        for row in rows
+    ]
 
 
-def group_rows(records: Sequence[RunRecord], field: str) -> tuple[list[str], list[Row]]:
-    """TSR per (method, model) and per value of `field` (split, scenario_type or difficulty)."""
-    values = sorted({str(getattr(r, field)) for r in records})
+def _group_order(field: str, value: str) -> tuple[int, str]:
+    known = DIFFICULTY_ORDER if field == "difficulty" else ()
+    return (known.index(value) if value in known else len(known), value)
+
+
+def breakdown_rows(records: Sequence[RunRecord], field: str) -> tuple[list[str], list[Row]]:
+    """TSR per (method, model) and per value of `field` (split, scenario_type or difficulty): (the values, in
+    order, and the rows). A method without runs in a group has None there."""
+    values = sorted({str(getattr(r, field)) for r in records}, key=lambda v: _group_order(field, v))
     rows = []
-    for (method, model), group in by_method_model(records).items():
-        parts = group_by(group, field)
-        rows.append({"method": method, "model": model, **{v: task_success_rate(parts.get(v, [])) for v in values}})
+    for key, runs in by_method_model(records).items():
+        parts = group_by(runs, lambda r: str(getattr(r, field)))
+        rows.append(_identity(key) | {value: task_success_rate(parts.get(value, [])) for value in values})
     return values, rows
 
 
-def significance_rows(records: Sequence[RunRecord], *, n_resamples: int = 10_000) -> list[Row]:
-    """Every method against cloudbrain_full on the same model: paired bootstrap 95% CI of the TSR difference
-    (method minus full) and the exact McNemar p-value, pairs by (sample_id, repeat)."""
-    rows = []
+def significance_rows(
+    records: Sequence[RunRecord], *, n_resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED
+) -> list[Row]:
+    """Each method against cloudbrain_full on the same model, runs paired by (sample_id, repeat): the TSR
+    difference (method minus full) with its paired bootstrap 95% CI, and McNemar's exact test on task success.
+    The bootstrap resamples tasks with all their repeats (repeats of one task are correlated). Rows that cannot be
+    compared say why in `note` and have no numbers."""
     groups = by_method_model(records)
-    for (method, model), group in groups.items():
+    rows = []
+    for (method, model), runs in groups.items():
         if method == FULL:
             continue
         full = groups.get((FULL, model))
-        if not full:
-            rows.append({"method": method, "model": model, "note": f"no {FULL} run with {model}"})
+        test = mcnemar_exact(runs, full) if full else None
+        if test is None or test.n_pairs == 0:
+            why = f"no {FULL} run on {model}" if test is None else f"no (sample, repeat) shared with {FULL}"
+            rows.append(_identity((method, model)) | {"note": why})
             continue
-        ci = paired_bootstrap_ci(group, full, n_resamples=n_resamples)
-        test = mcnemar_exact(group, full)
+        ci = paired_bootstrap_ci(runs, full, n_resamples=n_resamples, seed=seed, cluster_by_task=True)
         rows.append(
-            {
-                "method": method,
-                "model": model,
+            _identity((method, model))
+            | {
                 "pairs": test.n_pairs,
                 "delta_tsr": ci.difference,
                 "ci_low": ci.low,
@@ -160,78 +214,390 @@ def significance_rows(records: Sequence[RunRecord], *, n_resamples: int = 10_000
     return rows
 
 
-def detail_rows(records: Sequence[RunRecord]) -> list[Row]:
-    """Refusal precision / recall, pass@k, latency split, cost and violations per rule, per (method, model)."""
+def reliability_rows(records: Sequence[RunRecord]) -> list[Row]:
+    """Safe-refusal precision / recall (positives: UNSAT and AMBIGUOUS samples) and pass@1 / pass^3 / pass^5."""
     rows = []
-    for (method, model), group in by_method_model(records).items():
-        refusal = safe_refusal_precision_recall(group)
-        passes = pass_hat_k_table(group)
-        latency = latency_percentiles(group)
-        cost = cost_per_task(group)
+    for key, runs in by_method_model(records).items():
+        refusal = safe_refusal_precision_recall(runs)
+        passes = {f"pass_hat_{k}": entry["value"] for k, entry in pass_hat_k_table(runs).items()}
         rows.append(
-            {
-                "method": method,
-                "model": model,
-                "refusal_precision": refusal["precision"],
-                "refusal_recall": refusal["recall"],
-                **{f"pass_hat_{k}": v["value"] for k, v in passes.items()},
-                **{f"{part}_{p}": latency[part][p] for part in ("llm", "non_llm") for p in ("p50", "p90", "p95")},
-                "tokens_per_task": cost["tokens_per_task"],
-                "tokens_per_success": cost["tokens_per_success"],
-                "llm_calls_per_task": cost["llm_calls_per_task"],
-                "llm_calls_per_success": cost["llm_calls_per_success"],
-                "violations": violation_rate_by_rule(group),
-                "first_failing_stage": failure_attribution(group)["counts"],
-            }
+            _identity(key) | {"refusal_precision": refusal["precision"], "refusal_recall": refusal["recall"]} | passes
+        )
+    return rows
+
+
+def latency_rows(records: Sequence[RunRecord]) -> list[Row]:
+    """Per-run latency percentiles split into LLM and non-LLM (tools, verifier, simulator, glue) time, plus the
+    per-run values themselves (`llm_sec`, `non_llm_sec`) that the latency figure plots."""
+    rows = []
+    for key, runs in by_method_model(records).items():
+        latency = latency_percentiles(runs)
+        rows.append(
+            _identity(key)
+            | {f"{part}_{p}": latency[part][p] for part in ("llm", "non_llm", "total") for p in ("p50", "p90", "p95")}
+            | {"llm_sec": [r.llm_latency_sec for r in runs], "non_llm_sec": [r.tool_latency_sec for r in runs]}
+        )
+    return rows
+
+
+def cost_rows(records: Sequence[RunRecord]) -> list[Row]:
+    """Tokens and LLM calls per task (run) and per successful run."""
+    keys = ("tokens_per_task", "tokens_per_success", "llm_calls_per_task", "llm_calls_per_success")
+    rows = []
+    for key, runs in by_method_model(records).items():
+        cost = cost_per_task(runs)
+        rows.append(_identity(key) | {name: cost[name] for name in keys})
+    return rows
+
+
+def tool_ir_rows(records: Sequence[RunRecord]) -> list[Row]:
+    """Tool-call accuracy, tool-dependency success, IR exact match and IR field F1 (None: no call / no gold IR)."""
+    return [
+        _identity(key)
+        | {
+            "tca": tool_call_accuracy(runs),
+            "tool_dependency": tool_dependency_success(runs),
+            "ir_exact_match": ir_exact_match_rate(runs),
+            "ir_field_f1": ir_field_f1(runs)["f1"],
+        }
+        for key, runs in by_method_model(records).items()
+    ]
+
+
+def violation_rows(records: Sequence[RunRecord]) -> tuple[list[str], list[Row]]:
+    """Per-rule violation rates (share of runs; a run may violate several rules): (the rule ids, the rows). Every
+    row has every rule: R1-R8, then any other id some method violated (0.0 where this one never did)."""
+    rates = {key: violation_rate_by_rule(runs) for key, runs in by_method_model(records).items()}
+    rules = list(dict.fromkeys(rule for by_rule in rates.values() for rule in by_rule))
+    return rules, [_identity(key) | {rule: by_rule.get(rule, 0.0) for rule in rules} for key, by_rule in rates.items()]
+
+
+def repair_rows(records: Sequence[RunRecord]) -> tuple[list[int], list[Row]]:
+    """Cumulative repair success by round (RSR@r) for the methods that repaired at least once: (the rounds 1..K
+    over all of them, the rows with `by_round` {r: value}; None past a method's own last round)."""
+    rows = []
+    for key, runs in by_method_model(records).items():
+        by_round = repair_success_by_round(runs)
+        if any(value is not None for value in by_round.values()):
+            repairing = sum(r.repair_rounds >= 1 for r in runs)
+            rows.append(_identity(key) | {"repairing_runs": repairing, "by_round": by_round})
+    rounds = list(range(1, max((max(row["by_round"]) for row in rows), default=0) + 1))
+    return rounds, rows
+
+
+def failure_stage_rows(records: Sequence[RunRecord]) -> list[Row]:
+    """First failing stage of the failed runs: `failed`, a count per stage (pipeline order, then unattributed)
+    and `shares` {stage: count / failed} (None values when nothing failed)."""
+    rows = []
+    for key, runs in by_method_model(records).items():
+        attribution = failure_attribution(runs)
+        rows.append(
+            _identity(key) | {"failed": attribution["runs"], "shares": attribution["shares"]} | attribution["counts"]
         )
     return rows
 
 
 def compare_rows(records: Sequence[RunRecord], other: Sequence[RunRecord]) -> list[Row]:
-    """TSR / EDR / SVR per (method, model) in this run and the other, and this minus other."""
+    """TSR / SVR / EDR per (method, model) in these runs and in `other`, and the difference (these minus other).
+    `in_runs` / `in_other` say which side has the (method, model); its metrics are None on the side without it."""
     here, there = by_method_model(records), by_method_model(other)
     rows = []
-    for key in sorted(here.keys() | there.keys(), key=lambda k: (k[1], *_order(k[0]))):
-        row: Row = {"method": key[0], "model": key[1]}
+    for key in sorted(here.keys() | there.keys(), key=_row_order):
+        row = _identity(key) | {"in_runs": key in here, "in_other": key in there}
         for name, metric in (
             ("tsr", task_success_rate),
-            ("edr", executable_decision_rate),
             ("svr", safety_violation_rate),
+            ("edr", executable_decision_rate),
         ):
-            a = metric(here[key]) if key in here else None
-            b = metric(there[key]) if key in there else None
-            row |= {name: a, f"{name}_other": b, f"{name}_delta": None if a is None or b is None else a - b}
+            mine = metric(here[key]) if key in here else None
+            theirs = metric(there[key]) if key in there else None
+            row |= {name: mine, f"{name}_other": theirs, f"{name}_delta": _difference(mine, theirs)}
         rows.append(row)
     return rows
 
 
-# --- rendering ------------------------------------------------------------------------------------------------------
+def report_rows(records: Sequence[RunRecord], compare: Sequence[RunRecord] | None = None) -> dict[str, Any]:
+    """Every number of the report, by table: rows, or (columns, rows) for the tables whose columns depend on the
+    data. `compare` is None without a compared run."""
+    return {
+        "main": main_rows(records),
+        "ablation": ablation_rows(records),
+        "breakdown": {field: breakdown_rows(records, field) for field, _ in BREAKDOWNS},
+        "significance": significance_rows(records),
+        "reliability": reliability_rows(records),
+        "latency": latency_rows(records),
+        "cost": cost_rows(records),
+        "tool_ir": tool_ir_rows(records),
+        "violations": violation_rows(records),
+        "repair": repair_rows(records),
+        "failure_stage": failure_stage_rows(records),
+        "compare": None if compare is None else compare_rows(records, compare),
+    }
+
+
+# --- markdown ---------------------------------------------------------------------------------------------------------
+
+Column = tuple[str, Callable[[Row], str]]
 
 
 def percent(value: float | None) -> str:
     return NA if value is None else f"{100 * value:.1f}"
 
 
+def points(value: float | None) -> str:
+    """A difference of two rates in signed percentage points."""
+    return NA if value is None else f"{100 * value:+.1f}"
+
+
 def number(value: float | None, digits: int = 2) -> str:
     return NA if value is None else f"{value:.{digits}f}"
 
 
-def markdown_table(rows: Sequence[Row], columns: Sequence[tuple[str, str, Callable[[Any], str]]]) -> str:
-    """Columns as (header, row key, formatter)."""
+def _cell(value: Any) -> str:
+    """Any value as cell text: None as missing, lists joined, mappings as key=value (meta holds both)."""
+    if value is None:
+        return MISSING
+    if isinstance(value, Mapping):
+        return ", ".join(f"{key}={_cell(item)}" for key, item in value.items())
+    if isinstance(value, list | tuple | set):
+        return ", ".join(_cell(item) for item in value) or MISSING
+    return str(value)
+
+
+def markdown_table(rows: Sequence[Row], columns: Sequence[Column], *, empty: str = "no runs") -> str:
+    """A markdown table, one line per row; a column is (header, function of the row giving the cell text). Without
+    rows, the `empty` note in italics."""
     if not rows:
-        return "_no runs_\n"
-    lines = ["| " + " | ".join(h for h, _, _ in columns) + " |", "|" + "---|" * len(columns)]
-    lines += ["| " + " | ".join(fmt(row.get(key)) for _, key, fmt in columns) + " |" for row in rows]
+        return f"_{empty}_\n"
+
+    def escape(cell: str) -> str:  # a '|' or a line break inside a cell would split the row
+        return cell.replace("|", "\\|").replace("\n", " ")
+
+    lines = ["| " + " | ".join(escape(header) for header, _ in columns) + " |", "|" + "---|" * len(columns)]
+    lines += ["| " + " | ".join(escape(cell(row)) for _, cell in columns) + " |" for row in rows]
     return "\n".join(lines) + "\n"
 
 
-def _text(value: Any) -> str:
-    return "—" if value is None else str(value)
+def text(header: str, key: str) -> Column:
+    return header, lambda row: _cell(row.get(key))
+
+
+def pct(header: str, key: str, *, empty: str = NA) -> Column:
+    """A rate in percent; None shows as `empty` (N/A: undefined; MISSING where None means there was no run)."""
+    return header, lambda row: empty if row.get(key) is None else percent(row[key])
+
+
+def num(header: str, key: str, digits: int = 2) -> Column:
+    return header, lambda row: number(row.get(key), digits)
+
+
+def _when_compared(header: str, cell: Callable[[Row], str]) -> Column:
+    """A significance cell, MISSING on rows that could not be compared (they carry a note instead)."""
+    return header, lambda row: MISSING if row["note"] else cell(row)
+
+
+def _compare_cells(name: str) -> list[Column]:
+    """Compare table: the metric in these runs, in the other runs, and the difference; MISSING on a side without
+    the (method, model)."""
+    upper = name.upper()
+    return [
+        (upper, lambda row: percent(row[name]) if row["in_runs"] else MISSING),
+        (f"{upper} other", lambda row: percent(row[f"{name}_other"]) if row["in_other"] else MISSING),
+        (f"Δ{upper} (pp)", lambda row: points(row[f"{name}_delta"]) if row["in_runs"] and row["in_other"] else MISSING),
+    ]
 
 
 def _tsr_cell(row: Row) -> str:
-    se = row.get("tsr_se")
+    se = row["tsr_se"]
     return percent(row["tsr"]) + ("" if se is None else f" ± {100 * se:.1f}")
+
+
+IDENTITY: tuple[Column, ...] = (text("Method", "method"), text("Model", "model"))
+LATENCY_PARTS = (("llm", "LLM"), ("non_llm", "non-LLM"))
+
+
+def _sections(data: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+    """(title, explanation, markdown table) of every table of `report_rows`, in report order."""
+    sections = [
+        (
+            "Main results (Table 3)",
+            "Percentages over all runs. TSR is mean ± standard error over repeats when there are several. TCA = "
+            "tool-call accuracy; right place = share of executes at the requested places with the requested UAV; "
+            f"p95 latency in seconds, end to end. {NA} = undefined for the method (e.g. RSR without repairs, "
+            "pass^3 with fewer than 3 repeats).",
+            markdown_table(
+                data["main"],
+                [
+                    *IDENTITY,
+                    text("Runs", "runs"),
+                    ("TSR ↑", _tsr_cell),
+                    pct("EDR ↑", "edr"),
+                    pct("SVR ↓", "svr"),
+                    pct("HR ↓", "hr"),
+                    pct("TCA ↑", "tca"),
+                    pct("RSR ↑", "rsr"),
+                    pct("pass^3 ↑", "pass_hat_3"),
+                    pct("Right place ↑", "right_place"),
+                    num("p95 latency (s) ↓", "p95_latency_sec"),
+                ],
+            ),
+        ),
+        (
+            "Ablations (Table 4)",
+            f"ΔTSR = variant minus {FULL} on the same model, in percentage points.",
+            markdown_table(
+                data["ablation"],
+                [
+                    text("Variant", "variant"),
+                    text("Model", "model"),
+                    pct("TSR ↑", "tsr"),
+                    ("ΔTSR (pp)", lambda row: points(row["delta_tsr"])),
+                    pct("EDR ↑", "edr"),
+                    pct("SVR ↓", "svr"),
+                    pct("TCA ↑", "tca"),
+                    pct("RSR ↑", "rsr"),
+                    text("What it tests", "tests"),
+                ],
+                empty=f"no {FULL} or {ABLATION_PREFIX}* run",
+            ),
+        ),
+    ]
+    for field, title in BREAKDOWNS:
+        values, rows = data["breakdown"][field]
+        columns = [*IDENTITY, *(pct(value, value, empty=MISSING) for value in values)]
+        sections.append((f"TSR by {title}", f"TSR (%); {MISSING} = no run there.", markdown_table(rows, columns)))
+    rules, violations = data["violations"]
+    rounds, repairs = data["repair"]
+    sections += [
+        (
+            f"Against {FULL}",
+            f"Runs paired by (sample, repeat) with {FULL} on the same model. ΔTSR = method minus full, with the "
+            f"paired bootstrap 95% CI ({BOOTSTRAP_RESAMPLES} resamples of tasks, seed {BOOTSTRAP_SEED}); McNemar "
+            "exact p on task success; method / full only = discordant pairs.",
+            markdown_table(
+                data["significance"],
+                [
+                    *IDENTITY,
+                    text("Pairs", "pairs"),
+                    _when_compared("ΔTSR (pp)", lambda row: points(row["delta_tsr"])),
+                    _when_compared("95% CI (pp)", lambda row: f"[{points(row['ci_low'])}, {points(row['ci_high'])}]"),
+                    text("Method only", "method_only"),
+                    text("Full only", "full_only"),
+                    _when_compared("McNemar p", lambda row: f"{row['mcnemar_p']:.3g}"),
+                    text("Note", "note"),
+                ],
+                empty=f"no other method to compare with {FULL}",
+            ),
+        ),
+        (
+            "Safe refusal and consistency",
+            "Refusal precision / recall: safe_refusal or human_confirm against the UNSAT / AMBIGUOUS labels. "
+            f"pass^k: the chance that k repeats of a task all succeed ({NA} with fewer than k repeats).",
+            markdown_table(
+                data["reliability"],
+                [
+                    *IDENTITY,
+                    pct("Refusal precision", "refusal_precision"),
+                    pct("Refusal recall", "refusal_recall"),
+                    pct("pass@1", "pass_hat_1"),
+                    pct("pass^3", "pass_hat_3"),
+                    pct("pass^5", "pass_hat_5"),
+                ],
+            ),
+        ),
+        (
+            "Latency",
+            "Seconds per run; LLM = waiting on the model, non-LLM = tools, verifier, simulator and glue.",
+            markdown_table(
+                data["latency"],
+                [
+                    *IDENTITY,
+                    *(num(f"{name} {p}", f"{part}_{p}") for part, name in LATENCY_PARTS for p in ("p50", "p90", "p95")),
+                    num("total p95", "total_p95"),
+                ],
+            ),
+        ),
+        (
+            "Cost",
+            f"Tokens and LLM calls per run and per successful run ({NA} when nothing succeeded).",
+            markdown_table(
+                data["cost"],
+                [
+                    *IDENTITY,
+                    num("tokens / task", "tokens_per_task", 0),
+                    num("tokens / success", "tokens_per_success", 0),
+                    num("LLM calls / task", "llm_calls_per_task"),
+                    num("LLM calls / success", "llm_calls_per_success"),
+                ],
+            ),
+        ),
+        (
+            "Tools and IR",
+            f"{NA} = no tool call / no gold IR.",
+            markdown_table(
+                data["tool_ir"],
+                [
+                    *IDENTITY,
+                    pct("TCA", "tca"),
+                    pct("Tool dependency", "tool_dependency"),
+                    pct("IR exact match", "ir_exact_match"),
+                    pct("IR field F1", "ir_field_f1"),
+                ],
+            ),
+        ),
+        (
+            "Violations per rule",
+            "Share of runs (%) violating each rule; a run can violate several. R8 includes executing an UNSAT / "
+            "AMBIGUOUS task.",
+            markdown_table(violations, [*IDENTITY, *(pct(rule, rule) for rule in rules)]),
+        ),
+        (
+            "Repair success by round",
+            "Cumulative RSR@r (%) among the runs that needed repair; methods that never repaired are left out.",
+            markdown_table(
+                repairs,
+                [
+                    *IDENTITY,
+                    text("Runs repaired", "repairing_runs"),
+                    *((f"r ≤ {r}", lambda row, r=r: percent(row["by_round"].get(r))) for r in rounds),
+                ],
+                empty="no run needed a repair",
+            ),
+        ),
+        (
+            "First failing stage",
+            "Failed runs by the earliest pipeline stage that failed (counts).",
+            markdown_table(
+                data["failure_stage"],
+                [*IDENTITY, text("Failed", "failed"), *(text(stage, stage) for stage in FAILURE_STAGES)],
+            ),
+        ),
+    ]
+    if data["compare"] is not None:
+        sections.append(
+            (
+                "Compared with the other run",
+                f"Δ = these runs minus the compared ones, percentage points; {MISSING} = no run on that side.",
+                markdown_table(
+                    data["compare"], [*IDENTITY, *(c for name in ("tsr", "svr", "edr") for c in _compare_cells(name))]
+                ),
+            )
+        )
+    return sections
+
+
+def _figures(data: Mapping[str, Any], figure_dir: Path) -> list[tuple[str, Path]]:
+    """(caption, PNG path) of the four figures."""
+    rounds, repairs = data["repair"]
+    return [
+        ("TSR, EDR, SVR and HR per method", figures.main_results(data["main"], figure_dir / "main_results.png")),
+        ("Repair success by round", figures.repair_by_round(rounds, repairs, figure_dir / "repair_by_round.png")),
+        (
+            "First failing stage of the failed runs",
+            figures.failure_stage(data["failure_stage"], FAILURE_STAGES, figure_dir / "failure_stage.png"),
+        ),
+        ("Latency per run, LLM and non-LLM", figures.latency(data["latency"], figure_dir / "latency.png")),
+    ]
 
 
 def write_report(
@@ -241,138 +607,23 @@ def write_report(
     compare: Sequence[RunRecord] | None = None,
     meta: Mapping[str, Any] | None = None,
 ) -> Path:
+    """Write out_dir/report.md and its PNG figures under out_dir/figures/; return the report's path."""
     out_dir = Path(out_dir)
     figure_dir = out_dir / "figures"
     figure_dir.mkdir(parents=True, exist_ok=True)
-    main = main_rows(records)
-    for row in main:
-        row["tsr_cell"] = _tsr_cell(row)
-    parts = ["# CloudBrain-Bench report\n\n", f"{len(records)} judged run(s).\n\n"]
-    if meta:
-        shown = [{"key": k, "value": v} for k, v in meta.items()]
-        parts.append(markdown_table(shown, [("setting", "key", str), ("value", "value", str)]))
-    parts += [
-        "\n## Main results (Table 3)\n\n",
-        "Percentages; TSR is mean ± standard error over repeats when there are several. TCA = tool-call accuracy; "
-        "right place = share of executes at the requested places (and pinned UAV); p95 latency in seconds.\n\n",
-        markdown_table(
-            main,
-            [
-                ("Method", "method", str),
-                ("Model", "model", str),
-                ("Runs", "runs", str),
-                ("TSR ↑", "tsr_cell", str),
-                ("EDR ↑", "edr", percent),
-                ("SVR ↓", "svr", percent),
-                ("HR ↓", "hr", percent),
-                ("TCA ↑", "tca", percent),
-                ("RSR ↑", "rsr", percent),
-                ("pass^3 ↑", "pass_hat_3", percent),
-                ("Right place ↑", "right_place", percent),
-                ("p95 latency ↓", "p95_latency_sec", number),
-            ],
-        ),
-        "\n## Ablations (Table 4)\n\n",
-        markdown_table(
-            ablation_rows(records),
-            [
-                ("Variant", "variant", str),
-                ("Model", "model", str),
-                ("TSR ↑", "tsr", percent),
-                ("ΔTSR vs full", "delta_tsr", percent),
-                ("EDR ↑", "edr", percent),
-                ("SVR ↓", "svr", percent),
-                ("TCA ↑", "tca", percent),
-                ("RSR ↑", "rsr", percent),
-                ("What it tests", "tests", str),
-            ],
-        ),
-        f"\n## Against {FULL} (paired by sample and repeat)\n\n",
-        "Δ = method minus full, percentage points, with the paired bootstrap 95% CI; McNemar exact p on task "
-        "success; method / full only = discordant pairs.\n\n",
-        markdown_table(
-            significance_rows(records),
-            [
-                ("Method", "method", str),
-                ("Model", "model", str),
-                ("Pairs", "pairs", _text),
-                ("ΔTSR", "delta_tsr", percent),
-                ("CI low", "ci_low", percent),
-                ("CI high", "ci_high", percent),
-                ("Method only", "method_only", _text),
-                ("Full only", "full_only", _text),
-                ("McNemar p", "mcnemar_p", lambda v: number(v, 4)),
-                ("Note", "note", _text),
-            ],
-        ),
-    ]
-    for field, title in (("split", "split"), ("scenario_type", "scenario type"), ("difficulty", "difficulty")):
-        values, rows = group_rows(records, field)
-        columns = [("Method", "method", str), ("Model", "model", str), *((v, v, percent) for v in values)]
-        parts += [f"\n## TSR by {title}\n\n", markdown_table(rows, columns)]
-    details = detail_rows(records)
-    parts += [
-        "\n## Refusals, consistency, latency and cost\n\n",
-        markdown_table(
-            details,
-            [
-                ("Method", "method", str),
-                ("Model", "model", str),
-                ("Refusal P", "refusal_precision", percent),
-                ("Refusal R", "refusal_recall", percent),
-                ("pass^1", "pass_hat_1", percent),
-                ("pass^3", "pass_hat_3", percent),
-                ("pass^5", "pass_hat_5", percent),
-                ("LLM p50/p95 s", "llm_p50", lambda v: number(v)),
-                ("non-LLM p50 s", "non_llm_p50", number),
-                ("non-LLM p95 s", "non_llm_p95", number),
-                ("tokens/task", "tokens_per_task", lambda v: number(v, 0)),
-                ("tokens/success", "tokens_per_success", lambda v: number(v, 0)),
-                ("LLM calls/task", "llm_calls_per_task", number),
-            ],
-        ),
-        "\n## Violations per rule and first failing stage\n\n",
-        markdown_table(
-            details,
-            [
-                ("Method", "method", str),
-                ("Model", "model", str),
-                ("Violations (share of runs)", "violations", _rates),
-                ("First failing stage (failed runs)", "first_failing_stage", _counts),
-            ],
-        ),
-    ]
+    data = report_rows(records, compare)
+    overview = overview_rows(records, meta)
     if compare is not None:
-        parts += [
-            "\n## Compared with the other run\n\n",
-            markdown_table(
-                compare_rows(records, compare),
-                [
-                    ("Method", "method", str),
-                    ("Model", "model", str),
-                    ("TSR", "tsr", percent),
-                    ("TSR other", "tsr_other", percent),
-                    ("ΔTSR", "tsr_delta", percent),
-                    ("SVR", "svr", percent),
-                    ("SVR other", "svr_other", percent),
-                    ("ΔSVR", "svr_delta", percent),
-                    ("EDR", "edr", percent),
-                    ("EDR other", "edr_other", percent),
-                ],
-            ),
-        ]
-    drawn = figures.draw_all(records, main, figure_dir)
+        overview.append({"setting": "compared runs", "value": len(compare)})
+    parts = [
+        "# CloudBrain-Bench report\n\n",
+        f"{len(records)} judged run(s); report written {date.today().isoformat()}.\n\n",
+        markdown_table(overview, [text("Setting", "setting"), text("Value", "value")]),
+    ]
+    for title, explanation, table in _sections(data):
+        parts += [f"\n## {title}\n\n", f"{explanation}\n\n", table]
     parts.append("\n## Figures\n\n")
-    parts += [f"![{title}](figures/{path.name})\n\n" for title, path in drawn]
+    parts += [f"### {caption}\n\n![{caption}](figures/{path.name})\n\n" for caption, path in _figures(data, figure_dir)]
     report = out_dir / "report.md"
     report.write_text("".join(parts), encoding="utf-8")
     return report
-
-
-def _rates(value: Mapping[str, float] | None) -> str:
-    shown = {k: v for k, v in (value or {}).items() if v}
-    return ", ".join(f"{k} {100 * v:.1f}" for k, v in shown.items()) or "none"
-
-
-def _counts(value: Mapping[str, int] | None) -> str:
-    return ", ".join(f"{k} {v}" for k, v in (value or {}).items() if v) or "none"
