@@ -20,10 +20,11 @@ from typing import Any, Literal
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.messages.ai import UsageMetadata
 from langchain_core.messages.utils import convert_to_openai_messages
 from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from models.base import (
     SHARED_CACHE,
@@ -82,6 +83,11 @@ class LocalChatModel(BaseChatModel):
     def _identifying_params(self) -> dict[str, Any]:
         return {"model_name": MODEL_NAME, "model_path": self.model_path, "n_ctx": self.n_ctx}
 
+    def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
+        """Tool calling by constrained decoding: each answer is one call of a bound tool (its name and arguments
+        under that tool's schema) or `{"final": ...}` (under the `response_format` schema when given)."""
+        return self.bind(tool_functions=[convert_to_openai_tool(t)["function"] for t in tools], **kwargs)
+
     def complete(self, messages: list[BaseMessage], **kwargs: Any) -> Completion:
         runtime = shared_model(Path(self.model_path) if self.model_path else packaged_model_path(), self.n_ctx)
         prompt = runtime.chat_prompt(convert_to_openai_messages(messages))
@@ -102,9 +108,22 @@ class LocalChatModel(BaseChatModel):
     ) -> ChatResult:
         if stop:
             raise ValueError("stop sequences are not supported by the local model; constrain with a schema")
+        functions = kwargs.pop("tool_functions", None)
+        if functions:
+            # With tools bound, a response_format is the format of the final answer, one branch of the schema.
+            final_schema = json_schema_of(kwargs.pop("response_format", None))
+            messages = plain_tool_messages(messages)
+            kwargs["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": "tool_call", "schema": tool_call_schema(functions, final_schema)},
+            }
         completion = self.complete(messages, **kwargs)
+        content, tool_calls = completion.text, []
+        if functions:
+            content, tool_calls = split_tool_call(completion.text)
         message = AIMessage(
-            content=completion.text,
+            content=content,
+            tool_calls=tool_calls,
             usage_metadata=UsageMetadata(
                 input_tokens=completion.prompt_tokens,
                 output_tokens=completion.completion_tokens,
@@ -119,6 +138,52 @@ class LocalChatModel(BaseChatModel):
             },
         )
         return ChatResult(generations=[ChatGeneration(message=message)])
+
+
+def tool_call_schema(functions: list[dict[str, Any]], final_schema: dict[str, Any] | None) -> dict[str, Any]:
+    calls = [
+        {
+            "type": "object",
+            "properties": {"tool": {"const": f["name"]}, "args": f.get("parameters") or {"type": "object"}},
+            "required": ["tool", "args"],
+            "additionalProperties": False,
+        }
+        for f in functions
+    ]
+    final = {
+        "type": "object",
+        "properties": {"final": final_schema or {"type": "object"}},
+        "required": ["final"],
+        "additionalProperties": False,
+    }
+    return {"anyOf": [*calls, final]}
+
+
+def split_tool_call(text: str) -> tuple[str, list[dict[str, Any]]]:
+    """(content, tool_calls) of a constrained answer; a cut-off answer stays text with no call."""
+    try:
+        answer = json.loads(text)
+    except json.JSONDecodeError:
+        return text, []
+    if isinstance(answer, dict) and "tool" in answer:
+        call_id = f"call_{abs(hash(text)) % 10**10}"
+        return "", [{"name": answer["tool"], "args": answer.get("args") or {}, "id": call_id}]
+    final = answer.get("final") if isinstance(answer, dict) else None
+    return json.dumps(final if final is not None else answer), []
+
+
+def plain_tool_messages(messages: list[BaseMessage]) -> list[BaseMessage]:
+    """Tool calls and results as plain turns: the model's chat template has no tool roles."""
+    plain: list[BaseMessage] = []
+    for message in messages:
+        if isinstance(message, AIMessage) and message.tool_calls:
+            call = message.tool_calls[0]
+            plain.append(AIMessage(content=json.dumps({"tool": call["name"], "args": call["args"]})))
+        elif isinstance(message, ToolMessage):
+            plain.append(HumanMessage(content=f"Result of {message.name}: {message.content}"))
+        else:
+            plain.append(message)
+    return plain
 
 
 class LocalGenerator(ChatIRGenerator):
