@@ -13,9 +13,11 @@ content of a tool message.
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Callable, Sequence
 from functools import cached_property
+from itertools import accumulate
 from typing import Any
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
@@ -28,7 +30,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from ir.decision import Decision, Status
 from ir.model import HUMAN_CONFIRM_POLICIES, LLMAnswer, LowAltitudeIR
-from ir.plan_execution import analyse_plan
+from ir.plan_execution import PlannedStep, analyse_plan
 from models.base import GenerationRequest, LLMTransportError
 from models.factory import LOCAL_MODES
 from models.local_backend import LocalChatModel
@@ -39,6 +41,7 @@ from tools.contract import ToolResult
 from tools.world import UAV, UAVStatus, World
 
 CHAT_MODEL_CHOICES = ("openai:<model>", "local", "local:full", "local:slots", "rules")
+ChatModelFactory = Callable[..., BaseChatModel]
 RULES_TASK_ID = "rules-chat"
 
 # --- answer formats -------------------------------------------------------------------------------------------
@@ -55,12 +58,16 @@ def decision_answer(decision: Decision) -> dict[str, Any]:
     return decision.model_dump(include=set(DECISION_FIELDS))
 
 
+def _millis(value: float) -> str:
+    return f"{value:.3f}".rstrip("0").rstrip(".")
+
+
 def decision_as_plain_text(decision: Decision) -> str:
     """The decision in PLAIN_DECISION_FORMAT."""
     lines = [f"DECISION: {PLAIN_STATUS_WORDS[decision.status]}"]
     if decision.status == "execute":
         lines.append(f"UAV: {decision.uav_id}")
-        lines.append("WAYPOINTS: " + "; ".join(",".join(f"{v:g}" for v in row) for row in decision.waypoints))
+        lines.append("WAYPOINTS: " + "; ".join(",".join(map(_millis, row)) for row in decision.waypoints))
     lines.append(f"REASON: {decision.reason}")
     return "\n".join(lines)
 
@@ -198,11 +205,11 @@ def straight_flight(
     start: tuple[float, float], end: tuple[float, float], altitude: float, speed: float
 ) -> list[list[float]]:
     """Climb at `start` to `altitude`, cruise straight to `end`, descend; times at `speed` from t=0."""
-    climb = altitude / speed
-    cruise = ((end[0] - start[0]) ** 2 + (end[1] - start[1]) ** 2) ** 0.5 / speed
-    times = (0.0, climb, climb + cruise, 2 * climb + cruise)
+    legs = (altitude, math.dist(start, end), altitude)
+    # Each leg's time rounded up to the millisecond: rounding down would fly a little over the cruise speed.
+    times = accumulate((math.ceil(length / speed * 1000) / 1000 for length in legs), initial=0.0)
     points = ((*start, 0.0), (*start, altitude), (*end, altitude), (*end, 0.0))
-    return [[*point, round(t, 3)] for point, t in zip(points, times)]
+    return [[*point, t] for point, t in zip(points, times)]
 
 
 class RulesChatModel(BaseChatModel):
@@ -231,17 +238,10 @@ class RulesChatModel(BaseChatModel):
         request = GenerationRequest(instruction=self.instruction, world=self.world, task_id=RULES_TASK_ID)
         return LLMAnswer.model_validate(RuleBasedGenerator().generate(request).answer)
 
-    def bind_tools(
-        self,
-        tools: Sequence[dict[str, Any] | type | Callable[..., Any] | Any],
-        *,
-        tool_choice: str | None = None,
-        response_format: dict[str, Any] | None = None,
-        **kwargs: Any,
-    ) -> Runnable[LanguageModelInput, AIMessage]:
-        """As the local model's bind_tools; the answer is always the decision JSON, whatever the format says."""
-        formatted = [convert_to_openai_tool(tool) for tool in tools]
-        return self.bind(tools=formatted, tool_choice=tool_choice, response_format=response_format, **kwargs)
+    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> Runnable[LanguageModelInput, AIMessage]:
+        """Tools as ChatOpenAI binds them. Options such as tool_choice and response_format are taken and have no
+        effect: the IR decides the calls, and the answer is always the decision JSON."""
+        return self.bind(tools=[convert_to_openai_tool(tool) for tool in tools], **kwargs)
 
     def _generate(
         self,
@@ -304,25 +304,30 @@ class RulesChatModel(BaseChatModel):
         if len(made) < len(steps):
             step = steps[len(made)]
             results = {call["id"]: outputs[call["id"]].get("result") or {} for call in made}
-            linked = {}
-            for arg, source in step.from_steps.items():
-                step_id, _, key = source.rpartition(".")
-                value = results.get(_call_id(step_id), {}).get(key)
-                if value is not None:
-                    linked[arg] = value
-            args = {**step.from_ir, **linked, **step.given}
-            return AIMessage(content="", tool_calls=[tool_call(name=step.tool, args=args, id=_call_id(step.step_id))])
+            return AIMessage(
+                content="",
+                tool_calls=[tool_call(name=step.tool, args=step_args(step, results), id=_call_id(step.step_id))],
+            )
         routes = [outputs[c["id"]]["result"] for c in made if c["name"] == "plan_route"]
         if not routes:
             return _final(fallback_decision(ir, "no route was planned"))
         route = routes[-1]
-        decision = Decision(
-            status="execute",
-            uav_id=route.get("uav_id"),
-            waypoints=route["waypoints"],
-            reason=f"plan_route's route {route.get('start')} -> {route.get('goal')}",
+        reason = f"plan_route's route {route.get('start')} -> {route.get('goal')}"
+        return _final(
+            Decision(status="execute", uav_id=route.get("uav_id"), waypoints=route["waypoints"], reason=reason)
         )
-        return _final(decision)
+
+
+def step_args(step: PlannedStep, results: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """A planned step's arguments: the IR's, with the earlier calls' outputs that FLOWS links to it (`results` by
+    call id; a call's id names the step it ran)."""
+    linked = {}
+    for arg, source in step.from_steps.items():
+        step_id, _, key = source.rpartition(".")
+        value = results.get(_call_id(step_id), {}).get(key)
+        if value is not None:
+            linked[arg] = value
+    return {**step.from_ir, **linked, **step.given}
 
 
 def _call_id(step_id: str) -> str:

@@ -9,21 +9,29 @@ as `ChatOpenAI` does, and enforces the schema token by token. `LocalGenerator` w
 - `slots`: a compact prompt and the grounded slots schema (models/slots.py); deterministic code
   compiles the slots into the full IR.
 
+With tools bound (`bind_tools`, as with ChatOpenAI) each answer is decoded under the schema of one turn: a call of
+one bound tool, `{"tool": <name>, "args": <its argument schema>}`, or `{"final": <answer>}`, the answer under the
+bound response_format. The chat template has no tool roles, so the tool list goes into the system message, a tool
+call is shown as the assistant's JSON and a tool result as a user message.
+
 No network, no API key, no download: a missing runtime or model file is a non-retryable transport error.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
-from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.language_models import BaseChatModel, LanguageModelInput
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.messages.ai import UsageMetadata
+from langchain_core.messages.tool import ToolCall, tool_call
 from langchain_core.messages.utils import convert_to_openai_messages
 from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.runnables import Runnable
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from models.base import (
@@ -53,6 +61,8 @@ from tools.registry import ToolRegistry
 LocalMode = Literal["full", "slots"]
 # The slots answer is short and bounded; a full IR may use the rest of the context (its schema bounds it).
 MAX_TOKENS: dict[str, int | None] = {"full": None, "slots": 192}
+TOOL_KEY, ARGS_KEY, FINAL_KEY = "tool", "args", "final"
+ANSWER_CHOICES = (None, "auto", "none")  # the tool_choice values that let the model answer instead of calling
 
 
 def json_schema_of(response_format: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -83,17 +93,31 @@ class LocalChatModel(BaseChatModel):
     def _identifying_params(self) -> dict[str, Any]:
         return {"model_name": MODEL_NAME, "model_path": self.model_path, "n_ctx": self.n_ctx}
 
-    def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
-        """Tool calling by constrained decoding: each answer is one call of a bound tool (its name and arguments
-        under that tool's schema) or `{"final": ...}` (under the `response_format` schema when given)."""
-        return self.bind(tool_functions=[convert_to_openai_tool(t)["function"] for t in tools], **kwargs)
+    def bind_tools(
+        self,
+        tools: Sequence[Any],
+        *,
+        tool_choice: str | dict[str, Any] | bool | None = None,
+        response_format: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> Runnable[LanguageModelInput, AIMessage]:
+        """Tools in any form LangChain converts (OpenAI tool dicts, pydantic models, functions, BaseTools).
+
+        tool_choice: None / "auto" = a tool or the final answer, "none" = the final answer, "any" / "required" /
+        True = some tool, a tool name (or {"function": {"name": ...}}) = that tool. response_format: the schema of
+        the final answer, as in ChatOpenAI.bind_tools (default: any JSON object).
+        """
+        formatted = [convert_to_openai_tool(tool) for tool in tools]
+        return self.bind(tools=formatted, tool_choice=tool_choice, response_format=response_format, **kwargs)
 
     def complete(self, messages: list[BaseMessage], **kwargs: Any) -> Completion:
         runtime = shared_model(Path(self.model_path) if self.model_path else packaged_model_path(), self.n_ctx)
-        prompt = runtime.chat_prompt(convert_to_openai_messages(messages))
+        tools = kwargs.get("tools")
+        answer_schema = json_schema_of(kwargs.get("response_format"))
+        prompt = runtime.chat_prompt(chat_messages(messages, tools))
         return runtime.complete(
             prompt,
-            schema=json_schema_of(kwargs.get("response_format")),
+            schema=turn_schema(tools, kwargs.get("tool_choice"), answer_schema) if tools else answer_schema,
             max_tokens=kwargs.get("max_tokens", self.max_tokens),
             temperature=kwargs.get("temperature", self.temperature),
             seed=kwargs.get("seed", self.seed),
@@ -108,19 +132,10 @@ class LocalChatModel(BaseChatModel):
     ) -> ChatResult:
         if stop:
             raise ValueError("stop sequences are not supported by the local model; constrain with a schema")
-        functions = kwargs.pop("tool_functions", None)
-        if functions:
-            # With tools bound, a response_format is the format of the final answer, one branch of the schema.
-            final_schema = json_schema_of(kwargs.pop("response_format", None))
-            messages = plain_tool_messages(messages)
-            kwargs["response_format"] = {
-                "type": "json_schema",
-                "json_schema": {"name": "tool_call", "schema": tool_call_schema(functions, final_schema)},
-            }
         completion = self.complete(messages, **kwargs)
         content, tool_calls = completion.text, []
-        if functions:
-            content, tool_calls = split_tool_call(completion.text)
+        if kwargs.get("tools"):
+            content, tool_calls = read_turn(completion.text, call_id=f"call_{len(tool_calls_in(messages)) + 1}")
         message = AIMessage(
             content=content,
             tool_calls=tool_calls,
@@ -140,50 +155,101 @@ class LocalChatModel(BaseChatModel):
         return ChatResult(generations=[ChatGeneration(message=message)])
 
 
-def tool_call_schema(functions: list[dict[str, Any]], final_schema: dict[str, Any] | None) -> dict[str, Any]:
-    calls = [
-        {
-            "type": "object",
-            "properties": {"tool": {"const": f["name"]}, "args": f.get("parameters") or {"type": "object"}},
-            "required": ["tool", "args"],
-            "additionalProperties": False,
-        }
-        for f in functions
+# --- tool calling --------------------------------------------------------------------------------------------
+def tool_calls_in(messages: Sequence[BaseMessage]) -> list[ToolCall]:
+    return [call for message in messages if isinstance(message, AIMessage) for call in message.tool_calls]
+
+
+def _chosen_tools(tools: list[dict[str, Any]], tool_choice: str | dict[str, Any] | bool | None) -> list[dict]:
+    if tool_choice == "none":
+        return []
+    if tool_choice in (None, "auto", "any", "required", True):
+        return tools
+    name = tool_choice["function"]["name"] if isinstance(tool_choice, dict) else tool_choice
+    chosen = [tool for tool in tools if tool["function"]["name"] == name]
+    if not chosen:
+        raise ValueError(f"tool_choice {name!r} names no bound tool")
+    return chosen
+
+
+def _object_with(key: str, value: dict[str, Any], defs: dict[str, Any], extra: dict[str, Any] | None = None) -> dict:
+    """{key: value, **extra} as a closed object; value's $defs move to the root, where its $refs point."""
+    value = dict(value)
+    for name, definition in value.pop("$defs", {}).items():
+        if defs.setdefault(name, definition) != definition:
+            raise ValueError(f"two schemas define ${name} differently")
+    properties = {**(extra or {}), key: value}
+    return {"type": "object", "additionalProperties": False, "properties": properties, "required": list(properties)}
+
+
+def turn_schema(
+    tools: list[dict[str, Any]], tool_choice: str | dict[str, Any] | bool | None, answer_schema: dict[str, Any] | None
+) -> dict[str, Any]:
+    """One turn with tools: a call of one chosen tool, or (unless a tool is required) the final answer."""
+    defs: dict[str, Any] = {}
+    options = [
+        _object_with(
+            ARGS_KEY,
+            tool["function"].get("parameters") or {"type": "object"},
+            defs,
+            extra={TOOL_KEY: {"const": tool["function"]["name"]}},
+        )
+        for tool in _chosen_tools(tools, tool_choice)
     ]
-    final = {
-        "type": "object",
-        "properties": {"final": final_schema or {"type": "object"}},
-        "required": ["final"],
-        "additionalProperties": False,
-    }
-    return {"anyOf": [*calls, final]}
+    if tool_choice in ANSWER_CHOICES:
+        options.append(_object_with(FINAL_KEY, answer_schema or {"type": "object"}, defs))
+    return {"anyOf": options, **({"$defs": defs} if defs else {})}
 
 
-def split_tool_call(text: str) -> tuple[str, list[dict[str, Any]]]:
-    """(content, tool_calls) of a constrained answer; a cut-off answer stays text with no call."""
-    try:
-        answer = json.loads(text)
-    except json.JSONDecodeError:
-        return text, []
-    if isinstance(answer, dict) and "tool" in answer:
-        call_id = f"call_{abs(hash(text)) % 10**10}"
-        return "", [{"name": answer["tool"], "args": answer.get("args") or {}, "id": call_id}]
-    final = answer.get("final") if isinstance(answer, dict) else None
-    return json.dumps(final if final is not None else answer), []
+def render_tools(tools: list[dict[str, Any]]) -> str:
+    """The tool list for the system message: names, arguments (? = optional) and descriptions."""
+    lines = [
+        f'TOOLS: call one with {{"{TOOL_KEY}": <name>, "{ARGS_KEY}": {{...}}}} and read its result; when done, '
+        f'answer with {{"{FINAL_KEY}": <answer>}}.'
+    ]
+    for tool in tools:
+        function = tool["function"]
+        parameters = function.get("parameters") or {}
+        required = set(parameters.get("required", []))
+        args = ", ".join(a if a in required else f"{a}?" for a in parameters.get("properties", {}))
+        lines.append(f"- {function['name']}({args}): {' '.join(function.get('description', '').split())}")
+    return "\n".join(lines)
 
 
-def plain_tool_messages(messages: list[BaseMessage]) -> list[BaseMessage]:
-    """Tool calls and results as plain turns: the model's chat template has no tool roles."""
-    plain: list[BaseMessage] = []
+def chat_messages(messages: Sequence[BaseMessage], tools: list[dict[str, Any]] | None = None) -> list[dict[str, str]]:
+    """Role/content messages for the chat template: a tool call as the assistant's JSON (what the model decodes),
+    a tool result as a user message naming the tool, the tool list at the end of the system message."""
+    names = {call["id"]: call["name"] for call in tool_calls_in(messages)}
+    rendered: list[dict[str, str]] = []
     for message in messages:
         if isinstance(message, AIMessage) and message.tool_calls:
-            call = message.tool_calls[0]
-            plain.append(AIMessage(content=json.dumps({"tool": call["name"], "args": call["args"]})))
+            calls = [
+                json.dumps({TOOL_KEY: c["name"], ARGS_KEY: c["args"]}, ensure_ascii=False) for c in message.tool_calls
+            ]
+            rendered.append({"role": "assistant", "content": "\n".join(calls)})
         elif isinstance(message, ToolMessage):
-            plain.append(HumanMessage(content=f"Result of {message.name}: {message.content}"))
+            tool = message.name or names.get(message.tool_call_id, "the tool")
+            rendered.append({"role": "user", "content": f"Result of {tool}: {message.text}"})
         else:
-            plain.append(message)
-    return plain
+            rendered.append(convert_to_openai_messages(message))
+    if tools:
+        tool_list = render_tools(tools)
+        if rendered and rendered[0]["role"] == "system":
+            rendered[0] = {"role": "system", "content": f"{rendered[0]['content']}\n\n{tool_list}"}
+        else:
+            rendered.insert(0, {"role": "system", "content": tool_list})
+    return rendered
+
+
+def read_turn(text: str, *, call_id: str) -> tuple[str, list[ToolCall]]:
+    """(content, tool calls) of a turn decoded under turn_schema; an answer cut off by max_tokens stays text."""
+    try:
+        turn = json.loads(text)
+    except json.JSONDecodeError:
+        return text, []
+    if TOOL_KEY in turn:
+        return "", [tool_call(name=turn[TOOL_KEY], args=turn[ARGS_KEY], id=call_id)]
+    return json.dumps(turn[FINAL_KEY], ensure_ascii=False), []
 
 
 class LocalGenerator(ChatIRGenerator):

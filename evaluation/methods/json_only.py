@@ -1,44 +1,56 @@
-"""json_only: the model reads the request and the full world and writes a typed decision under a JSON schema
-(structured output; UAV ids as an enum); no tools. An answer that is not a valid Decision is a confirmation
-request."""
+"""json_only: the model reads the request and the full world state (compacted JSON) and writes a typed decision as
+structured output (SPEC section 11): a JSON Schema response_format with the status as an enum, the UAV as an enum
+of the world's UAV ids and waypoints as [x, y, z, t] rows; no tools, no checks. An answer that is no valid
+`Decision` (or executes without a known UAV and a route) becomes a confirmation request (first failing stage "ir")."""
 
 from __future__ import annotations
 
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from evaluation.methods.answering import (
-    SYSTEM,
-    chat_model,
-    decision_from_json,
-    decision_schema,
-    invoke,
-    model_failure,
-    unparsed,
+from evaluation.methods.base import MethodRun, MethodSetup, MethodTask
+from evaluation.methods.prompts import (
+    DECISION_JSON_HINT,
+    FLIGHT_RULES,
+    WORLD_JSON_NOTE,
+    ChatBaseline,
+    InvalidAnswer,
+    MeteredModel,
+    checked_decision,
+    confirmation_run,
+    decision_response_format,
+    json_object_in,
+    method_run,
+    request_block,
+    world_char_budget,
     world_json,
 )
-from evaluation.methods.base import Method, MethodRun, MethodSetup, MethodTask, MethodUsage
+from models.base import LLMTransportError
 
-MAX_TOKENS = 384
+SYSTEM = f"""You are the dispatcher of a city's drone traffic. You have no tools: decide from the request and the \
+full world state (JSON) whether to fly the request, refuse it or ask a human to confirm it.
+{FLIGHT_RULES}
+{WORLD_JSON_NOTE}
+Answer with the decision as one JSON object: {DECISION_JSON_HINT}"""
 
 
-class JsonOnly(Method):
+class JsonOnly(ChatBaseline):
     name = "json_only"
-    summary = "typed decision under a JSON schema from the request and the full world; no tools"
+    summary = "typed decision as structured output from the request and the full world JSON; no tools, no checks"
 
     def run(self, task: MethodTask, setup: MethodSetup) -> MethodRun:
-        usage = MethodUsage()
-        schema = decision_schema(task.world)
+        model = MeteredModel(self.chat_model(task, setup), setup.model)
+        world = world_json(task.world, world_char_budget(setup.budget.max_new_tokens))
         messages = [
-            SystemMessage(content=f"{SYSTEM}\nAnswer with one JSON object: status, uav_id, waypoints, reason."),
-            HumanMessage(content=f"World: {world_json(task.world)}\n\nRequest: {task.instruction}"),
+            SystemMessage(SYSTEM),
+            HumanMessage(f"{request_block(task)}\nWORLD:\n{world}\nAnswer with the decision JSON."),
         ]
-        response_format = {"type": "json_schema", "json_schema": {"name": "decision", "schema": schema}}
         try:
-            model = chat_model(setup, task.world, task.instruction, min(MAX_TOKENS, setup.budget.max_new_tokens))
-            reply = invoke(model, messages, usage, response_format=response_format)
-        except Exception as exc:  # a model that cannot answer is an outcome of this method, not a crash
-            return model_failure(exc, usage)
-        decision = decision_from_json(reply.text)
-        if decision is None:
-            return unparsed(reply.text, usage, "answer is not a valid decision")
-        return MethodRun(decision=decision, usage=usage, trace={"raw_output": reply.text[:4000]})
+            reply = model.invoke(messages, response_format=decision_response_format(task.world))
+        except LLMTransportError as exc:
+            return confirmation_run(f"model unavailable: {exc}", model.usage, failed_stage="ir")
+        trace = {"raw_output": reply.text, "world_chars": len(world)}
+        try:
+            decision = checked_decision(json_object_in(reply.text), task.world)
+        except InvalidAnswer as exc:
+            return confirmation_run(f"invalid decision: {exc}", model.usage, failed_stage="ir", trace=trace)
+        return method_run(decision, model.usage, trace=trace)

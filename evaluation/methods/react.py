@@ -1,136 +1,156 @@
-"""react: a tool-calling loop (LangChain `bind_tools`): the model calls the action tools one at a time, sees each
-result or error, and ends with a decision. No IR, no validator, no verifier or simulator counterexamples. The
-budget caps its model calls and tool calls; running out ends in a confirmation request."""
+"""react: ReAct (SPEC section 11) as a real tool-calling loop: the model, with the action tools bound
+(`bind_tools`), calls them one at a time on the task's world and reads each result or error (type, message,
+suggested actions) before its next step, until it answers with a decision JSON or the budget's model or tool calls
+run out (then a confirmation request). No IR, no validator, no verifier or simulator: tool errors are its only
+feedback. The tools' argument schemas name this world's ids as enums, as the agent's IR schema does.
+
+An answer that executes without waypoints after a successful plan_route call flies that call's route (the trace
+says which call): the prompt offers this, so a model need not copy a long route. First failing stage: the first
+failed tool call ("planning" for assign_uav and plan_route, "tool" for the others), else "ir" for an answer that
+is no valid decision or for no answer at all.
+"""
 
 from __future__ import annotations
 
-import json
+from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.messages.tool import ToolCall
 
-from evaluation.methods.answering import (
-    SYSTEM,
-    chat_model,
-    decision_from_json,
-    decision_schema,
-    invoke,
-    model_failure,
-    world_summary,
+from evaluation.methods.base import MethodRun, MethodSetup, MethodTask, MethodUsage, TracedToolCall
+from evaluation.methods.cloudbrain import PLANNING_TOOLS
+from evaluation.methods.prompts import (
+    DECISION_JSON_HINT,
+    FLIGHT_RULES,
+    WORLD_JSON_NOTE,
+    ChatBaseline,
+    InvalidAnswer,
+    MeteredModel,
+    checked_decision,
+    confirmation_run,
+    decision_response_format,
+    json_object_in,
+    method_run,
+    request_block,
+    world_char_budget,
+    world_json,
 )
-from evaluation.methods.base import Method, MethodRun, MethodSetup, MethodTask, MethodUsage, TracedToolCall
-from ir.decision import Decision
+from evaluation.records import Stage
+from models.base import LLMTransportError
 from models.chat import bind_tools_and_answer_format, tool_message_content
+from models.grounded_schema import WorldIds, grounded_tool_args, ltl_pattern
 from nodes.gates import ACTION_TOOLS
-from tools.catalog import default_registry
+from tools.catalog import TOOL_ORDER, default_registry
+from tools.registry import ToolRegistry
+from tools.world import World
 
-MAX_TOKENS = 256
-TOOLS = sorted(ACTION_TOOLS)
-PLANNING_TOOLS = frozenset({"assign_uav", "plan_route"})
+# Room for the tool calls and results of an episode, beside the world (measured on dev_mini with the rules model
+# driving the local model's prompt format: three calls and their results took 1,800-2,800 tokens).
+CONVERSATION_TOKENS = 3_000
 
-
-def tool_schemas(names: list[str]) -> list[dict[str, Any]]:
-    """OpenAI tool schemas of registered tools, from their pydantic argument models."""
-    registry = default_registry()
-    return [
-        {
-            "type": "function",
-            "function": {
-                "name": n,
-                "description": registry.spec(n).description,
-                "parameters": registry.spec(n).args_schema(),
-            },
-        }
-        for n in names
-    ]
+SYSTEM = f"""You are the dispatcher of a city's drone traffic. Work out the operator's request with the tools, one \
+call at a time, reading each result before the next call: query_airspace shows the active no-fly zones, assign_uav \
+picks an idle UAV that can do the task, plan_route plans a safe 4D route, query_city_state lists the places in an \
+area.
+{FLIGHT_RULES}
+{WORLD_JSON_NOTE}
+When you are done, call no tool and answer with the decision as one JSON object: {DECISION_JSON_HINT}
+To fly the route of your last successful plan_route call, answer "execute" with "waypoints": []."""
 
 
-class ReAct(Method):
+def action_registry() -> ToolRegistry:
+    """The action tools only: calling any other (the verifier, the simulator) is an unknown_tool error."""
+    catalog = default_registry()
+    return ToolRegistry([catalog.spec(name) for name in TOOL_ORDER if name in ACTION_TOOLS])
+
+
+def tool_definitions(world: World, registry: ToolRegistry) -> list[dict[str, Any]]:
+    """OpenAI tool definitions of the registry's tools, their id arguments enums of this world's ids."""
+    ids = WorldIds.of(world)
+    atoms = ltl_pattern(ids.ltl_atoms())
+    definitions = []
+    for tool in registry.describe():
+        parameters = grounded_tool_args(tool["args"], ids, atoms)
+        parameters["required"] = [a for a in tool["args"].get("required", []) if a in parameters["properties"]]
+        function = {"name": tool["name"], "description": tool["description"], "parameters": parameters}
+        definitions.append({"type": "function", "function": function})
+    return definitions
+
+
+@dataclass
+class Episode:
+    """What one ReAct run has done: its tool calls, the last route planned and its first failure."""
+
+    world: World
+    registry: ToolRegistry
+    calls: list[TracedToolCall] = field(default_factory=list)
+    route: dict[str, Any] | None = None  # the result of the last successful plan_route call
+    route_call_id: str | None = None
+    failed_stage: Stage | None = None
+
+    def run_tool(self, call: ToolCall) -> ToolMessage:
+        name, args = call["name"], call["args"]
+        result = self.registry.call(name, self.world, args)
+        error_type = result.error.type if result.error else None
+        self.calls.append(
+            TracedToolCall(tool=name, ok=result.ok, error_type=error_type, args=args, latency_sec=result.latency_sec)
+        )
+        if result.ok and name == "plan_route":
+            self.route, self.route_call_id = result.result, call["id"]
+        elif not result.ok and self.failed_stage is None:
+            self.failed_stage = "planning" if name in PLANNING_TOOLS else "tool"
+        return ToolMessage(content=tool_message_content(result), tool_call_id=call["id"], name=name)
+
+    def answered(self, text: str, usage: MethodUsage) -> MethodRun:
+        trace: dict[str, Any] = {"final_answer": text}
+        try:
+            answer = json_object_in(text)
+            if self.route is not None and answer.get("status") == "execute" and not answer.get("waypoints"):
+                route_uav = self.route.get("uav_id") or answer.get("uav_id")
+                answer = {**answer, "uav_id": route_uav, "waypoints": self.route["waypoints"]}
+                trace["route_from_call"] = self.route_call_id
+            decision = checked_decision(answer, self.world)
+        except InvalidAnswer as exc:
+            return self.unanswered(f"unparseable answer: {exc}", usage, trace)
+        return method_run(decision, usage, failed_stage=self.failed_stage, tool_calls=self.calls, trace=trace)
+
+    def unanswered(self, reason: str, usage: MethodUsage, trace: dict[str, Any] | None = None) -> MethodRun:
+        stage = self.failed_stage or "ir"
+        return confirmation_run(reason, usage, failed_stage=stage, tool_calls=self.calls, trace=trace)
+
+
+class ReAct(ChatBaseline):
     name = "react"
-    summary = "tool-calling loop (bind_tools): one tool at a time, tool errors only, then a decision; no IR"
+    summary = "ReAct tool-calling loop over the action tools, tool errors as the only feedback; no IR, no verifier"
 
     def run(self, task: MethodTask, setup: MethodSetup) -> MethodRun:
-        usage, budget = MethodUsage(), setup.budget
-        registry = default_registry()
+        budget = setup.budget
+        registry = action_registry()
+        chat = bind_tools_and_answer_format(
+            self.chat_model(task, setup),
+            tool_definitions(task.world, registry),
+            decision_response_format(task.world),
+        )
+        model = MeteredModel(chat, setup.model)
+        episode = Episode(task.world, registry)
+        world = world_json(task.world, world_char_budget(budget.max_new_tokens + CONVERSATION_TOKENS))
         messages: list[BaseMessage] = [
-            SystemMessage(
-                content=f"{SYSTEM}\nUse the tools one at a time. When done, answer with a JSON decision: "
-                "status, uav_id, waypoints (from plan_route), reason."
-            ),
-            HumanMessage(content=f"{world_summary(task.world)}\n\nRequest: {task.instruction}"),
+            SystemMessage(SYSTEM),
+            HumanMessage(f"{request_block(task)}\nWORLD:\n{world}"),
         ]
-        calls: list[TracedToolCall] = []
-        last_route: dict[str, Any] | None = None
-        first_failure: str | None = None
-        try:
-            model = chat_model(setup, task.world, task.instruction, min(MAX_TOKENS, budget.max_new_tokens))
-            answer_format = {
-                "type": "json_schema",
-                "json_schema": {"name": "decision", "schema": decision_schema(task.world)},
-            }
-            bound = bind_tools_and_answer_format(model, tool_schemas(TOOLS), answer_format)
-        except Exception as exc:  # a model that cannot answer is an outcome of this method, not a crash
-            return model_failure(exc, usage)
-        while usage.llm_calls < budget.max_llm_calls:
+        while model.usage.llm_calls < budget.max_llm_calls:
             try:
-                reply = invoke(bound, messages, usage)
-            except Exception as exc:
-                return model_failure(exc, usage)
+                reply = model.invoke(messages)
+            except LLMTransportError as exc:
+                return episode.unanswered(f"model unavailable: {exc}", model.usage)
             messages.append(reply)
             if not reply.tool_calls:
-                return self._final(reply.text, last_route, calls, usage, first_failure)
+                return episode.answered(reply.text, model.usage)
             for call in reply.tool_calls:
-                if len(calls) >= budget.max_tool_calls:
-                    break
-                result = registry.call(call["name"], task.world, call.get("args") or {})
-                error = result.error.type if result.error else None
-                calls.append(
-                    TracedToolCall(
-                        tool=call["name"],
-                        ok=result.ok,
-                        error_type=error,
-                        args=call.get("args"),
-                        latency_sec=result.latency_sec,
-                    )
-                )
-                if not result.ok and first_failure is None:
-                    first_failure = "planning" if call["name"] in PLANNING_TOOLS else "tool"
-                if result.ok and call["name"] == "plan_route":
-                    last_route = result.result
-                text = tool_message_content(result)
-                messages.append(ToolMessage(content=text, tool_call_id=call["id"], name=call["name"]))
-            if len(calls) >= budget.max_tool_calls:
-                break
-        decision = Decision(status="human_confirm", reason="budget exhausted before a decision")
-        return MethodRun(
-            decision=decision, tool_calls=calls, first_failing_stage=first_failure or "policy", usage=usage
-        )
-
-    @staticmethod
-    def _final(
-        text: str, route: dict[str, Any] | None, calls: list[TracedToolCall], usage: MethodUsage, failure: str | None
-    ) -> MethodRun:
-        decision = decision_from_json(text)
-        trace: dict[str, Any] = {"final_answer": text[:4000]}
-        if decision is None:
-            try:
-                said_execute = json.loads(text).get("status") == "execute"
-            except (json.JSONDecodeError, AttributeError):
-                said_execute = False
-            if not (said_execute and route):
-                return MethodRun(
-                    decision=Decision(status="human_confirm", reason="final answer is not a valid decision"),
-                    tool_calls=calls, first_failing_stage="ir", usage=usage, trace=trace,
-                )  # fmt: skip
-            decision = Decision(
-                status="execute", uav_id=route.get("uav_id"), waypoints=route["waypoints"], reason="plan_route's route"
-            )
-            trace["route_from"] = "plan_route"  # the answer said execute without waypoints: it meant the planned route
-        return MethodRun(
-            decision=decision,
-            tool_calls=calls,
-            first_failing_stage=failure,
-            usage=usage,
-            success_round=None,
-            trace=trace,
+                if len(episode.calls) >= budget.max_tool_calls:
+                    return episode.unanswered(f"budget exhausted: {budget.max_tool_calls} tool calls", model.usage)
+                messages.append(episode.run_tool(call))
+        return episode.unanswered(
+            f"budget exhausted: {budget.max_llm_calls} model calls without a final answer", model.usage
         )
