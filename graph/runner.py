@@ -73,30 +73,10 @@ def summarise(values: dict[str, Any], *, thread_id: str, db: str | None, interru
     )
 
 
-def run_task(
-    world: World,
-    instruction: str,
-    *,
-    context: Context,
-    thread_id: str | None = None,
-    db: str | Path | None = DEFAULT_DB,
-    checkpointer: BaseCheckpointSaver | None = None,
-    task_id: str | None = None,
-    gold_ir: dict[str, Any] | None = None,
-    scenario_type: str = "",
-) -> RunOutput:
-    """One headless run. `db` picks the SQLite file; pass `checkpointer` to use another saver instead."""
-    return run_task_values(
-        world,
-        instruction,
-        context=context,
-        thread_id=thread_id,
-        db=db,
-        checkpointer=checkpointer,
-        task_id=task_id,
-        gold_ir=gold_ir,
-        scenario_type=scenario_type,
-    )[0]
+def run_task(world: World, instruction: str, **options: Any) -> RunOutput:
+    """One headless run (options as `run_task_values`: context, thread_id, db or checkpointer, task_id, gold_ir,
+    scenario_type). `db` picks the SQLite file; pass `checkpointer` to use another saver instead."""
+    return run_task_values(world, instruction, **options)[0]
 
 
 def run_task_values(

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from evaluation.records import Stage
 from graph.context import RepairMemory
+from graph.state import Usage as MethodUsage  # the graph's own usage record, summed over a run
 from ir.decision import Decision
 from tools.world import World
 
@@ -68,13 +69,6 @@ class TracedToolCall(BaseModel):
     error_type: str | None = None
     args: dict[str, Any] | None = None
     latency_sec: float = 0.0
-
-
-class MethodUsage(BaseModel):
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    llm_calls: int = 0
-    llm_latency_sec: float = 0.0
 
 
 class MethodRun(BaseModel):
