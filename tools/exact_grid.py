@@ -134,6 +134,9 @@ def minimum_times(
     return [_into_band(segments, k, segments.time(k, u), volumes[i]) for k, (u, _, i) in best.items()]
 
 
+MAX_NUDGE_SEC = 1e-9  # how far _into_band may move a minimum's time (15 m/s x 1e-9 s: 1.5e-8 m of track)
+
+
 def _into_band(segments: Segments, k: int, t: float, volume: Volume) -> float:
     """`t`, moved by a few ulps where needed so that segment k's altitude there, as `sample_track` interpolates
     it, lies in the volume's band [low, high]: a minimum found on the band's edge (entering a zone or a roof's
@@ -147,7 +150,7 @@ def _into_band(segments: Segments, k: int, t: float, volume: Volume) -> float:
         return t
     toward = -1.0 if (z > high) == (z1 > z0) else 1.0  # back in time if too high and climbing, etc.
     step = max(abs(t), 1.0) * 2.0**-52
-    for _ in range(64):
+    while step <= MAX_NUDGE_SEC:  # a rounding fix only: a near-level segment may reach the band far away
         moved = min(max(t + toward * step, t0), t1)
         if low <= float(np.interp(moved, [t0, t1], [z0, z1])) <= high:
             return moved

@@ -128,6 +128,19 @@ def test_r2_obstacle_clearance_on_the_exact_grid_matches_the_oracle(data):
     assert_matches(vc.exact_minimum(world, case), vc.building_oracle(case, signals.far_distance(world)), "obstacle")
 
 
+def test_minimum_of_a_near_level_piece_just_over_a_roof_is_not_moved_to_the_pieces_end():
+    # Found by the fuzz test above: the piece is 1e-12 m over the roof where it passes 0.09 m from the footprint;
+    # the band fix-up used to move that instant to the piece's end, where the roof height is reached (1.0 m away).
+    case = vc.Case(
+        kind="building",
+        waypoints=np.array([[506.0, 495.0, 3.000000000001, 0.0], [495.0, 494.0, 3.0, 1.0]]),
+        building=[(495.0, 495.0), (505.0, 495.0), (505.0, 500.0), (500.0, 500.0), (500.0, 505.0), (495.0, 505.0)],
+        height=3.0,
+    )
+    world = world_of(case)
+    assert_matches(vc.exact_minimum(world, case), vc.building_oracle(case, signals.far_distance(world)), "obstacle")
+
+
 @fuzz(200)
 @given(st.data())
 def test_r2_sensitive_clearance_on_the_exact_grid_matches_the_oracle(data):
