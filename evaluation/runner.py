@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import time
 import traceback
 import uuid
@@ -34,7 +35,7 @@ from graph.checkpoint import sqlite_checkpointer
 from graph.context import RepairMemory
 from ir.decision import Decision
 from ir.plan_execution import FLOWS
-from memory.access import open_memory
+from memory.access import open_memory, open_snapshot
 from memory.cases import CaseHit, RepairCase
 from memory.store import RuleHit
 from tools.catalog import default_registry
@@ -42,6 +43,7 @@ from tools.rules import RULE_IDS
 from tools.world import World, parse_world
 
 CHECKPOINT_DIR = "checkpoints"
+MEMORY_SNAPSHOT_PREFIX = "memory-"  # CHECKPOINT_DIR/memory-<pid>: a worker's copy of the safety memory
 
 
 class BenchConfig(BaseModel):
@@ -125,6 +127,7 @@ _WORKER: dict[str, Any] = {}
 def _init_worker(out_dir: str, memory_path: str | None) -> None:
     folder = Path(out_dir) / CHECKPOINT_DIR
     folder.mkdir(parents=True, exist_ok=True)
+    _WORKER["folder"] = folder
     _WORKER["checkpointer"] = sqlite_checkpointer(folder / f"worker-{os.getpid()}.sqlite")
     _WORKER["memory_path"] = memory_path
 
@@ -133,8 +136,11 @@ def _memory(method_name: str) -> FrozenMemory | None:
     if method_name == "cloudbrain_no_memory" or not method_name.startswith("cloudbrain"):
         return None
     if "memory" not in _WORKER:
-        opened = open_memory(frozenset(), path=_WORKER.get("memory_path"))
-        _WORKER["memory"] = FrozenMemory(opened) if opened is not None else None
+        shared = open_memory(frozenset(), path=_WORKER.get("memory_path"))
+        # The worker's own copy: frozen anyway, and searched without opening the shared folder per access.
+        folder = _WORKER["folder"] / f"{MEMORY_SNAPSHOT_PREFIX}{os.getpid()}"
+        snapshot = open_snapshot(shared, folder) if shared else None
+        _WORKER["memory"] = FrozenMemory(snapshot) if snapshot is not None else None
     return _WORKER["memory"]
 
 
@@ -307,6 +313,8 @@ def run_bench(config: BenchConfig, out_dir: Path, *, workers: int = 1, progress:
     done = store.done_keys(db)
     dropped = store.compact_traces(out_dir, done)
     todo = [job for job in jobs if job.run_key not in done]
+    for stale in (out_dir / CHECKPOINT_DIR).glob(MEMORY_SNAPSHOT_PREFIX + "*"):  # earlier workers' copies
+        shutil.rmtree(stale, ignore_errors=True)
     started = time.perf_counter()
     bar = tqdm(total=len(jobs), initial=len(jobs) - len(todo), unit="run", disable=not progress, dynamic_ncols=True)
     with ProcessPoolExecutor(

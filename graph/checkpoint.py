@@ -20,7 +20,11 @@ def sqlite_checkpointer(path: str | Path = DEFAULT_DB) -> SqliteSaver:
         saver = _SAVERS.get(resolved)
         if saver is None:
             resolved.parent.mkdir(parents=True, exist_ok=True)
-            saver = SqliteSaver(sqlite3.connect(str(resolved), check_same_thread=False))
-            saver.setup()
+            connection = sqlite3.connect(str(resolved), check_same_thread=False)
+            saver = SqliteSaver(connection)
+            saver.setup()  # WAL journal
+            # In WAL mode NORMAL still survives a killed process (only a power cut may lose the last commits) and
+            # spares an fsync per checkpoint write: ~1 ms each, a few dozen per run.
+            connection.execute("PRAGMA synchronous=NORMAL")
             _SAVERS[resolved] = saver
         return saver

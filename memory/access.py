@@ -30,6 +30,13 @@ def open_memory(
     return _OPEN[key]
 
 
+def open_snapshot(memory: SafetyMemory, folder: str | Path) -> SafetyMemory:
+    """A private, process-local copy of `memory` (SafetyMemory.snapshot), closed at exit like the others."""
+    snapshot = memory.snapshot(folder)
+    _OPEN.setdefault((str(Path(folder).resolve()), None), snapshot)
+    return snapshot
+
+
 @atexit.register
 def close_memories() -> None:
     """Close clients before interpreter shutdown, where qdrant-client's own __del__ can no longer import."""

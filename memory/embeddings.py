@@ -90,7 +90,16 @@ class Embedder:
         return np.asarray(vectors, dtype=np.float32)
 
     def encode_one(self, text: str) -> np.ndarray:
-        return self.encode([text])[0]
+        """One text's vector (read-only); the context node and the rule retrieval embed the same instruction, so
+        recent texts are remembered."""
+        return _encoded_one(self, text)
+
+
+@functools.lru_cache(maxsize=256)
+def _encoded_one(embedder: Embedder, text: str) -> np.ndarray:
+    vector = embedder.encode([text])[0]
+    vector.setflags(write=False)
+    return vector
 
 
 @functools.cache

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import shutil
 import threading
 import time
 import uuid
@@ -201,6 +202,16 @@ class SafetyMemory:
         if self._embedder is None:
             self._embedder = shared_embedder()
         return self._embedder
+
+    def snapshot(self, folder: str | Path) -> SafetyMemory:
+        """A private copy of a local memory, opened for this process alone: readers that must not see later
+        writes (benchmark workers) search it without the per-access open and lock. A server is returned as is."""
+        if self.path is None:
+            return self
+        target = Path(folder)
+        with self._access():  # a consistent copy: no writer holds the folder meanwhile
+            shutil.copytree(self._folder(), target, ignore=shutil.ignore_patterns(ACCESS_LOCK_FILE, ".lock"))
+        return SafetyMemory(path=target, embedder=self._embedder, exclusive=True)
 
     def close(self) -> None:
         if self.client is not None:

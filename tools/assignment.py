@@ -56,14 +56,22 @@ class Candidate:
 
 
 def _max_wind(world: World, points: list[XY]) -> float:
-    """Strongest sustained wind sampled along the polyline through `points`."""
-    winds = [0.0]
-    for a, b in zip(points, points[1:]):
-        samples = max(2, int(math.dist(a, b) // WIND_SAMPLE_SPACING_M) + 1)
-        for x, y in np.linspace(a, b, samples):
-            region = world.wind_at(float(x), float(y))
-            winds.append(region.wind_speed_mps if region else 0.0)
-    return max(winds)
+    """Strongest sustained wind sampled along the polyline through `points` (each sample in the first weather
+    region that contains it, as `World.wind_at`)."""
+    legs = [
+        np.linspace(a, b, max(2, int(math.dist(a, b) // WIND_SAMPLE_SPACING_M) + 1)) for a, b in zip(points, points[1:])
+    ]
+    if not legs or not world.weather:
+        return 0.0
+    xy = np.concatenate(legs)
+    speed = np.zeros(len(xy))
+    unassigned = np.ones(len(xy), dtype=bool)
+    for region in world.weather:  # most specific first: a sample takes the first region that holds it
+        x0, y0, x1, y1 = region.bbox
+        inside = unassigned & (xy[:, 0] >= x0) & (xy[:, 0] <= x1) & (xy[:, 1] >= y0) & (xy[:, 1] <= y1)
+        speed[inside] = region.wind_speed_mps
+        unassigned &= ~inside
+    return float(speed.max())
 
 
 def evaluate(world: World, uav: UAV, origin: XY, destination: XY, args: AssignUavArgs) -> Candidate:

@@ -25,6 +25,7 @@ Engines (the one that judged goes into the tool's provenance):
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -279,13 +280,21 @@ def first_violation(formula: Formula, trace: Mapping[str, np.ndarray]) -> int:
 # --- satisfiability (fallback) ---------------------------------------------------------------------------------
 def satisfiable(formulas: Sequence[Formula]) -> bool | None:
     """Is there an ultimately constant word satisfying all formulas? None when the bounded search gives up."""
+    return _satisfiable(tuple(formulas))
+
+
+@functools.lru_cache(maxsize=512)
+def _satisfiable(formulas: tuple[Formula, ...]) -> bool | None:
+    # Memoised: the validator's policy stage and the verifier ask the same question of one IR.
     root = conjunction(formulas)
     atoms = sorted(atoms_of(root))
     if len(atoms) > MAX_SAT_ATOMS:
         return None
     nodes = _subformulas(root)
+    column = {node: i for i, node in enumerate(nodes)}
+    operands = [[column[arg] for arg in node.args] for node in nodes]  # hashed once, not per expansion
     letters = ((np.arange(2 ** len(atoms))[:, None] >> np.arange(len(atoms))) & 1).astype(bool)
-    held = _expand(nodes, atoms, letters, None)
+    held = _expand(nodes, operands, atoms, letters, None)
     seen = {row.tobytes() for row in held}
     frontier = list({row.tobytes(): row for row in held}.values())
     while frontier:
@@ -293,7 +302,7 @@ def satisfiable(formulas: Sequence[Formula]) -> bool | None:
             return True
         fresh: dict[bytes, np.ndarray] = {}
         for vector in frontier:
-            for row in _expand(nodes, atoms, letters, vector):
+            for row in _expand(nodes, operands, atoms, letters, vector):
                 key = row.tobytes()
                 if key not in seen:
                     seen.add(key)
@@ -304,22 +313,28 @@ def satisfiable(formulas: Sequence[Formula]) -> bool | None:
     return False
 
 
-def _expand(nodes: list[Formula], atoms: list[str], letters: np.ndarray, following: np.ndarray | None) -> np.ndarray:
-    """(letters, subformulas) truth table at a position, given the vector at the next position (None: held)."""
-    column = {node: i for i, node in enumerate(nodes)}
+def _expand(
+    nodes: list[Formula],
+    operands: list[list[int]],
+    atoms: list[str],
+    letters: np.ndarray,
+    following: np.ndarray | None,
+) -> np.ndarray:
+    """(letters, subformulas) truth table at a position, given the vector at the next position (None: held);
+    `operands[i]` are the columns of node i's arguments."""
     table = np.zeros((len(letters), len(nodes)), dtype=bool)
     for i, node in enumerate(nodes):
-        operands = [table[:, column[arg]] for arg in node.args]
+        args = [table[:, j] for j in operands[i]]
         if node.op == "ap":
             table[:, i] = letters[:, atoms.index(node.name)]
         elif node.op in ("true", "false"):
             table[:, i] = node.op == "true"
         elif node.op in ("!", "&", "|", "->", "<->"):
-            table[:, i] = _boolean(node.op, operands)
+            table[:, i] = _boolean(node.op, args)
         elif following is None:
-            table[:, i] = _held_value(node.op, operands)
+            table[:, i] = _held_value(node.op, args)
         else:
-            table[:, i] = _step_value(node.op, operands, np.full(len(letters), following[i]))
+            table[:, i] = _step_value(node.op, args, np.full(len(letters), following[i]))
     return table
 
 
