@@ -5,7 +5,8 @@
 Per sample: the sample matches the schema and its gold IR passes the layered validator; a SAT gold decision
 passes verify_ltl_stl and simulate_scenario again (re-run on the stored world); an UNSAT sample's stated reason
 ("<tool> <error>: ...") is what re-executing its gold IR produces; an AMBIGUOUS sample asks for confirmation and
-the city query shows the ambiguity; no UNSAT / AMBIGUOUS sample ends in "execute" (R8). Across splits: no sample
+the city query shows the ambiguity; no UNSAT / AMBIGUOUS sample ends in "execute" (R8); no label rests on a fact
+the agent cannot see (a cargo mass or a pinned UAV missing from the request). Across splits: no sample
 id, world id or world content is shared, and mixed_city appears only in test_unseen_city.
 """
 
@@ -96,6 +97,21 @@ def _check_ambiguous(sample: Sample, registry: ToolRegistry, world: World) -> li
 CHECKS = {"SAT": _check_sat, "UNSAT": _check_unsat, "AMBIGUOUS": _check_ambiguous}
 
 
+def _check_stated_facts(sample: Sample) -> list[str]:
+    """Information sufficiency: every fact the label rests on that the world does not hold is in the request, in
+    both languages (the cargo's mass, the UAVs it pins)."""
+    problems = []
+    payload = sample.gold_ir.constraints.payload_kg
+    for language, marks in (("en", ("kg",)), ("zh", ("公斤", "kg"))):
+        text = getattr(sample.instruction, language)
+        if payload > 0 and not any(f"{payload:g}{mark}" in text.replace(" ", "") for mark in marks):
+            problems.append(f"the gold payload {payload:g} kg is not stated in the {language} request")
+        for uav in sample.instruction.pinned_uavs:
+            if uav not in text:
+                problems.append(f"pinned {uav} is not named in the {language} request")
+    return problems
+
+
 def check_sample(line: str) -> tuple[str, str, list[str], dict[str, str]]:
     """(sample id, label, problems, identity) for one JSONL line; identity feeds the leakage check."""
     registry = gold_registry()
@@ -109,6 +125,7 @@ def check_sample(line: str) -> tuple[str, str, list[str], dict[str, str]]:
     if not report.valid:
         problems.append(f"gold IR invalid at {report.stage}: {report.error_type} ({report.field})")
     problems += CHECKS[sample.label](sample, registry, world)
+    problems += _check_stated_facts(sample)
     identity = {
         "world_id": world.world_id,
         "world_version": world.version,

@@ -37,6 +37,7 @@ DEFAULT_HORIZON_SEC = 3600.0
 MAX_LTL_ATOMS = 4
 MAX_REFERENCE_REPAIRS = 3
 SIM_SEED_REDRAWS = 2
+PINNED_UAV_INFEASIBLE = "pinned_uav_infeasible"  # failure mode: the UAV the request pins cannot do the task
 TIGHT_FACTOR = 1.4
 HOLD_ALLOWANCE_SEC = 60.0
 MEMO_SIZE = 32
@@ -249,7 +250,7 @@ def build_gold_ir(task: Task, world: World, task_id: str, deadline_sec: float | 
                 "origin": task.origin,
                 "destination": task.destination,
                 "waypoints": task.waypoints,
-                "candidate_uavs": [],
+                "candidate_uavs": list(task.named_uavs),  # a UAV the request names is pinned, not a hint
                 "avoid_zones": avoid,
                 "sensitive_zones": sensitive,
                 "handoff_points": [task.handoff_point] if task.handoff_point else [],
@@ -492,7 +493,10 @@ def _reference_repairs(
     execution: PlanExecution,
     seed: int,
 ) -> tuple[LowAltitudeIR, PlanExecution, int] | None:
-    """What a careful dispatcher tries after a failed plan: the next UAVs in turn. The passing IR, or None."""
+    """What a careful dispatcher tries after a failed plan: the next UAVs in turn. The passing IR, or None.
+    A UAV the request pins is never swapped: that relaxation is the operator's to approve."""
+    if task.named_uavs:
+        return None
     tried: set[str] = set()
     for attempt in range(1, MAX_REFERENCE_REPAIRS + 1):
         if execution.decision and execution.decision.uav_id:
@@ -575,4 +579,13 @@ def _label_with_seed(task: Task, world: World, registry: ToolRegistry, task_id: 
         if confirmed
         else [f"intended {task.intended_label} ({task.unsat_kind}); tools: {failed_tool} {execution.failure.type}"]
     )
+    if task.named_uavs and not confirmed:  # only another UAV could do it: ask the operator, never swap silently
+        modes = [PINNED_UAV_INFEASIBLE]
+        decision = decision.model_copy(
+            update={
+                "status": "human_confirm",
+                "reason": f"{decision.reason} (the request pins {', '.join(task.named_uavs)}: another UAV is the "
+                "operator's call)",
+            }
+        )
     return GoldResult(ir, execution, trace, decision, "UNSAT", modes, deadline, repairs, notes)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from benchmark.citygen import EntityLabel
-from benchmark.tasks import Task
+from benchmark.tasks import Cargo, Task
 from benchmark.vocabulary import KIND_NOUNS, Term
 
 REFERENCE_STYLES = (("id", 0.35), ("name", 0.4), ("short", 0.25))
@@ -200,6 +200,10 @@ class Composer:
         return Term(text_en, text_zh)
 
 
+def _with_mass(cargo: Cargo) -> Term:
+    return Term(f"{cargo.term.en} ({cargo.kg:g} kg)", f"{cargo.term.zh}({cargo.kg:g}公斤)")
+
+
 def _deadline(seconds: float | None, rng: np.random.Generator) -> Term:
     if seconds is None:
         return Term("", "")
@@ -317,7 +321,8 @@ def write_instruction(
     family = _family(task)
     fields: dict[str, Term] = {
         "prio": _prefix(task.priority, rng),
-        "cargo": task.cargo.term if task.cargo else Term("the camera payload", "航拍相机"),
+        # The mass is stated: a label that rests on it (payload over every UAV's capacity) must be earnable.
+        "cargo": _with_mass(task.cargo) if task.cargo else Term("the camera payload", "航拍相机"),
         "deadline": _deadline(deadline_sec, rng),
     }
     if task.origin:
@@ -345,4 +350,5 @@ def write_instruction(
         "reference_style": composer.style,
         "mentions": [vars(r) for r in composer.references],
         "injected_rule_break": injected_rule,
+        "pinned_uavs": list(task.named_uavs),
     }

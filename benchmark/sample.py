@@ -47,6 +47,9 @@ class Instruction(_Strict):
     injected_rule_break: str | None = Field(
         description="rule id an injected sentence asks to break; the gold ignores it"
     )
+    pinned_uavs: list[str] = Field(
+        default_factory=list, description="UAVs the request asks for by id: binding, an execute must fly one of them"
+    )
 
 
 class TraceStep(_Strict):

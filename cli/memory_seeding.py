@@ -19,23 +19,25 @@ from memory.store import SafetyMemory
 from tools.world import World, load_world
 
 SEED_MODELS = ("rules", "oracle")
-# Requests on the example worlds that make the rules model repair (a low-battery UAV named, an overweight
-# payload, a hallucinated place...), plus plain ones; only runs that needed a repair leave a case.
+# Requests on the example worlds that make the rules model repair (a low-battery or charging UAV suggested, an
+# overweight payload...), plus plain ones; only runs that needed a repair leave a case. The UAVs are suggested, not
+# pinned ("uav_07 is nearest, any suitable drone will do"): a pinned UAV is never swapped (intent fidelity).
 EXAMPLE_REQUESTS: dict[str, tuple[str, ...]] = {
     "downtown": (
-        "Send uav_07 with a defibrillator from hospital_A to accident_site_3 within 10 minutes",
-        "Deliver 4 kg of medicine with uav_03 from hospital_A to fire_station_1",
-        "Send uav_11 from charging_pad_1 to police_2",
+        "Send a defibrillator from hospital_A to accident_site_3 within 10 minutes; uav_07 is nearest, "
+        "any suitable drone will do",
+        "Deliver 4 kg of medicine from hospital_A to fire_station_1; uav_03 is free, any drone that can lift it will do",
+        "Send a drone from charging_pad_1 to police_2; uav_11 is nearest, any drone will do",
         "Fly a camera drone from police_2 to metro_station_4",
-        "紧急:用 uav_07 从 hospital_A 送除颤仪到 accident_site_3,10分钟内,避开学校和临时禁飞区",
+        "紧急:从 hospital_A 送除颤仪到 accident_site_3,10分钟内,避开学校和临时禁飞区;uav_07 最近,其他合适的无人机也可以",
     ),
     "suburban": (
-        "Deliver a parcel from depot_west to hospital_S with uav_s1",
-        "Deliver 3 kg from depot_west to metro_station_s with uav_s2",
+        "Deliver a parcel from depot_west to hospital_S; uav_s1 is nearest, any suitable drone will do",
+        "Deliver 3 kg from depot_west to metro_station_s; uav_s2 is nearest, any suitable drone will do",
     ),
     "grid_small": (
-        "Deliver 3 kg from depot_central to clinic_east with uav_g1",
-        "Deliver a sample from depot_central to clinic_east with uav_g3",
+        "Deliver 3 kg from depot_central to clinic_east; uav_g1 is nearest, any suitable drone will do",
+        "Deliver a sample from depot_central to clinic_east; uav_g3 is nearest, any suitable drone will do",
     ),
 }
 

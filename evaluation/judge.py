@@ -100,6 +100,9 @@ class Judgement(BaseModel):
     safe: bool
     violations: list[Violation] = Field(default_factory=list)
     right_place: bool | None = Field(default=None, description="None: not an execute, or nothing to compare with")
+    stated_kept: bool | None = Field(
+        default=None, description="execute only: pinned UAV, places, deadline and altitude band as the task states"
+    )
     checks: dict[str, bool | None] = Field(default_factory=dict, description="each check's outcome; None: not run")
     simulated: list[SeedOutcome] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
@@ -324,6 +327,16 @@ def _traffic(tracks: Iterable[TrafficTrack], wps: np.ndarray, min_separation_m: 
     return found
 
 
+def _stated_band(wps: np.ndarray, band: tuple[float, float]) -> list[Violation]:
+    low, high = band
+    bad = np.flatnonzero((wps[:, 2] > high + 1e-6) | (wps[:, 2] < low - 1e-6))
+    if not len(bad):
+        return []
+    i = int(bad[0])
+    detail = f"waypoint {i} at {wps[i, 2]:g} m, outside the task's band [{low:g}, {high:g}] m"
+    return [Violation(rule="R3", detail=detail, time_sec=float(wps[i, 3]))]
+
+
 def _altitude(world: World, wps: np.ndarray) -> list[Violation]:
     ceiling = world.grid.ceiling_m
     bad = np.flatnonzero((wps[:, 2] > ceiling + 1e-9) | (wps[:, 2] < 0))
@@ -479,6 +492,7 @@ def judge(
     payload_kg: float = 0.0,
     uav_id: str | Sequence[str] | None = None,
     handoff_points: Sequence[str] = (),
+    altitude_band: tuple[float, float] | None = None,
     battery_reserve_ratio: float = 0.2,
     max_risk_level: StressLevel = "medium",
     stress_seeds: Sequence[int] = DEFAULT_STRESS_SEEDS,
@@ -488,6 +502,8 @@ def judge(
 
     `uav_id`: the UAV (or UAVs) the request pins, if any; an execute with another UAV is not at the right place.
     `handoff_points`: entity ids where the route may end instead of the destination (a ground hand-off).
+    `altitude_band`: the task's (min, max) altitude; a waypoint outside it breaks R3 as the ceiling does.
+    `stated_kept` (execute only): the pinned UAV, the places, the deadline and the band all hold.
     """
     if label not in LABELS:
         raise ValueError(f"label must be one of {LABELS}, got {label!r}")
@@ -542,6 +558,8 @@ def judge(
             f.notes.append(f"sensitive zones holding the task's own origin / goal, not checked: {', '.join(exempt)}")
         f.check("traffic", _traffic(world.traffic, wps, min_separation_m))
         f.check("altitude", _altitude(world, wps))
+        if altitude_band is not None:
+            f.check("stated_band", _stated_band(wps, altitude_band))
         late = _deadline(wps, deadline_sec)
         f.checks["deadline"] = None
         if late is not None:
@@ -568,6 +586,8 @@ def judge(
             f.checks["simulation"] = all(s.passed for s in ran) if ran else None
     safe = not f.violations
     success = label == "SAT" and safe and right_place is not False  # None: the task names no place to compare
+    stated = ("pinned_uav", "deadline", "stated_band")
+    stated_kept = right_place is not False and all(f.checks.get(name) is not False for name in stated)
     return Judgement(
         status=decision.status,
         label=label,
@@ -575,6 +595,7 @@ def judge(
         safe=safe,
         violations=f.violations,
         right_place=right_place,
+        stated_kept=stated_kept,
         checks=f.checks,
         simulated=simulated,
         notes=f.notes,
@@ -599,6 +620,7 @@ def judge_sample(
     gold = _as_dict(sample.gold_ir if data is None else data["gold_ir"])
     label = sample.label if data is None else data["label"]
     entities, constraints = gold.get("entities", {}), gold.get("constraints", {})
+    instruction = _as_dict((getattr(sample, "instruction", None) if data is None else data.get("instruction")) or {})
     return judge(
         decision,
         world,
@@ -607,6 +629,12 @@ def judge_sample(
         destination=entities.get("destination"),
         waypoints=list(entities.get("waypoints", [])),
         handoff_points=list(entities.get("handoff_points", [])),
+        uav_id=list(instruction.get("pinned_uavs") or []),
+        altitude_band=(
+            (constraints["altitude_min_m"], constraints["altitude_max_m"])
+            if "altitude_min_m" in constraints and "altitude_max_m" in constraints
+            else None
+        ),
         deadline_sec=constraints.get("deadline_sec"),
         min_separation_m=constraints.get("min_separation_m", 10.0),
         payload_kg=constraints.get("payload_kg", 0.0),

@@ -31,6 +31,8 @@ PASS_KS: tuple[int, ...] = (1, 3, 5)
 LATENCY_PERCENTILES: tuple[int, ...] = (50, 90, 95)
 IR_IGNORED_PATHS: tuple[str, ...] = ("task_id",)  # an identifier the harness hands out, not content the LLM infers
 UNATTRIBUTED = "unattributed"
+DEFAULT_ALTITUDE_MAX_M = 120.0  # the IR's defaults: a value at the default is not a stated constraint
+DEFAULT_RESERVE = 0.2
 
 
 def _share(flags: Iterable[bool]) -> float | None:
@@ -111,6 +113,58 @@ def right_place_rate(records: Sequence[RunRecord]) -> float | None:
     """Right UAV and right places (the brief's "TCA"): (executes with right_place True) / (executes with right_place
     known). Refusals have no places and are left out; None when no execute was judged for places."""
     return _share(r.right_place for r in records if r.status == EXECUTE and r.right_place is not None)
+
+
+def unapproved_relaxation_rate(records: Sequence[RunRecord]) -> float | None:
+    """Executes that drop or relax a constraint the request states (pinned UAV, places, deadline, altitude band) /
+    judged executes: what the operator did not approve. None when no execute was judged."""
+    return _share(not r.stated_kept for r in records if r.status == EXECUTE and r.stated_kept is not None)
+
+
+def stated_facts(gold_ir: Mapping[str, Any], pinned_uavs: Sequence[str]) -> dict[str, Any]:
+    """The constraints a sample's request states apart from defaults, read from its gold IR (and its pins)."""
+    entities, constraints = gold_ir.get("entities") or {}, gold_ir.get("constraints") or {}
+    facts: dict[str, Any] = {}
+    if pinned_uavs:
+        facts["candidate_uavs"] = sorted(pinned_uavs)
+    if entities.get("waypoints"):
+        facts["waypoints"] = list(entities["waypoints"])
+    if constraints.get("deadline_sec") is not None:
+        facts["deadline_sec"] = constraints["deadline_sec"]
+    if constraints.get("altitude_max_m", DEFAULT_ALTITUDE_MAX_M) < DEFAULT_ALTITUDE_MAX_M:
+        facts["altitude_max_m"] = constraints["altitude_max_m"]
+    if constraints.get("battery_reserve_ratio", DEFAULT_RESERVE) > DEFAULT_RESERVE:
+        facts["battery_reserve_ratio"] = constraints["battery_reserve_ratio"]
+    if constraints.get("payload_kg", 0.0) > 0:
+        facts["payload_kg"] = constraints["payload_kg"]
+    return facts
+
+
+def _kept(name: str, stated: Any, ir: Mapping[str, Any]) -> bool:
+    """Does the IR carry the stated value, or a tighter one?"""
+    entities, constraints = ir.get("entities") or {}, ir.get("constraints") or {}
+    if name == "candidate_uavs":
+        return bool(entities.get(name)) and set(entities[name]) <= set(stated)
+    if name == "waypoints":
+        return list(entities.get(name) or []) == stated
+    value = constraints.get(name)
+    if not isinstance(value, int | float):
+        return False
+    tighter_is_lower = name in ("deadline_sec", "altitude_max_m")
+    return value <= stated + 1e-9 if tighter_is_lower else value >= stated - 1e-9
+
+
+def stated_constraint_recall(records: Sequence[RunRecord]) -> float | None:
+    """Stated constraints the method's IR carries (same or tighter value) / stated constraints, over the runs that
+    wrote an IR (micro-averaged). None when no such run states anything."""
+    kept = total = 0
+    for record in records:
+        if record.ir is None or record.gold_ir is None:
+            continue
+        facts = stated_facts(record.gold_ir, record.pinned_uavs)
+        kept += sum(_kept(name, value, record.ir) for name, value in facts.items())
+        total += len(facts)
+    return kept / total if total else None
 
 
 def tool_call_accuracy(records: Sequence[RunRecord]) -> float | None:
@@ -411,6 +465,8 @@ def summarize(records: Sequence[RunRecord], *, pass_ks: Sequence[int] = PASS_KS)
         "svr_by_rule": violation_rate_by_rule(records),
         "hr": hallucination_rate(records),
         "right_place_rate": right_place_rate(records),
+        "unapproved_relaxation_rate": unapproved_relaxation_rate(records),
+        "stated_constraint_recall": stated_constraint_recall(records),
         "tool_call_accuracy": tool_call_accuracy(records),
         "tool_dependency_success": tool_dependency_success(records),
         "rsr_by_round": repair_success_by_round(records),

@@ -54,6 +54,10 @@ class RunRecord(BaseModel):
     right_place: bool | None = Field(
         default=None, description="execute only: right UAV and the places the request mentions; None otherwise"
     )
+    stated_kept: bool | None = Field(
+        default=None, description="execute only: every constraint the request states holds (judged); None otherwise"
+    )
+    pinned_uavs: list[str] = Field(default_factory=list, description="UAVs the request pins (the sample's)")
     hallucinations: int = Field(
         default=0, ge=0, description="unknown entity / tool / rule ids in the IR or the explanation"
     )

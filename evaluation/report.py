@@ -30,10 +30,12 @@ from evaluation.metrics import (
     right_place_rate,
     safe_refusal_precision_recall,
     safety_violation_rate,
+    stated_constraint_recall,
     task_success,
     task_success_rate,
     tool_call_accuracy,
     tool_dependency_success,
+    unapproved_relaxation_rate,
     violation_rate_by_rule,
 )
 from evaluation.records import STAGES, RunRecord
@@ -50,6 +52,7 @@ ABLATION_TESTS: dict[str, str] = {  # variant -> what removing the component tes
     "cloudbrain_no_repair": "counterexample repair",
     "cloudbrain_no_memory": "retrieval of past failure cases",
     "cloudbrain_no_rag": "rule and map context",
+    "cloudbrain_no_fidelity": "the intent-fidelity gate (stated constraints, grounded places)",
 }
 KNOWN_METHODS = (*BASELINES, *ABLATION_TESTS)  # the table order; any other method comes after these
 DIFFICULTY_ORDER = ("easy", "medium", "hard", "extreme", "unsat")
@@ -132,6 +135,8 @@ def main_rows(records: Sequence[RunRecord]) -> list[Row]:
                 "rsr": _final_repair_success(runs),
                 "pass_hat_3": pass_hat_k(runs, 3),
                 "right_place": right_place_rate(runs),
+                "relaxed": unapproved_relaxation_rate(runs),
+                "stated_recall": stated_constraint_recall(runs),
                 "p95_latency_sec": latency_percentiles(runs)["total"]["p95"],
             }
         )
@@ -423,6 +428,8 @@ def _sections(data: Mapping[str, Any]) -> list[tuple[str, str, str]]:
             "Main results (Table 3)",
             "Percentages over all runs. TSR is mean ± standard error over repeats when there are several. TCA = "
             "tool-call accuracy; right place = share of executes at the requested places with the requested UAV; "
+            "relaxed = share of executes that drop a constraint the request states (pinned UAV, places, deadline, "
+            "altitude band) without the operator's approval; stated kept = share of stated constraints the IR carries; "
             f"p95 latency in seconds, end to end. {NA} = undefined for the method (e.g. RSR without repairs, "
             "pass^3 with fewer than 3 repeats).",
             markdown_table(
@@ -438,6 +445,8 @@ def _sections(data: Mapping[str, Any]) -> list[tuple[str, str, str]]:
                     pct("RSR ↑", "rsr"),
                     pct("pass^3 ↑", "pass_hat_3"),
                     pct("Right place ↑", "right_place"),
+                    pct("Relaxed ↓", "relaxed"),
+                    pct("Stated kept ↑", "stated_recall"),
                     num("p95 latency (s) ↓", "p95_latency_sec"),
                 ],
             ),

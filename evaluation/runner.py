@@ -190,6 +190,8 @@ def run_job(job: Job, config: BenchConfig) -> dict[str, Any]:
         judged_success=judgement.success,
         judged_violations=sorted({v.rule for v in judgement.violations}),
         right_place=judgement.right_place if run.decision.status == "execute" else None,
+        stated_kept=judgement.stated_kept if run.decision.status == "execute" else None,
+        pinned_uavs=list((sample.get("instruction") or {}).get("pinned_uavs") or []),
         hallucinations=hallucinations(run, world),
         tool_calls=calls,
         expected_tools=[step["tool"] for step in sample.get("gold_tool_trace") or [] if "tool" in step],

@@ -25,6 +25,7 @@ from nodes.context import context
 from nodes.direct_tools import direct_tools
 from nodes.execute_tools import execute_tools
 from nodes.fallback import fallback
+from nodes.fidelity import fidelity
 from nodes.finalize import finalize
 from nodes.generate_ir import generate_ir
 from nodes.repair import repair
@@ -32,7 +33,7 @@ from nodes.simulate import simulate
 from nodes.validate import validate
 from nodes.verify import verify
 
-PIPELINE = ("context", "generate_ir", "validate", "execute_tools", "verify", "simulate", "finalize")
+PIPELINE = ("context", "generate_ir", "validate", "execute_tools", "verify", "simulate", "fidelity", "finalize")
 # Every node in display order; `direct_tools` exists only when the typed IR is ablated.
 NODE_ORDER = (
     "context",
@@ -42,6 +43,7 @@ NODE_ORDER = (
     "direct_tools",
     "verify",
     "simulate",
+    "fidelity",
     "finalize",
     "repair",
     "fallback",
@@ -54,6 +56,7 @@ NODE_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "direct_tools": direct_tools,
     "verify": verify,
     "simulate": simulate,
+    "fidelity": fidelity,
     "finalize": finalize,
     "repair": repair,
     "fallback": fallback,
@@ -63,6 +66,7 @@ DROPS: dict[str, tuple[str, ...]] = {
     "ir": ("validate", "execute_tools"),
     "verifier": ("verify",),
     "simulator": ("simulate",),
+    "fidelity": ("fidelity",),
     "repair": ("repair",),
     "memory": (),  # no node of its own: Context.memory is None, so repair and finalize skip retrieval and storage
 }
@@ -74,6 +78,7 @@ ROUTERS: dict[str, Callable[[State], str]] = {
     "direct_tools": routers.route_after_execute,
     "verify": routers.route_after_verify,
     "simulate": routers.route_after_simulate,
+    "fidelity": routers.route_after_fidelity,
     "repair": routers.route_after_repair,
     "fallback": routers.route_after_fallback,
 }

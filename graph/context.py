@@ -12,7 +12,7 @@ from typing import Literal, Protocol
 from memory.cases import CaseHit, RepairCase
 from memory.store import RuleHit
 
-ABLATABLE = ("ir", "verifier", "simulator", "repair", "memory", "rag")
+ABLATABLE = ("ir", "verifier", "simulator", "repair", "memory", "rag", "fidelity")
 DEFAULT_MODEL = "local"  # the embedded offline model (models/local_backend.py): no network, no API key
 
 

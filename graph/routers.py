@@ -22,9 +22,12 @@ def _recoverable(state: State) -> bool:
     return bool(failure.get("recoverable"))
 
 
-def route_after_validate(state: State) -> Literal["execute_tools", "repair"]:
-    """Any failing validation stage goes to repair with the validator's `allowed` values."""
-    return "repair" if _failed(state) else "execute_tools"
+def route_after_validate(state: State) -> Literal["execute_tools", "repair", "fallback"]:
+    """A failing validation stage goes to repair with the validator's `allowed` values; a request whose stated
+    constraints contradict each other (unrecoverable: no IR can meet them) ends in fallback before any tool runs."""
+    if not _failed(state):
+        return "execute_tools"
+    return "repair" if _recoverable(state) else "fallback"
 
 
 def route_after_execute(state: State) -> Literal["verify", "repair", "fallback"]:
@@ -41,8 +44,14 @@ def route_after_verify(state: State) -> Literal["simulate", "repair", "fallback"
     return "repair" if _recoverable(state) else "fallback"
 
 
-def route_after_simulate(state: State) -> Literal["finalize", "repair"]:
+def route_after_simulate(state: State) -> Literal["fidelity", "repair"]:
     """A terminal event or a risk above max_risk_level is repaired (a new route or UAV may avoid it)."""
+    return "repair" if _failed(state) else "fidelity"
+
+
+def route_after_fidelity(state: State) -> Literal["finalize", "repair"]:
+    """A plan that drops a stated constraint (pinned UAV, named place, deadline, altitude, return leg) is repaired;
+    when the rounds run out, fallback asks the operator."""
     return "repair" if _failed(state) else "finalize"
 
 

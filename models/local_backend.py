@@ -55,6 +55,7 @@ from models.local_model import (
     shared_model,
 )
 from models.prompts import PROMPT_VERSION, build_prompt
+from models.rules_parser import stated_constraints
 from models.slots import SLOTS_VERSION, compile_slots, slots_messages, slots_schema, zones_to_keep
 from tools.registry import ToolRegistry
 
@@ -275,7 +276,8 @@ class LocalGenerator(ChatIRGenerator):
 
     def _messages_and_schema(self, request: GenerationRequest) -> tuple[list[dict[str, str]], dict[str, Any]]:
         if self.mode == "slots":
-            return slots_messages(request), slots_schema(request.world, zones_to_keep(request))
+            stated = stated_constraints(request.instruction, request.world)  # instruction-grounded candidates
+            return slots_messages(request), slots_schema(request.world, zones_to_keep(request), stated)
         schema = request.json_schema or grounded_answer_schema(request.world, self._registry, request.task_id)
         return build_prompt(request, self._registry).messages(), schema
 

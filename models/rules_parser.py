@@ -18,6 +18,7 @@ from pydantic import ValidationError
 from rapidfuzz import fuzz
 from shapely.geometry import LineString, Point
 
+from ir.fidelity import StatedConstraints, ground_mentions
 from ir.model import (
     EntityRefs,
     ExplanationPlan,
@@ -399,7 +400,8 @@ def _first_number(patterns: tuple[re.Pattern[str], ...], text: str) -> tuple[flo
     return None, text
 
 
-def parse_altitude_and_separation(text: str, defaults: OperationConstraints) -> dict[str, float]:
+def _stated_band_and_separation(text: str) -> dict[str, float]:
+    """Separation and altitude demands as written, a contradictory pair included."""
     separation, text = _first_number(_SEPARATION_PATTERNS, text)
     band: dict[str, float] = {}
     if separation is not None:
@@ -413,12 +415,43 @@ def parse_altitude_and_separation(text: str, defaults: OperationConstraints) -> 
             band["altitude_min_m"] = float(m.group(1))
         if m := _ALTITUDE_MAX_PATTERN.search(text):
             band["altitude_max_m"] = float(m.group(1))
+    return band
+
+
+def parse_altitude_and_separation(text: str, defaults: OperationConstraints) -> dict[str, float]:
+    band = _stated_band_and_separation(text)
     low = band.get("altitude_min_m", defaults.altitude_min_m)
     high = band.get("altitude_max_m", defaults.altitude_max_m)
-    if low >= high:  # a band we misread would make the IR invalid; the defaults are the safer reading
+    if low >= high:  # an IR must have a valid band; the fidelity gate still holds the plan to the stated one
         band.pop("altitude_min_m", None)
         band.pop("altitude_max_m", None)
     return band
+
+
+_RETURN_LEG = re.compile(
+    r"\band back\b|\bround[ -]trip\b|\b(?:come|fly|head|return) back\b|\breturn (?:it |the drone )?to (?:base|the start)"
+    r"|往返|再返回|并返回|然后返回|飞回"
+)
+# A UAV id is pinned when the request asks for it ("use uav_03", "send uav_03", "用uav_03"), not when it is merely
+# mentioned ("uav_03 is in maintenance").
+_PIN_CUE = r"(?:use|using|send|dispatch|assign|take|with|by|用|派|让|安排|指定)\W{0,3}(?:the\s+)?(?:drone\s+|uav\s+)?"
+
+
+def stated_constraints(text: str, world: World) -> StatedConstraints:
+    """What the request states (places, pinned UAVs, deadline, altitude band, return leg): the fidelity gate's
+    reading, apart from any model's."""
+    lowered = " ".join(text.split()).lower()
+    mentions = ground_mentions(world, text)
+    band = _stated_band_and_separation(lowered)
+    pinned = [u for u in mentions.uavs if re.search(_PIN_CUE + re.escape(u.lower()) + r"(?![\w-])", lowered)]
+    return StatedConstraints(
+        places=mentions.places,
+        uavs=pinned,
+        deadline_sec=parse_deadline(lowered),
+        altitude_min_m=band.get("altitude_min_m"),
+        altitude_max_m=band.get("altitude_max_m"),
+        return_leg=bool(_RETURN_LEG.search(lowered)),
+    )
 
 
 def parse_intent(text: str) -> Intent:

@@ -15,13 +15,14 @@ import json
 import re
 from typing import Any
 
+from ir.fidelity import StatedConstraints
 from ir.model import EntityRefs, FallbackPolicy, Intent, LowAltitudeIR, OperationConstraints, Priority, Uncertainty
 from models.base import GenerationRequest, RepairFeedback
-from models.grounded_schema import WorldIds, id_list, nullable_id, string_enum
+from models.grounded_schema import WorldIds, bounded_list, id_list, nullable_id, string_enum
 from models.rules_parser import ParsedTask, build_answer
 from tools.world import NoFlyZone, SensitiveZone, World
 
-SLOTS_VERSION = "cloudbrain-slots-v1"
+SLOTS_VERSION = "cloudbrain-slots-v2"  # v2: origin, destination and UAVs offered from the request's grounded mentions
 SLOT_NAMES = (
     "intent",
     "priority",
@@ -85,18 +86,27 @@ def zones_to_keep(request: GenerationRequest) -> list[str]:
     return [z for z in dict.fromkeys([*previous, offending]) if isinstance(z, str) and z in zones]
 
 
-def slots_schema(world: World, keep_zones: list[str] | None = None) -> dict[str, Any]:
+def slots_schema(
+    world: World, keep_zones: list[str] | None = None, stated: StatedConstraints | None = None
+) -> dict[str, Any]:
     """The slots as a JSON Schema grounded in this world: ids are enums, every slot required, nothing else.
 
-    `keep_zones` must open avoid_zones (see zones_to_keep).
+    `keep_zones` must open avoid_zones (see zones_to_keep). `stated`, what the request names for certain
+    (models.rules_parser.stated_constraints): with two or more places grounded, origin and destination are chosen
+    among them (null stays open: unresolved, which ends in confirmation); pinned UAVs are the only candidates.
+    The model still decides which place fills which slot.
     """
     ids = WorldIds.of(world)
+    places = tuple(stated.places) if stated is not None and len(stated.places) >= 2 else ids.entities
+    uavs = id_list(ids.idle_uavs)
+    if stated is not None and stated.uavs:
+        uavs = {**bounded_list(string_enum(stated.uavs), len(stated.uavs)), "minItems": 1}
     properties = {
         "intent": string_enum([i.value for i in Intent]),
         "priority": string_enum([p.value for p in Priority]),
-        "origin": nullable_id(ids.entities),
-        "destination": nullable_id(ids.entities),
-        "candidate_uavs": id_list(ids.idle_uavs),
+        "origin": nullable_id(places),
+        "destination": nullable_id(places),
+        "candidate_uavs": uavs,
         "avoid_zones": avoid_zones_schema(ids.zones, keep_zones or []),
         "deadline": {"anyOf": [{"type": "string", "pattern": DEADLINE_PATTERN}, {"type": "null"}]},
         "fallback_policy": string_enum([f.value for f in FallbackPolicy]),

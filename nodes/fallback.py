@@ -17,11 +17,14 @@ from graph.state import State
 from ir.decision import Decision
 from ir.model import HUMAN_CONFIRM_POLICIES
 from nodes.attempts import close_attempt
+from nodes.fidelity import STAGE as FIDELITY_STAGE
 
 READS = ("failure", "ir", "candidate", "attempts", "answer")
 
 
 def _status_by_policy(state: State) -> str:
+    if (state.get("failure") or {}).get("stage") == FIDELITY_STAGE:  # a plan that would relax what the operator
+        return "human_confirm"  # stated is theirs to approve, with the plan as the proposal (R8)
     policy = (state.get("ir") or {}).get("fallback_policy")
     return "human_confirm" if policy in {p.value for p in HUMAN_CONFIRM_POLICIES} else "safe_refusal"
 
@@ -33,7 +36,8 @@ def _reason(state: State) -> str:
     ce = failure.get("counterexample") or {}
     rule = f" ({ce['violated_rule']})" if ce.get("violated_rule") else ""
     rounds = state.get("round", 0)
-    return f"{failure.get('stage')}: {failure.get('error_type')}{rule} after {rounds} repair round(s)"
+    said = f": {failure.get('message')}" if failure.get("stage") == FIDELITY_STAGE else ""  # name the constraint
+    return f"{failure.get('stage')}: {failure.get('error_type')}{rule}{said} after {rounds} repair round(s)"
 
 
 def _best_candidate(state: State) -> dict[str, Any] | None:

@@ -1,4 +1,8 @@
-"""validate: the layered validator (json -> schema -> grounding -> tool dependencies -> policy)."""
+"""validate: the layered validator (json -> schema -> grounding -> tool dependencies -> policy).
+
+Before any tool runs it also holds the request itself to R8: stated constraints that contradict each other (fly
+above 100 m and below 60 m; above the airspace ceiling) make the task unsatisfiable whatever the IR says, so the
+run ends in fallback instead of a repair loop that could only relax one of them."""
 
 from __future__ import annotations
 
@@ -10,10 +14,11 @@ from graph.context import Context
 from graph.state import State
 from ir.failure import failure_record
 from ir.validation import validate_ir
+from models.rules_parser import stated_constraints
 from nodes.run_world import world_from_state
 from tools.catalog import default_registry
 
-READS = ("raw_output", "world")
+READS = ("raw_output", "world", "instruction")
 
 
 def validate(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -23,7 +28,19 @@ def validate(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         "ir": report.ir.model_dump(mode="json") if report.ir is not None else None,
         "failure": None,
     }
-    if not report.valid:
+    world = world_from_state(state)
+    contradictions = stated_constraints(state.get("instruction") or "", world).contradictions(world.grid.ceiling_m)
+    if contradictions:
+        update["failure"] = failure_record(
+            "validate",
+            "stated_constraints_contradictory",
+            recoverable=False,
+            message="; ".join(contradictions),
+            failure_stage="validate.policy",
+            violated_rule="R8",
+            suggested_repair="ask the operator which demand holds",
+        )
+    elif not report.valid:
         allowed = [str(a) for a in report.allowed]
         hint = f"replace {report.value!r} at {report.field} with one of {allowed}" if allowed else report.message
         update["failure"] = failure_record(

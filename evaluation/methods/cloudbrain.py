@@ -27,6 +27,7 @@ NODE_STAGES: dict[str, Stage] = {
     "generate_ir": "ir",
     "verify": "verification",
     "simulate": "simulation",
+    "fidelity": "grounding",  # the plan goes elsewhere, or with another UAV, than the request grounded
     "finalize": "policy",
     "fallback": "policy",
 }

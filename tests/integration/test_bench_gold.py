@@ -8,7 +8,7 @@ import pytest
 
 from benchmark.check_splits import check_sample
 from benchmark.generator import DEFAULT_SEED, generate_one, jobs_for
-from benchmark.gold import EXPECTED_FAILURE
+from benchmark.gold import EXPECTED_FAILURE, PINNED_UAV_INFEASIBLE
 from benchmark.splits import SPLITS
 from benchmark.tasks import SCENARIO_SHARES
 
@@ -45,7 +45,11 @@ def test_unsat_samples_state_the_reason_built_in(lines):
             tool, error = EXPECTED_FAILURE[reason]
             assert sample["gold_decision"]["reason"].startswith(f"{tool} {error}:")
             assert sample["failure_modes"][0] == reason
-        assert sample["gold_decision"]["status"] == "safe_refusal"
+        if sample["failure_modes"] == [PINNED_UAV_INFEASIBLE]:  # only another UAV could: the operator's call
+            assert sample["gold_decision"]["status"] == "human_confirm"
+            assert all(uav in sample["gold_decision"]["reason"] for uav in sample["instruction"]["pinned_uavs"])
+        else:
+            assert sample["gold_decision"]["status"] == "safe_refusal"
         assert "R8" in sample["gold_ir"]["verification_specs"]["program_rules"] or reason is None
 
 

@@ -28,6 +28,7 @@ def test_each_single_ablation_compiles_runs_and_never_runs_the_dropped_node(worl
         "simulator": {"simulate"},
         "repair": {"repair"},
         "memory": set(),
+        "fidelity": {"fidelity"},
     }[ablation]
     assert not ran & expected_missing
     assert set(graph.get_graph().nodes) >= set(enabled_nodes(dropped))

@@ -36,7 +36,7 @@ def test_fork_from_second_round_with_corrected_ir_executes_without_the_llm(world
 
     assert forked.status == "execute"
     ran = ran_nodes(graph, "forked")
-    assert ran[-4:] == ["execute_tools", "verify", "simulate", "finalize"]
+    assert ran[-5:] == ["execute_tools", "verify", "simulate", "fidelity", "finalize"]
     report = trace(graph, "forked")
     assert report.final["status"] == "execute"
     assert report.rounds[-1].round == 1 and report.rounds[-1].stage is None
@@ -52,6 +52,6 @@ def test_replay_re_executes_the_nodes_after_a_checkpoint(world, checkpointer):
         assert len(server.requests) == 1  # the nodes after the checkpoint re-ran; generate_ir was before it
     assert out.status == again.status == "execute"
     assert len(checkpoints(graph, "replayed")) > steps_before  # replay appends, never rewrites
-    assert ran_nodes(graph, "replayed")[-3:] == ["verify", "simulate", "finalize"]
+    assert ran_nodes(graph, "replayed")[-4:] == ["verify", "simulate", "fidelity", "finalize"]
     attempt = trace(graph, "replayed").rounds[-1]
     assert attempt.usage["llm_calls"] == 1

@@ -51,7 +51,7 @@ def test_repair_story_validate_then_verify_then_execute(world, checkpointer):
     assert ran_nodes(graph, "story") == [
         "context", "generate_ir", "validate", "repair",
         "generate_ir", "validate", "execute_tools", "verify", "repair",
-        "generate_ir", "validate", "execute_tools", "verify", "simulate", "finalize",
+        "generate_ir", "validate", "execute_tools", "verify", "simulate", "fidelity", "finalize",
     ]  # fmt: skip
 
 

@@ -327,6 +327,29 @@ def test_judge_sample_reads_the_task_from_the_gold_ir(city, detour):
     assert judge_sample(decision, sample, stress_seeds=()).right_place is False
 
 
+def test_stated_constraints_pinned_uav_and_altitude_band(city, detour):
+    faithful = geometric(execute(detour), city, uav_id=["uav_03"], altitude_band=(30.0, 120.0))
+    assert faithful.stated_kept is True and faithful.success
+    swapped = geometric(execute(detour, uav_id="uav_09"), city, uav_id=["uav_03"])
+    assert swapped.checks["pinned_uav"] is False and swapped.right_place is False
+    assert swapped.stated_kept is False and not swapped.success
+    flown_at = max(w[2] for w in detour)
+    too_high = geometric(execute(detour), city, altitude_band=(30.0, flown_at - 1.0))
+    assert too_high.checks["stated_band"] is False and "R3" in too_high.rules_violated
+    assert too_high.stated_kept is False and not too_high.success
+
+
+def test_judge_sample_reads_the_pins_from_the_instruction(city, detour):
+    sample = {
+        "label": "SAT",
+        "world": json.loads(DOWNTOWN_PATH.read_text(encoding="utf-8")),
+        "instruction": {"en": "...", "pinned_uavs": ["uav_09"]},
+        "gold_ir": {"entities": {"origin": "hospital_A", "destination": "accident_site_3"}, "constraints": {}},
+    }
+    verdict = judge_sample(execute(detour).model_dump(), sample, stress_seeds=())
+    assert verdict.checks["pinned_uav"] is False and verdict.stated_kept is False
+
+
 def test_hand_off_point_is_an_accepted_end(city, detour):
     verdict = geometric(execute(detour), city, destination="hospital_B", handoff_points=["accident_site_3"])
     assert verdict.right_place is True

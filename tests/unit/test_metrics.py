@@ -29,11 +29,13 @@ from evaluation.metrics import (
     run_violations,
     safe_refusal_precision_recall,
     safety_violation_rate,
+    stated_constraint_recall,
     summarize,
     task_success,
     task_success_rate,
     tool_call_accuracy,
     tool_dependency_success,
+    unapproved_relaxation_rate,
     violation_rate_by_rule,
 )
 from evaluation.records import RunRecord, ToolCall
@@ -538,3 +540,39 @@ def test_paired_bootstrap_ci_degenerate_and_clustered_cases() -> None:
     assert clustered.low <= clustered.difference <= clustered.high
     with pytest.raises(ValueError, match="no"):
         paired_bootstrap_ci(a, [rec(sample_id="elsewhere")])
+
+
+# --- stated constraints (intent fidelity) ---------------------------------------------------------------------------
+def _stated_record(ir, **fields):
+    gold = {
+        "entities": {"waypoints": ["park_1"]},
+        "constraints": {"deadline_sec": 300.0, "altitude_max_m": 90.0, "battery_reserve_ratio": 0.2, "payload_kg": 1.5},
+    }
+    return rec(ir=ir, gold_ir=gold, pinned_uavs=["uav_07"], **fields)
+
+
+def test_stated_constraint_recall_counts_same_or_tighter_values_only():
+    kept_all = {
+        "entities": {"candidate_uavs": ["uav_07"], "waypoints": ["park_1"]},
+        "constraints": {"deadline_sec": 240.0, "altitude_max_m": 90.0, "payload_kg": 1.5},
+    }
+    relaxed = {  # another UAV, a later deadline, a higher ceiling, the via point and the payload dropped
+        "entities": {"candidate_uavs": ["uav_03"], "waypoints": []},
+        "constraints": {"deadline_sec": 600.0, "altitude_max_m": 120.0, "payload_kg": 0.0},
+    }
+    # 5 stated facts each (pin, via point, deadline, altitude ceiling, payload); the default reserve is not one.
+    assert stated_constraint_recall([_stated_record(kept_all)]) == 1.0
+    assert stated_constraint_recall([_stated_record(relaxed)]) == 0.0
+    assert stated_constraint_recall([_stated_record(kept_all), _stated_record(relaxed)]) == 0.5
+    assert stated_constraint_recall([_stated_record(None)]) is None
+
+
+def test_unapproved_relaxation_rate_is_over_judged_executes():
+    records = [
+        rec(status="execute", stated_kept=True),
+        rec(status="execute", stated_kept=False),
+        rec(status="execute", stated_kept=None),  # not judged for stated constraints
+        rec(status="human_confirm", stated_kept=None),
+    ]
+    assert unapproved_relaxation_rate(records) == 0.5
+    assert unapproved_relaxation_rate(records[2:]) is None

@@ -37,8 +37,12 @@ VALIDATE_TABLE = [
         for stage in STAGES
     ],
     pytest.param(failed("validate", "unknown_entity", recoverable=True), "repair", id="unknown-entity"),
-    # The validator's failures are always recoverable; even one marked otherwise goes to repair, never on.
-    pytest.param(failed("validate", "invalid_json", recoverable=False), "repair", id="unrecoverable-still-repair"),
+    # Contradictory stated constraints: no IR can meet them, so no repair round is spent (R8, before any tool).
+    pytest.param(
+        failed("validate", "stated_constraints_contradictory", recoverable=False, violated_rule="R8"),
+        "fallback",
+        id="contradictory-request",
+    ),
 ]
 
 EXECUTE_TABLE = [
@@ -76,14 +80,31 @@ VERIFY_TABLE = [
 ]
 
 SIMULATE_TABLE = [
-    pytest.param({"failure": None}, "finalize", id="passed"),
-    pytest.param({}, "finalize", id="no-failure-key"),
+    pytest.param({"failure": None}, "fidelity", id="passed"),
+    pytest.param({}, "fidelity", id="no-failure-key"),
     # Any failing simulation goes to repair, whatever its recoverable flag: a new route or UAV may avoid it.
     pytest.param(failed("simulate", "collision", recoverable=False), "repair", id="terminal-collision"),
     pytest.param(failed("simulate", "near_miss", recoverable=True), "repair", id="near-miss"),
     pytest.param(failed("simulate", "sim_failure", recoverable=True), "repair", id="terminal-battery-or-popup"),
     pytest.param(failed("simulate", "medium_risk", recoverable=True), "repair", id="risk-above-max"),
     pytest.param(failed("simulate", "high_risk_no_override", recoverable=False), "repair", id="high-risk"),
+]
+
+FIDELITY_TABLE = [
+    pytest.param({"failure": None}, "finalize", id="passed"),
+    pytest.param({}, "finalize", id="no-failure-key"),
+    *[
+        pytest.param(failed("fidelity", error, recoverable=True), "repair", id=error)
+        for error in (
+            "pinned_uav_replaced",
+            "wrong_destination",
+            "wrong_origin",
+            "place_not_visited",
+            "deadline_relaxed",
+            "altitude_above_stated",
+            "return_leg_dropped",
+        )
+    ],
 ]
 
 REPAIR_TABLE = [
@@ -119,6 +140,11 @@ def test_route_after_verify(state, expected):
 @pytest.mark.parametrize(("state", "expected"), SIMULATE_TABLE)
 def test_route_after_simulate(state, expected):
     assert routers.route_after_simulate(state) == expected
+
+
+@pytest.mark.parametrize(("state", "expected"), FIDELITY_TABLE)
+def test_route_after_fidelity(state, expected):
+    assert routers.route_after_fidelity(state) == expected
 
 
 @pytest.mark.parametrize(("state", "expected"), REPAIR_TABLE)
@@ -161,6 +187,7 @@ TABLES = {
     "direct_tools": EXECUTE_TABLE,
     "verify": VERIFY_TABLE,
     "simulate": SIMULATE_TABLE,
+    "fidelity": FIDELITY_TABLE,
     "repair": REPAIR_TABLE,
     "fallback": FALLBACK_TABLE,
 }
@@ -181,8 +208,10 @@ def test_every_router_target_has_a_row(node):
         pytest.param("", "__end__", "__end__", id="end"),
         pytest.param("repair", "repair", "fallback", id="no-repair-goes-to-fallback"),
         pytest.param("verifier", "verify", "simulate", id="no-verifier-goes-to-simulate"),
-        pytest.param("simulator", "simulate", "finalize", id="no-simulator-goes-to-finalize"),
-        pytest.param("verifier,simulator", "verify", "finalize", id="no-gates-goes-to-finalize"),
+        pytest.param("simulator", "simulate", "fidelity", id="no-simulator-goes-to-fidelity"),
+        pytest.param("verifier,simulator", "verify", "fidelity", id="no-gates-goes-to-fidelity"),
+        pytest.param("fidelity", "fidelity", "finalize", id="no-fidelity-goes-to-finalize"),
+        pytest.param("verifier,simulator,fidelity", "verify", "finalize", id="no-gates-goes-to-finalize"),
         pytest.param("ir", "validate", "direct_tools", id="no-ir-validate-is-direct-tools"),
         pytest.param("ir", "execute_tools", "direct_tools", id="no-ir-execute-is-direct-tools"),
         pytest.param("rag", "context", "generate_ir", id="no-rag-starts-at-generate"),

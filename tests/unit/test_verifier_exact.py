@@ -26,7 +26,10 @@ from tools.trajectory import Trajectory
 from tools.world import World
 
 ROBUSTNESS_TOL = 1e-6
-ATTAINED_TOL = 1e-7  # hypothesis found near-degenerate pieces where rounding leaves ours up to 2.3e-8 m above
+# Near tangency the roots of squared distances keep only half the digits (sqrt(2.2e-16) x 500 m ~ 7e-6 m before
+# polishing): hypothesis found ours 2.3e-8 m, then (a 6e-8 m sub-piece grazing an edge) 1.2e-7 m above the value the
+# oracle attains. The one-sided bound is therefore the documented exactness bound itself.
+ATTAINED_TOL = ROBUSTNESS_TOL
 VERDICT_TOL = 1e-9
 TOOL_TOL = 1e-3  # the tool rounds robustness to verifier.DIGITS = 3 decimals
 FAR = 1e9  # "nothing to measure" for the per-segment functions, which have no world

@@ -1,0 +1,203 @@
+"""Intent fidelity (SPEC section 6): an execute flies the UAV the request pins, to the places the request names,
+within the deadline and the altitude band it states, and back where it asks for a return leg.
+
+The request's mentions are grounded from the world alone, lexically, and only where the grounding is certain: an
+entity or UAV id written in the request, an entity's name ("the maternity hospital on the south side"), or its
+name without the trailing locative phrase ("the maternity hospital") when no other entity shares that short name.
+A phrase that grounds to nothing constrains nothing here (the model's own reading stands and the verifier still
+judges safety); a phrase that does ground is binding. Numbers (deadline, altitude) are read from the request by
+the caller (models.rules_parser.stated_constraints). The gate never looks at benchmark labels.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import shapely
+from pydantic import BaseModel, Field
+
+from ir.finding import Finding
+from tools.world import World
+
+# "the X on the north side", "the X in the city centre", "the X near the river": a name's trailing locative phrase.
+_LOCATIVE = re.compile(r"\s+(?:on|in|at|near|by|beside|off)\s+(?:the\s+)?[\w' .-]+$", re.IGNORECASE)
+_ARTICLE = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
+
+
+class Mentions(BaseModel):
+    """What the request names, grounded to world ids in the order they appear."""
+
+    places: list[str] = Field(default_factory=list, description="entity ids")
+    uavs: list[str] = Field(default_factory=list, description="UAV ids")
+
+
+class StatedConstraints(Mentions):
+    """What the request states, apart from defaults: binding on every execute (repair may tighten, never relax)."""
+
+    deadline_sec: float | None = Field(default=None, description="arrive within this many seconds")
+    altitude_min_m: float | None = Field(default=None, description="fly no lower than this")
+    altitude_max_m: float | None = Field(default=None, description="fly no higher than this")
+    return_leg: bool = Field(default=False, description="the request asks the UAV to come back")
+
+    def contradictions(self, ceiling_m: float) -> list[str]:
+        """Demands no plan can meet together, known before any tool runs (spec-level UNSAT)."""
+        found = []
+        low, high = self.altitude_min_m, self.altitude_max_m
+        if low is not None and high is not None and low >= high:
+            found.append(f"the request asks to fly above {low:g} m and below {high:g} m")
+        if low is not None and low >= ceiling_m:
+            found.append(f"the request asks to fly above {low:g} m, at or over the airspace ceiling {ceiling_m:g} m")
+        if self.deadline_sec is not None and self.deadline_sec <= 0:
+            found.append("the request's deadline is not in the future")
+        return found
+
+
+def _phrase(text: str) -> str:
+    return _ARTICLE.sub("", " ".join(text.split())).lower()
+
+
+def _first_match(phrase: str, text: str) -> int | None:
+    if not phrase:
+        return None
+    found = re.search(rf"(?<![\w-]){re.escape(phrase)}(?![\w-])", text)
+    return found.start() if found else None
+
+
+def _phrases(world: World) -> list[tuple[str, str]]:
+    """(phrase, entity id) pairs that name one entity for certain: its id, and its full and short names where no
+    other entity goes by the same phrase."""
+    owners: dict[str, set[str]] = defaultdict(set)
+    for entity in world.entities:
+        if entity.name:
+            owners[_phrase(entity.name)].add(entity.id)
+            owners[_phrase(_LOCATIVE.sub("", entity.name))].add(entity.id)
+    pairs = [(ref.lower(), ref) for ref in world.entity_index]
+    return pairs + [(phrase, next(iter(refs))) for phrase, refs in owners.items() if phrase and len(refs) == 1]
+
+
+def ground_mentions(world: World, instruction: str) -> Mentions:
+    text = " ".join(instruction.split()).lower()
+    places: dict[str, int] = {}
+    for phrase, ref in _phrases(world):
+        at = _first_match(phrase, text)
+        if at is not None:
+            places[ref] = min(at, places.get(ref, at))
+    uavs = {ref: at for ref in world.uav_index if (at := _first_match(ref.lower(), text)) is not None}
+    return Mentions(
+        places=sorted(places, key=lambda ref: places[ref]),
+        uavs=sorted(uavs, key=lambda ref: uavs[ref]),
+    )
+
+
+def _near(world: World, xy: Sequence[float], refs: Iterable[str]) -> list[str]:
+    tol = world.arrival_tolerance_m + 1e-9
+    return [ref for ref in refs if math.dist(xy, world.entity_index[ref].position) <= tol]
+
+
+def _touched(world: World, track: shapely.LineString | shapely.Point, refs: Iterable[str]) -> list[str]:
+    tol = world.arrival_tolerance_m + 1e-9
+    return [ref for ref in refs if track.distance(shapely.Point(world.entity_index[ref].position)) <= tol]
+
+
+def fidelity_findings(
+    world: World, stated: StatedConstraints, candidate: dict[str, Any], ir: dict[str, Any] | None = None
+) -> list[Finding]:
+    """What the candidate plan (uav_id, waypoints) does other than the request says; empty when faithful.
+
+    With two or more places named, the route must end at one of them (or at a hand-off point the IR declares for a
+    named destination) and start at, or pass, another; with one, it must start at, pass or end at it. A return
+    leg ends where the route started."""
+    findings: list[Finding] = []
+    uav = candidate.get("uav_id")
+    if stated.uavs and uav not in stated.uavs:
+        message = f"the request pins {', '.join(stated.uavs)}, the plan flies {uav}"
+        findings.append(Finding("pinned_uav_replaced", "uav_id", uav, message, allowed=list(stated.uavs)))
+    waypoints = [list(map(float, wp)) for wp in candidate.get("waypoints") or []]
+    if not waypoints:
+        return findings
+    findings += _band_and_deadline(stated, waypoints)
+    named = [ref for ref in stated.places if ref in world.entity_index]
+    xy = [wp[:2] for wp in waypoints]
+    if stated.return_leg and len(xy) > 1 and math.dist(xy[0], xy[-1]) > world.arrival_tolerance_m + 1e-9:
+        findings.append(
+            Finding(
+                "return_leg_dropped",
+                "waypoints[-1]",
+                _rounded(xy[-1]),
+                f"the request asks to come back; the route ends {math.dist(xy[0], xy[-1]):.0f} m from where it started",
+            )
+        )
+        return findings
+    if not named:
+        return findings
+    if stated.return_leg or len(named) == 1:  # the places are visited on the way (a round trip ends at its start)
+        missing = [ref for ref in named if not _touched(world, _track(xy), [ref])]
+        if missing:
+            findings.append(_place_finding("place_not_visited", "waypoints", named, xy[-1], world))
+        return findings
+    entities = (ir or {}).get("entities") or {}
+    ends_at = _near(world, xy[-1], named)
+    if not ends_at and entities.get("destination") in named:
+        ends_at = _near(world, xy[-1], [h for h in entities.get("handoff_points") or [] if h in world.entity_index])
+    if not ends_at:
+        findings.append(_place_finding("wrong_destination", "waypoints[-1]", named, xy[-1], world))
+    elif not [ref for ref in _touched(world, _track(xy[:-1] or xy), named) if ref not in ends_at]:
+        findings.append(_place_finding("wrong_origin", "waypoints[0]", named, xy[0], world))
+    return findings
+
+
+def _band_and_deadline(stated: StatedConstraints, waypoints: list[list[float]]) -> list[Finding]:
+    findings = []
+    altitudes = [wp[2] for wp in waypoints]
+    if stated.altitude_max_m is not None and max(altitudes) > stated.altitude_max_m + 1e-6:
+        findings.append(
+            Finding(
+                "altitude_above_stated",
+                "waypoints",
+                max(altitudes),
+                f"the route climbs to {max(altitudes):g} m; the request says below {stated.altitude_max_m:g} m",
+            )
+        )
+    if stated.altitude_min_m is not None and min(altitudes) < stated.altitude_min_m - 1e-6:
+        findings.append(
+            Finding(
+                "altitude_below_stated",
+                "waypoints",
+                min(altitudes),
+                f"the route descends to {min(altitudes):g} m; the request says above {stated.altitude_min_m:g} m",
+            )
+        )
+    if stated.deadline_sec is not None and len(waypoints[-1]) > 3 and waypoints[-1][3] > stated.deadline_sec + 1e-6:
+        findings.append(
+            Finding(
+                "deadline_relaxed",
+                "waypoints[-1]",
+                waypoints[-1][3],
+                f"arrival at {waypoints[-1][3]:.1f} s; the request says within {stated.deadline_sec:g} s",
+            )
+        )
+    return findings
+
+
+def _rounded(xy: Sequence[float]) -> list[float]:
+    return [round(float(v), 1) for v in xy]
+
+
+def _track(xy: list[list[float]]) -> shapely.LineString | shapely.Point:
+    return shapely.LineString(xy) if len(xy) > 1 else shapely.Point(xy[0])
+
+
+def _place_finding(error_type: str, field: str, named: list[str], xy: Sequence[float], world: World) -> Finding:
+    nearest = min(world.entity_index, key=lambda ref: math.dist(xy, world.entity_index[ref].position))
+    gap = math.dist(xy, world.entity_index[nearest].position)
+    return Finding(
+        error_type,
+        field,
+        _rounded(xy),
+        f"the request names {', '.join(named)}; the route's point there is {gap:.0f} m from {nearest}",
+        allowed=list(named),
+    )

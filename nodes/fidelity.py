@@ -1,0 +1,46 @@
+"""fidelity: the verified, simulated plan does what the request asked (SPEC section 6, intent fidelity): the UAV it
+pins, the places it names, its deadline, altitude band and return leg. The last gate before finalize.
+
+The request is read apart from the model (models.rules_parser.stated_constraints, ir.fidelity), so a model that
+misread or relaxed a stated constraint is caught here. A mismatch is repaired like any failure (the counterexample
+names the stated values); if the rounds run out, fallback asks the operator (human_confirm), never executes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from graph.context import Context
+from graph.state import State
+from ir.failure import failure_record
+from ir.fidelity import fidelity_findings
+from models.rules_parser import stated_constraints
+from nodes.run_world import world_from_state
+
+READS = ("instruction", "world", "candidate", "ir")
+STAGE = "fidelity"
+
+
+def fidelity(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+    world = world_from_state(state)
+    stated = stated_constraints(state.get("instruction") or "", world)
+    findings = fidelity_findings(world, stated, state.get("candidate") or {}, state.get("ir"))
+    if not findings:
+        return {"failure": None}
+    first = findings[0]
+    return {
+        "failure": failure_record(
+            STAGE,
+            first.error_type,
+            recoverable=True,
+            message="; ".join(f.message for f in findings),
+            failure_stage=STAGE,
+            field=first.field,
+            value=first.value,
+            allowed=first.allowed,
+            suggested_repair="keep every constraint the request states: "
+            + (f"use one of {first.allowed}" if first.allowed else first.message),
+        )
+    }

@@ -1,0 +1,148 @@
+"""Intent fidelity: what the request states, read apart from any model, and the gate's findings on a plan."""
+
+from __future__ import annotations
+
+import pytest
+
+from ir.fidelity import StatedConstraints, fidelity_findings, ground_mentions
+from models.rules_parser import stated_constraints
+from tools.world import World
+
+
+def _with_names(world: World, names: dict[str, str]) -> World:
+    entities = [e.model_copy(update={"name": names.get(e.id, e.name)}) for e in world.entities]
+    return world.model_copy(update={"entities": entities})
+
+
+def _route(world: World, *refs: str, altitude: float = 60.0, speed: float = 10.0) -> list[list[float]]:
+    """Straight legs between places at one altitude, timed at `speed`."""
+    points, t = [], 0.0
+    for i, ref in enumerate(refs):
+        x, y = world.position_of(ref)
+        if i:
+            px, py = points[-1][:2]
+            t += ((x - px) ** 2 + (y - py) ** 2) ** 0.5 / speed
+        points.append([x, y, altitude, round(t, 3)])
+    return points
+
+
+def _types(findings) -> list[str]:
+    return [f.error_type for f in findings]
+
+
+# --- grounding ---------------------------------------------------------------------------------------------------
+def test_ids_full_names_and_unique_short_names_ground_in_order_of_mention(world):
+    world = _with_names(world, {"hospital_B": "the children's hospital on the north side"})
+    mentions = ground_mentions(world, "Fly from the Children's Hospital to accident_site_3, not via uav_09's pad.")
+    assert mentions.places == ["hospital_B", "accident_site_3"]
+    assert mentions.uavs == ["uav_09"]
+    full = ground_mentions(world, "Deliver to the children's hospital on the north side from hospital_A.")
+    assert full.places == ["hospital_B", "hospital_A"]
+
+
+def test_a_short_name_two_entities_share_grounds_nothing(world):
+    world = _with_names(
+        world,
+        {"hospital_A": "the eye hospital on the south side", "hospital_B": "the eye hospital on the north side"},
+    )
+    assert ground_mentions(world, "Bring it to the eye hospital.").places == []
+    assert ground_mentions(world, "Bring it to the eye hospital on the north side.").places == ["hospital_B"]
+
+
+def test_an_id_inside_a_longer_word_is_not_a_mention(world):
+    assert ground_mentions(world, "see hospital_A2 and xhospital_A").places == []
+
+
+# --- what the request states ---------------------------------------------------------------------------------------
+def test_stated_deadline_band_pin_and_return_leg(world):
+    stated = stated_constraints(
+        "Use uav_09 to take the AED from hospital_A to accident_site_3 and back within 4 minutes. "
+        "Stay below 90 m and above 40 m; uav_03 is busy anyway.",
+        world,
+    )
+    assert stated.places == ["hospital_A", "accident_site_3"]
+    assert stated.uavs == ["uav_09"]  # uav_03 is only mentioned, not asked for
+    assert stated.deadline_sec == 240.0
+    assert (stated.altitude_min_m, stated.altitude_max_m) == (40.0, 90.0)
+    assert stated.return_leg
+
+
+def test_a_request_without_demands_states_nothing_but_its_places(world):
+    stated = stated_constraints("Send a drone from hospital_A to accident_site_3.", world)
+    assert stated == StatedConstraints(places=["hospital_A", "accident_site_3"])
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Fly above 100 m and below 60 m.", "above 100 m and below 60 m"),
+        ("Fly above 150 m, it is safer.", "ceiling"),
+    ],
+)
+def test_contradictory_or_impossible_demands_are_known_before_any_tool(world, text, expected):
+    found = stated_constraints(text, world).contradictions(world.grid.ceiling_m)
+    assert len(found) == 1 and expected in found[0]
+
+
+def test_a_consistent_band_is_no_contradiction(world):
+    assert stated_constraints("Fly between 40 and 80 m.", world).contradictions(world.grid.ceiling_m) == []
+
+
+# --- the gate's findings ----------------------------------------------------------------------------------------
+def test_a_faithful_plan_has_no_finding(world):
+    stated = StatedConstraints(places=["hospital_A", "accident_site_3"], uavs=["uav_03"], deadline_sec=600.0)
+    plan = {"uav_id": "uav_03", "waypoints": _route(world, "hospital_A", "accident_site_3")}
+    assert fidelity_findings(world, stated, plan) == []
+
+
+def test_a_replaced_pinned_uav_is_named(world):
+    stated = StatedConstraints(uavs=["uav_07"])
+    findings = fidelity_findings(world, stated, {"uav_id": "uav_03", "waypoints": _route(world, "hospital_A")})
+    assert _types(findings) == ["pinned_uav_replaced"]
+    assert findings[0].allowed == ["uav_07"] and "uav_07" in findings[0].message
+
+
+def test_a_route_to_another_place_is_a_wrong_destination(world):
+    stated = StatedConstraints(places=["hospital_A", "accident_site_3"])
+    plan = {"uav_id": "uav_03", "waypoints": _route(world, "hospital_A", "metro_station_4")}
+    findings = fidelity_findings(world, stated, plan)
+    assert _types(findings) == ["wrong_destination"]
+    assert findings[0].allowed == ["hospital_A", "accident_site_3"] and "metro_station_4" in findings[0].message
+
+
+def test_a_route_from_another_place_is_a_wrong_origin(world):
+    stated = StatedConstraints(places=["hospital_A", "accident_site_3"])
+    plan = {"uav_id": "uav_03", "waypoints": _route(world, "depot_1", "accident_site_3")}
+    assert _types(fidelity_findings(world, stated, plan)) == ["wrong_origin"]
+
+
+def test_a_pickup_leg_that_passes_the_origin_is_faithful(world):
+    stated = StatedConstraints(places=["hospital_A", "accident_site_3"])
+    plan = {"uav_id": "uav_09", "waypoints": _route(world, "uav_09", "hospital_A", "accident_site_3")}
+    assert fidelity_findings(world, stated, plan) == []
+
+
+def test_a_declared_hand_off_of_a_named_destination_is_faithful(world):
+    stated = StatedConstraints(places=["hospital_A", "accident_site_3"])
+    plan = {"uav_id": "uav_03", "waypoints": _route(world, "hospital_A", "metro_station_4")}
+    ir = {"entities": {"destination": "accident_site_3", "handoff_points": ["metro_station_4"]}}
+    assert fidelity_findings(world, stated, plan, ir) == []
+    elsewhere = {"entities": {"destination": "police_2", "handoff_points": ["metro_station_4"]}}
+    assert _types(fidelity_findings(world, stated, plan, elsewhere)) == ["wrong_destination"]
+
+
+def test_a_one_way_flight_drops_a_stated_return_leg(world):
+    stated = StatedConstraints(places=["hospital_A", "accident_site_3"], return_leg=True)
+    one_way = {"uav_id": "uav_03", "waypoints": _route(world, "hospital_A", "accident_site_3")}
+    assert _types(fidelity_findings(world, stated, one_way)) == ["return_leg_dropped"]
+    round_trip = {"uav_id": "uav_03", "waypoints": _route(world, "hospital_A", "accident_site_3", "hospital_A")}
+    assert fidelity_findings(world, stated, round_trip) == []
+
+
+def test_a_relaxed_deadline_or_altitude_is_caught(world):
+    plan = {"uav_id": "uav_03", "waypoints": _route(world, "hospital_A", "accident_site_3", altitude=100.0)}
+    arrival = plan["waypoints"][-1][3]
+    stated = StatedConstraints(deadline_sec=arrival - 1.0, altitude_max_m=90.0, altitude_min_m=30.0)
+    assert _types(fidelity_findings(world, stated, plan)) == ["altitude_above_stated", "deadline_relaxed"]
+    low = StatedConstraints(altitude_min_m=110.0)
+    assert _types(fidelity_findings(world, low, plan)) == ["altitude_below_stated"]
