@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -28,11 +28,25 @@ _LOCATIVE = re.compile(r"\s+(?:on|in|at|near|by|beside|off)\s+(?:the\s+)?[\w' .-
 _ARTICLE = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
 
 
+# A place named right after one of these is one to keep away from, not one to visit.
+_AVOID_CUE = re.compile(
+    r"(?:keep (?:clear|away) (?:of|from)|avoid(?:ing)?|away from|stay (?:out of|clear of)|steer clear of|"
+    r"not (?:over|through|near)|避开|远离|绕开|不要经过)\W{0,3}(?:the\s+)?$"
+)
+AVOID_CUE_WINDOW = 30
+CONTRADICTORY = "stated_constraints_contradictory"
+UNRESOLVED = "unresolved_reference"  # characters before a mention searched for an avoid cue
+
+
 class Mentions(BaseModel):
     """What the request names, grounded to world ids in the order they appear."""
 
-    places: list[str] = Field(default_factory=list, description="entity ids")
+    places: list[str] = Field(default_factory=list, description="entity ids to visit")
     uavs: list[str] = Field(default_factory=list, description="UAV ids")
+    avoided: list[str] = Field(default_factory=list, description="entity ids named as places to keep away from")
+    unresolved: list[str] = Field(
+        default_factory=list, description="bare references ('the hospital') that fit two or more entities"
+    )
 
 
 class StatedConstraints(Mentions):
@@ -43,16 +57,19 @@ class StatedConstraints(Mentions):
     altitude_max_m: float | None = Field(default=None, description="fly no higher than this")
     return_leg: bool = Field(default=False, description="the request asks the UAV to come back")
 
-    def contradictions(self, ceiling_m: float) -> list[str]:
-        """Demands no plan can meet together, known before any tool runs (spec-level UNSAT)."""
+    def blockers(self, ceiling_m: float) -> list[tuple[str, str]]:
+        """(error type, message) for what no plan can meet or resolve, known before any tool runs (R8): demands that
+        contradict each other or the airspace (spec-level UNSAT), references that fit several places."""
         found = []
         low, high = self.altitude_min_m, self.altitude_max_m
         if low is not None and high is not None and low >= high:
-            found.append(f"the request asks to fly above {low:g} m and below {high:g} m")
+            found.append((CONTRADICTORY, f"the request asks to fly above {low:g} m and below {high:g} m"))
         if low is not None and low >= ceiling_m:
-            found.append(f"the request asks to fly above {low:g} m, at or over the airspace ceiling {ceiling_m:g} m")
+            message = f"the request asks to fly above {low:g} m, at or over the airspace ceiling {ceiling_m:g} m"
+            found.append((CONTRADICTORY, message))
         if self.deadline_sec is not None and self.deadline_sec <= 0:
-            found.append("the request's deadline is not in the future")
+            found.append((CONTRADICTORY, "the request's deadline is not in the future"))
+        found += [(UNRESOLVED, f"which one is meant by {ref}?") for ref in self.unresolved]
         return found
 
 
@@ -60,11 +77,10 @@ def _phrase(text: str) -> str:
     return _ARTICLE.sub("", " ".join(text.split())).lower()
 
 
-def _first_match(phrase: str, text: str) -> int | None:
+def _matches(phrase: str, text: str) -> list[tuple[int, int]]:
     if not phrase:
-        return None
-    found = re.search(rf"(?<![\w-]){re.escape(phrase)}(?![\w-])", text)
-    return found.start() if found else None
+        return []
+    return [m.span() for m in re.finditer(rf"(?<![\w-]){re.escape(phrase)}(?![\w-])", text)]
 
 
 def _phrases(world: World) -> list[tuple[str, str]]:
@@ -81,16 +97,37 @@ def _phrases(world: World) -> list[tuple[str, str]]:
 
 def ground_mentions(world: World, instruction: str) -> Mentions:
     text = " ".join(instruction.split()).lower()
-    places: dict[str, int] = {}
+    first: dict[str, int] = {}
+    covered: list[tuple[int, int]] = []
+    avoided: set[str] = set()
     for phrase, ref in _phrases(world):
-        at = _first_match(phrase, text)
-        if at is not None:
-            places[ref] = min(at, places.get(ref, at))
-    uavs = {ref: at for ref in world.uav_index if (at := _first_match(ref.lower(), text)) is not None}
+        for start, end in _matches(phrase, text):
+            covered.append((start, end))
+            if _AVOID_CUE.search(text[max(0, start - AVOID_CUE_WINDOW) : start]):
+                avoided.add(ref)
+            else:
+                first[ref] = min(start, first.get(ref, start))
+    uavs = {ref: spans[0][0] for ref in world.uav_index if (spans := _matches(ref.lower(), text))}
     return Mentions(
-        places=sorted(places, key=lambda ref: places[ref]),
+        places=sorted(first, key=lambda ref: first[ref]),
         uavs=sorted(uavs, key=lambda ref: uavs[ref]),
+        avoided=sorted(avoided - set(first)),
+        unresolved=_unresolved(world, text, covered),
     )
+
+
+def _unresolved(world: World, text: str, covered: list[tuple[int, int]]) -> list[str]:
+    """Kinds named bare ("to the hospital") outside every grounded phrase, where the world has two or more."""
+    kinds = Counter(entity.kind.value for entity in world.entities)
+    found = []
+    for kind, count in kinds.items():
+        noun = kind.replace("_", " ")
+        for start, end in _matches(f"the {noun}", text):
+            start += len("the ")  # the noun itself, which a grounded name may begin with ("the hospital charging pad")
+            if count > 1 and not any(a <= start and end <= b for a, b in covered):
+                found.append(f"the {noun} ({count} in this world)")
+                break
+    return found
 
 
 def _near(world: World, xy: Sequence[float], refs: Iterable[str]) -> list[str]:
@@ -108,9 +145,8 @@ def fidelity_findings(
 ) -> list[Finding]:
     """What the candidate plan (uav_id, waypoints) does other than the request says; empty when faithful.
 
-    With two or more places named, the route must end at one of them (or at a hand-off point the IR declares for a
-    named destination) and start at, or pass, another; with one, it must start at, pass or end at it. A return
-    leg ends where the route started."""
+    Every place named to visit is on the route; with two or more, the route ends at one of them (or at a hand-off
+    point the IR declares for a named destination). A return leg ends where the route started."""
     findings: list[Finding] = []
     uav = candidate.get("uav_id")
     if stated.uavs and uav not in stated.uavs:
@@ -134,19 +170,20 @@ def fidelity_findings(
         return findings
     if not named:
         return findings
-    if stated.return_leg or len(named) == 1:  # the places are visited on the way (a round trip ends at its start)
-        missing = [ref for ref in named if not _touched(world, _track(xy), [ref])]
-        if missing:
-            findings.append(_place_finding("place_not_visited", "waypoints", named, xy[-1], world))
-        return findings
     entities = (ir or {}).get("entities") or {}
     ends_at = _near(world, xy[-1], named)
-    if not ends_at and entities.get("destination") in named:
-        ends_at = _near(world, xy[-1], [h for h in entities.get("handoff_points") or [] if h in world.entity_index])
-    if not ends_at:
+    handoffs = [h for h in entities.get("handoff_points") or [] if h in world.entity_index]
+    handed_off = entities.get("destination") in named and bool(_near(world, xy[-1], handoffs))
+    if not (stated.return_leg or len(named) == 1 or ends_at or handed_off):
         findings.append(_place_finding("wrong_destination", "waypoints[-1]", named, xy[-1], world))
-    elif not [ref for ref in _touched(world, _track(xy[:-1] or xy), named) if ref not in ends_at]:
-        findings.append(_place_finding("wrong_origin", "waypoints[0]", named, xy[0], world))
+        return findings
+    # Every named place is on the route (a round trip's start is its end; a hand-off stands in for the destination).
+    missing = [ref for ref in named if not _touched(world, _track(xy), [ref])]
+    if handed_off:
+        missing = [ref for ref in missing if ref != entities.get("destination")]
+    if missing:
+        message = f"the request names {', '.join(named)}; the route never reaches {', '.join(missing)}"
+        findings.append(Finding("place_not_visited", "waypoints", _rounded(xy[0]), message, allowed=named))
     return findings
 
 

@@ -447,6 +447,8 @@ def stated_constraints(text: str, world: World) -> StatedConstraints:
     return StatedConstraints(
         places=mentions.places,
         uavs=pinned,
+        avoided=mentions.avoided,
+        unresolved=mentions.unresolved,
         deadline_sec=parse_deadline(lowered),
         altitude_min_m=band.get("altitude_min_m"),
         altitude_max_m=band.get("altitude_max_m"),

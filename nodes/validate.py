@@ -1,8 +1,9 @@
 """validate: the layered validator (json -> schema -> grounding -> tool dependencies -> policy).
 
 Before any tool runs it also holds the request itself to R8: stated constraints that contradict each other (fly
-above 100 m and below 60 m; above the airspace ceiling) make the task unsatisfiable whatever the IR says, so the
-run ends in fallback instead of a repair loop that could only relax one of them."""
+above 100 m and below 60 m; above the airspace ceiling) make the task unsatisfiable whatever the IR says, and a bare reference that fits
+several places ("to the hospital") leaves it under-specified: the run ends in fallback instead of a repair loop
+that could only relax a demand or guess a place."""
 
 from __future__ import annotations
 
@@ -29,13 +30,13 @@ def validate(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         "failure": None,
     }
     world = world_from_state(state)
-    contradictions = stated_constraints(state.get("instruction") or "", world).contradictions(world.grid.ceiling_m)
-    if contradictions:
+    blockers = stated_constraints(state.get("instruction") or "", world).blockers(world.grid.ceiling_m)
+    if blockers:
         update["failure"] = failure_record(
             "validate",
-            "stated_constraints_contradictory",
+            blockers[0][0],
             recoverable=False,
-            message="; ".join(contradictions),
+            message="; ".join(message for _, message in blockers),
             failure_stage="validate.policy",
             violated_rule="R8",
             suggested_repair="ask the operator which demand holds",

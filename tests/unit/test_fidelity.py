@@ -80,12 +80,26 @@ def test_a_request_without_demands_states_nothing_but_its_places(world):
     ],
 )
 def test_contradictory_or_impossible_demands_are_known_before_any_tool(world, text, expected):
-    found = stated_constraints(text, world).contradictions(world.grid.ceiling_m)
-    assert len(found) == 1 and expected in found[0]
+    found = stated_constraints(text, world).blockers(world.grid.ceiling_m)
+    assert len(found) == 1 and found[0][0] == "stated_constraints_contradictory" and expected in found[0][1]
 
 
 def test_a_consistent_band_is_no_contradiction(world):
-    assert stated_constraints("Fly between 40 and 80 m.", world).contradictions(world.grid.ceiling_m) == []
+    assert stated_constraints("Fly between 40 and 80 m.", world).blockers(world.grid.ceiling_m) == []
+
+
+def test_a_bare_kind_that_fits_several_places_is_unresolved(world):
+    # downtown has hospital_A and hospital_B; "the hospital charging pad" is one entity's own name.
+    vague = stated_constraints("Bring the kit from police_2 to the hospital.", world)
+    assert vague.unresolved == ["the hospital (2 in this world)"]
+    assert vague.blockers(world.grid.ceiling_m)[0][0] == "unresolved_reference"
+    named = stated_constraints("Bring the kit from the hospital charging pad to police_2.", world)
+    assert named.unresolved == [] and named.places == ["charging_pad_1", "police_2"]
+
+
+def test_a_place_to_keep_clear_of_is_not_a_place_to_visit(world):
+    stated = stated_constraints("Fly from hospital_A to accident_site_3 and keep clear of police_2.", world)
+    assert stated.places == ["hospital_A", "accident_site_3"] and stated.avoided == ["police_2"]
 
 
 # --- the gate's findings ----------------------------------------------------------------------------------------
@@ -110,10 +124,20 @@ def test_a_route_to_another_place_is_a_wrong_destination(world):
     assert findings[0].allowed == ["hospital_A", "accident_site_3"] and "metro_station_4" in findings[0].message
 
 
-def test_a_route_from_another_place_is_a_wrong_origin(world):
+def test_a_route_from_another_place_misses_the_origin(world):
     stated = StatedConstraints(places=["hospital_A", "accident_site_3"])
     plan = {"uav_id": "uav_03", "waypoints": _route(world, "depot_1", "accident_site_3")}
-    assert _types(fidelity_findings(world, stated, plan)) == ["wrong_origin"]
+    findings = fidelity_findings(world, stated, plan)
+    assert _types(findings) == ["place_not_visited"] and "never reaches hospital_A" in findings[0].message
+
+
+def test_a_patrol_that_ends_at_a_named_place_but_skips_another_is_caught(world):
+    stated = StatedConstraints(places=["depot_1", "police_2", "metro_station_4", "fire_station_1"])
+    skipped = {"uav_id": "uav_03", "waypoints": _route(world, "depot_1", "police_2", "fire_station_1")}
+    findings = fidelity_findings(world, stated, skipped)
+    assert _types(findings) == ["place_not_visited"] and "metro_station_4" in findings[0].message
+    full = {"uav_id": "uav_03", "waypoints": _route(world, "depot_1", "police_2", "metro_station_4", "fire_station_1")}
+    assert fidelity_findings(world, stated, full) == []
 
 
 def test_a_pickup_leg_that_passes_the_origin_is_faithful(world):
