@@ -56,6 +56,7 @@ class StatedConstraints(Mentions):
     altitude_min_m: float | None = Field(default=None, description="fly no lower than this")
     altitude_max_m: float | None = Field(default=None, description="fly no higher than this")
     return_leg: bool = Field(default=False, description="the request asks the UAV to come back")
+    corridors_only: bool = Field(default=False, description="the request allows flight only inside drone corridors")
 
     def blockers(self, ceiling_m: float) -> list[tuple[str, str]]:
         """(error type, message) for what no plan can meet or resolve, known before any tool runs (R8): demands that
@@ -156,6 +157,9 @@ def fidelity_findings(
     if not waypoints:
         return findings
     findings += _band_and_deadline(stated, waypoints)
+    if stated.corridors_only and not _inside_corridors(world, waypoints):
+        message = "the request allows flight only inside the drone corridors; the route leaves them"
+        findings.append(Finding("corridor_left", "waypoints", None, message, allowed=[c.id for c in world.corridors]))
     named = [ref for ref in stated.places if ref in world.entity_index]
     xy = [wp[:2] for wp in waypoints]
     if stated.return_leg and len(xy) > 1 and math.dist(xy[0], xy[-1]) > world.arrival_tolerance_m + 1e-9:
@@ -218,6 +222,19 @@ def _band_and_deadline(stated: StatedConstraints, waypoints: list[list[float]]) 
             )
         )
     return findings
+
+
+def _inside_corridors(world: World, waypoints: list[list[float]]) -> bool:
+    """Every straight piece lies, in plan and in altitude, inside one corridor (a corridor's band is constant, so a
+    piece whose ends are in it stays in it)."""
+    for a, b in zip(waypoints, waypoints[1:]):
+        piece = shapely.LineString([a[:2], b[:2]]) if a[:2] != b[:2] else shapely.Point(a[:2])
+        if not any(
+            c.shape.covers(piece) and c.alt_min_m <= min(a[2], b[2]) and max(a[2], b[2]) <= c.alt_max_m
+            for c in world.corridors
+        ):
+            return False
+    return True
 
 
 def _rounded(xy: Sequence[float]) -> list[float]:

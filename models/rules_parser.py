@@ -432,14 +432,15 @@ _RETURN_LEG = re.compile(
     r"\band back\b|\bround[ -]trip\b|\b(?:come|fly|head|return) back\b|\breturn (?:it |the drone )?to (?:base|the start)"
     r"|往返|再返回|并返回|然后返回|飞回"
 )
+_CORRIDORS_ONLY = re.compile(r"\bonly (?:inside|in|within|along) (?:the )?(?:drone )?corridors?\b|只能在.{0,8}走廊")
 # A UAV id is pinned when the request asks for it ("use uav_03", "send uav_03", "用uav_03"), not when it is merely
 # mentioned ("uav_03 is in maintenance").
 _PIN_CUE = r"(?:use|using|send|dispatch|assign|take|with|by|用|派|让|安排|指定)\W{0,3}(?:the\s+)?(?:drone\s+|uav\s+)?"
 
 
 def stated_constraints(text: str, world: World) -> StatedConstraints:
-    """What the request states (places, pinned UAVs, deadline, altitude band, return leg): the fidelity gate's
-    reading, apart from any model's."""
+    """What the request states (places, pinned UAVs, deadline, altitude band, return leg, corridors only): the
+    fidelity gate's reading, apart from any model's."""
     lowered = " ".join(text.split()).lower()
     mentions = ground_mentions(world, text)
     band = _stated_band_and_separation(lowered)
@@ -453,6 +454,7 @@ def stated_constraints(text: str, world: World) -> StatedConstraints:
         altitude_min_m=band.get("altitude_min_m"),
         altitude_max_m=band.get("altitude_max_m"),
         return_leg=bool(_RETURN_LEG.search(lowered)),
+        corridors_only=bool(_CORRIDORS_ONLY.search(lowered)),
     )
 
 

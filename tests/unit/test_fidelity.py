@@ -170,3 +170,15 @@ def test_a_relaxed_deadline_or_altitude_is_caught(world):
     assert _types(fidelity_findings(world, stated, plan)) == ["altitude_above_stated", "deadline_relaxed"]
     low = StatedConstraints(altitude_min_m=110.0)
     assert _types(fidelity_findings(world, low, plan)) == ["altitude_below_stated"]
+
+
+def test_a_corridor_only_request_holds_the_route_to_the_corridors(world):
+    stated = stated_constraints("Fly from hospital_A to accident_site_3; fly only inside the drone corridors.", world)
+    assert stated.corridors_only
+    corridor = world.corridors[0]
+    (x0, y0), (x1, y1) = corridor.polyline[0], corridor.polyline[-1]
+    altitude = max(corridor.alt_min_m, 30.0)
+    along = {"uav_id": "uav_03", "waypoints": [[x0, y0, altitude, 0.0], [x1, y1, altitude, 60.0]]}
+    assert fidelity_findings(world, StatedConstraints(corridors_only=True), along) == []
+    across = {"uav_id": "uav_03", "waypoints": _route(world, "hospital_A", "accident_site_3")}
+    assert _types(fidelity_findings(world, StatedConstraints(corridors_only=True), across)) == ["corridor_left"]
