@@ -57,6 +57,7 @@ class StatedConstraints(Mentions):
     altitude_max_m: float | None = Field(default=None, description="fly no higher than this")
     return_leg: bool = Field(default=False, description="the request asks the UAV to come back")
     corridors_only: bool = Field(default=False, description="the request allows flight only inside drone corridors")
+    handoff: bool = Field(default=False, description="the request allows a hand-off to ground transport")
 
     def blockers(self, ceiling_m: float) -> list[tuple[str, str]]:
         """(error type, message) for what no plan can meet or resolve, known before any tool runs (R8): demands that
@@ -185,6 +186,8 @@ def fidelity_findings(
     missing = [ref for ref in named if not _touched(world, _track(xy), [ref])]
     if handed_off:
         missing = [ref for ref in missing if ref != entities.get("destination")]
+    elif stated.handoff and ends_at and len(missing) == 1:  # the destination the request lets a courier reach
+        missing = []
     if missing:
         message = f"the request names {', '.join(named)}; the route never reaches {', '.join(missing)}"
         findings.append(Finding("place_not_visited", "waypoints", _rounded(xy[0]), message, allowed=named))

@@ -433,6 +433,9 @@ _RETURN_LEG = re.compile(
     r"|往返|再返回|并返回|然后返回|飞回"
 )
 _CORRIDORS_ONLY = re.compile(r"\bonly (?:inside|in|within|along) (?:the )?(?:drone )?corridors?\b|只能在.{0,8}走廊")
+_HANDOFF = re.compile(
+    r"\bhand (?:it |the parcel |the cargo )?(?:over|off|to)\b|\bground courier\b|交给地面|地面配送|转交"
+)
 # A UAV id is pinned when the request asks for it ("use uav_03", "send uav_03", "用uav_03"), not when it is merely
 # mentioned ("uav_03 is in maintenance").
 _PIN_CUE = r"(?:use|using|send|dispatch|assign|take|with|by|用|派|让|安排|指定)\W{0,3}(?:the\s+)?(?:drone\s+|uav\s+)?"
@@ -455,6 +458,7 @@ def stated_constraints(text: str, world: World) -> StatedConstraints:
         altitude_max_m=band.get("altitude_max_m"),
         return_leg=bool(_RETURN_LEG.search(lowered)),
         corridors_only=bool(_CORRIDORS_ONLY.search(lowered)),
+        handoff=bool(_HANDOFF.search(lowered)),
     )
 
 

@@ -155,6 +155,16 @@ def test_a_declared_hand_off_of_a_named_destination_is_faithful(world):
     assert _types(fidelity_findings(world, stated, plan, elsewhere)) == ["wrong_destination"]
 
 
+def test_a_stated_hand_off_lets_the_route_end_at_the_named_hub(world):
+    text = "Fly the kit from hospital_A to accident_site_3; fly to metro_station_4 and hand over to a ground courier."
+    stated = stated_constraints(text, world)
+    assert stated.handoff and stated.places == ["hospital_A", "accident_site_3", "metro_station_4"]
+    to_the_hub = {"uav_id": "uav_03", "waypoints": _route(world, "hospital_A", "metro_station_4")}
+    assert fidelity_findings(world, stated, to_the_hub) == []  # the IR wrote the hub as its destination
+    no_handoff = stated.model_copy(update={"handoff": False})
+    assert _types(fidelity_findings(world, no_handoff, to_the_hub)) == ["place_not_visited"]
+
+
 def test_a_one_way_flight_drops_a_stated_return_leg(world):
     stated = StatedConstraints(places=["hospital_A", "accident_site_3"], return_leg=True)
     one_way = {"uav_id": "uav_03", "waypoints": _route(world, "hospital_A", "accident_site_3")}
