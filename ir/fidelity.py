@@ -33,7 +33,14 @@ _AVOID_CUE = re.compile(
     r"(?:keep (?:clear|away) (?:of|from)|avoid(?:ing)?|away from|stay (?:out of|clear of)|steer clear of|"
     r"not (?:over|through|near)|避开|远离|绕开|不要经过)\W{0,3}(?:the\s+)?$"
 )
-AVOID_CUE_WINDOW = 30
+# Cues that fix a named place's role for certain when they stand right before it ("from X", "to X", "land at X").
+_ORIGIN_CUE = re.compile(r"(?:\bfrom|taking off from|take off from|\bstart(?:ing)? (?:at|from)|从)\W{0,3}(?:the\s+)?$")
+_DESTINATION_CUE = re.compile(
+    r"(?:\bto|drop (?:it |them )?(?:off )?at|\bland at|\bend at|finishing at|arrive at|"
+    r"送到|送往|飞往|运到|送至|配送至|飞到)\W{0,3}(?:the\s+)?$"
+)
+_ROLE_CUES = (("origin", _ORIGIN_CUE), ("destination", _DESTINATION_CUE))
+AVOID_CUE_WINDOW = 30  # characters before a mention searched for a cue
 CONTRADICTORY = "stated_constraints_contradictory"
 UNRESOLVED = "unresolved_reference"  # characters before a mention searched for an avoid cue
 
@@ -47,6 +54,8 @@ class Mentions(BaseModel):
     unresolved: list[str] = Field(
         default_factory=list, description="bare references ('the hospital') that fit two or more entities"
     )
+    origins: list[str] = Field(default_factory=list, description="places named right after 'from', 'start at'...")
+    destinations: list[str] = Field(default_factory=list, description="places named right after 'to', 'land at'...")
 
 
 class StatedConstraints(Mentions):
@@ -82,7 +91,8 @@ def _phrase(text: str) -> str:
 def _matches(phrase: str, text: str) -> list[tuple[int, int]]:
     if not phrase:
         return []
-    return [m.span() for m in re.finditer(rf"(?<![\w-]){re.escape(phrase)}(?![\w-])", text)]
+    # ASCII word boundaries: in Chinese an id stands right beside CJK characters ("从hospital_2送到").
+    return [m.span() for m in re.finditer(rf"(?<![a-z0-9_-]){re.escape(phrase)}(?![a-z0-9_-])", text)]
 
 
 def _phrases(world: World) -> list[tuple[str, str]]:
@@ -102,19 +112,24 @@ def ground_mentions(world: World, instruction: str) -> Mentions:
     first: dict[str, int] = {}
     covered: list[tuple[int, int]] = []
     avoided: set[str] = set()
+    roles: dict[str, set[str]] = defaultdict(set)
     for phrase, ref in _phrases(world):
         for start, end in _matches(phrase, text):
             covered.append((start, end))
-            if _AVOID_CUE.search(text[max(0, start - AVOID_CUE_WINDOW) : start]):
+            before = text[max(0, start - AVOID_CUE_WINDOW) : start]
+            if _AVOID_CUE.search(before):
                 avoided.add(ref)
-            else:
-                first[ref] = min(start, first.get(ref, start))
+                continue
+            first[ref] = min(start, first.get(ref, start))
+            roles[ref] |= {role for role, cue in _ROLE_CUES if cue.search(before)}
     uavs = {ref: spans[0][0] for ref in world.uav_index if (spans := _matches(ref.lower(), text))}
     return Mentions(
         places=sorted(first, key=lambda ref: first[ref]),
         uavs=sorted(uavs, key=lambda ref: uavs[ref]),
         avoided=sorted(avoided - set(first)),
         unresolved=_unresolved(world, text, covered),
+        origins=[ref for ref in sorted(first, key=first.get) if "origin" in roles[ref]],
+        destinations=[ref for ref in sorted(first, key=first.get) if "destination" in roles[ref]],
     )
 
 
@@ -182,6 +197,9 @@ def fidelity_findings(
     if not (stated.return_leg or len(named) == 1 or ends_at or handed_off):
         findings.append(_place_finding("wrong_destination", "waypoints[-1]", named, xy[-1], world))
         return findings
+    if not (stated.return_leg or stated.handoff or handed_off) and _reversed(stated, ends_at):
+        findings.append(_place_finding("wrong_destination", "waypoints[-1]", stated.destinations, xy[-1], world))
+        return findings
     # Every named place is on the route (a round trip's start is its end; a hand-off stands in for the destination).
     missing = [ref for ref in named if not _touched(world, _track(xy), [ref])]
     if handed_off:
@@ -225,6 +243,13 @@ def _band_and_deadline(stated: StatedConstraints, waypoints: list[list[float]]) 
             )
         )
     return findings
+
+
+def _reversed(stated: StatedConstraints, ends_at: list[str]) -> bool:
+    """The route ends where the request starts ("from X"), or not where it says to go ("to Y")."""
+    if stated.destinations and not set(ends_at) & set(stated.destinations):
+        return True
+    return bool(ends_at) and all(ref in stated.origins and ref not in stated.destinations for ref in ends_at)
 
 
 def _inside_corridors(world: World, waypoints: list[list[float]]) -> bool:

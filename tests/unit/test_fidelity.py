@@ -69,7 +69,9 @@ def test_stated_deadline_band_pin_and_return_leg(world):
 
 def test_a_request_without_demands_states_nothing_but_its_places(world):
     stated = stated_constraints("Send a drone from hospital_A to accident_site_3.", world)
-    assert stated == StatedConstraints(places=["hospital_A", "accident_site_3"])
+    assert stated == StatedConstraints(
+        places=["hospital_A", "accident_site_3"], origins=["hospital_A"], destinations=["accident_site_3"]
+    )
 
 
 @pytest.mark.parametrize(
@@ -192,3 +194,17 @@ def test_a_corridor_only_request_holds_the_route_to_the_corridors(world):
     assert fidelity_findings(world, StatedConstraints(corridors_only=True), along) == []
     across = {"uav_id": "uav_03", "waypoints": _route(world, "hospital_A", "accident_site_3")}
     assert _types(fidelity_findings(world, StatedConstraints(corridors_only=True), across)) == ["corridor_left"]
+
+
+def test_a_route_flown_backwards_ends_at_the_origin_and_is_caught(world):
+    stated = stated_constraints("Take the kit from hospital_A to accident_site_3.", world)
+    assert stated.origins == ["hospital_A"] and stated.destinations == ["accident_site_3"]
+    backwards = {"uav_id": "uav_03", "waypoints": _route(world, "accident_site_3", "hospital_A")}
+    findings = fidelity_findings(world, stated, backwards)
+    assert _types(findings) == ["wrong_destination"] and findings[0].allowed == ["accident_site_3"]
+
+
+def test_ids_beside_chinese_characters_ground_and_pin(world):
+    stated = stated_constraints("用uav_09从hospital_A送除颤仪到accident_site_3,10分钟内", world)
+    assert stated.places == ["hospital_A", "accident_site_3"] and stated.uavs == ["uav_09"]
+    assert stated.origins == ["hospital_A"] and stated.deadline_sec == 600.0
