@@ -147,14 +147,16 @@ def _unresolved(world: World, text: str, covered: list[tuple[int, int]]) -> list
     return found
 
 
+def _tolerance(world: World) -> float:
+    return world.arrival_tolerance_m + 1e-9
+
+
 def _near(world: World, xy: Sequence[float], refs: Iterable[str]) -> list[str]:
-    tol = world.arrival_tolerance_m + 1e-9
-    return [ref for ref in refs if math.dist(xy, world.entity_index[ref].position) <= tol]
+    return [ref for ref in refs if math.dist(xy, world.entity_index[ref].position) <= _tolerance(world)]
 
 
 def _touched(world: World, track: shapely.LineString | shapely.Point, refs: Iterable[str]) -> list[str]:
-    tol = world.arrival_tolerance_m + 1e-9
-    return [ref for ref in refs if track.distance(shapely.Point(world.entity_index[ref].position)) <= tol]
+    return [ref for ref in refs if track.distance(shapely.Point(world.entity_index[ref].position)) <= _tolerance(world)]
 
 
 def fidelity_findings(
@@ -178,7 +180,7 @@ def fidelity_findings(
         findings.append(Finding("corridor_left", "waypoints", None, message, allowed=[c.id for c in world.corridors]))
     named = [ref for ref in stated.places if ref in world.entity_index]
     xy = [wp[:2] for wp in waypoints]
-    if stated.return_leg and len(xy) > 1 and math.dist(xy[0], xy[-1]) > world.arrival_tolerance_m + 1e-9:
+    if stated.return_leg and len(xy) > 1 and math.dist(xy[0], xy[-1]) > _tolerance(world):
         findings.append(
             Finding(
                 "return_leg_dropped",
@@ -201,7 +203,8 @@ def fidelity_findings(
         findings.append(_place_finding("wrong_destination", "waypoints[-1]", stated.destinations, xy[-1], world))
         return findings
     # Every named place is on the route (a round trip's start is its end; a hand-off stands in for the destination).
-    missing = [ref for ref in named if not _touched(world, _track(xy), [ref])]
+    visited = set(_touched(world, _track(xy), named))
+    missing = [ref for ref in named if ref not in visited]
     if handed_off:
         missing = [ref for ref in missing if ref != entities.get("destination")]
     elif stated.handoff and ends_at and len(missing) == 1:  # the destination the request lets a courier reach

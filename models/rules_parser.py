@@ -449,12 +449,8 @@ def stated_constraints(text: str, world: World) -> StatedConstraints:
     band = _stated_band_and_separation(lowered)
     pinned = [u for u in mentions.uavs if re.search(_PIN_CUE + re.escape(u.lower()) + r"(?![a-z0-9_-])", lowered)]
     return StatedConstraints(
-        places=mentions.places,
+        **mentions.model_dump(exclude={"uavs"}),
         uavs=pinned,
-        avoided=mentions.avoided,
-        unresolved=mentions.unresolved,
-        origins=mentions.origins,
-        destinations=mentions.destinations,
         deadline_sec=parse_deadline(lowered),
         altitude_min_m=band.get("altitude_min_m"),
         altitude_max_m=band.get("altitude_max_m"),
