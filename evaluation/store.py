@@ -78,7 +78,10 @@ def write_run(db: sqlite_utils.Database, outcome: dict[str, Any]) -> None:
     dumped = record.model_dump(mode="json")
     row = {name: _cell(value) for name, value in dumped.items()}
     extra = {"thread_id": outcome.get("thread_id"), "error": outcome.get("error"), "record": record.model_dump_json()}
-    with db.conn:
+    # sqlite-utils' atomic(): each insert below nests as a savepoint. `with db.conn:` would not do: it opens no
+    # transaction, so every insert committed on its own and a kill between them left a `runs` row without its
+    # attempts (a resumed run then skipped it).
+    with db.atomic():
         db["runs"].insert({"run_key": key, **row, **extra}, pk="run_key", alter=True)
         db["decisions"].insert(
             {"run_key": key, **{k: _cell(v) for k, v in outcome["decision_row"].items()}}, pk="run_key", alter=True
@@ -112,7 +115,7 @@ def load_records(out_dir: Path) -> list[RunRecord]:
 
 
 def write_metrics(db: sqlite_utils.Database, rows: Iterable[dict[str, Any]]) -> None:
-    with db.conn:
+    with db.atomic():
         if db["metrics"].exists():
             db["metrics"].delete_where()
         db["metrics"].insert_all(rows, pk=("method", "model", "metric"), alter=True)
