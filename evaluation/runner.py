@@ -174,7 +174,8 @@ def run_job(job: Job, config: BenchConfig) -> dict[str, Any]:
     except Exception as exc:  # a crashing method is a result to record, not the end of the benchmark
         error = "".join(traceback.format_exception_only(type(exc), exc)).strip()
         run = MethodRun(decision=Decision(status="human_confirm", reason=f"method crashed: {error}"))
-    total = time.perf_counter() - started
+    # The run as it costs on its own: wall time plus what the shared response cache saved it (see graph Usage).
+    total = time.perf_counter() - started + run.usage.cached_llm_latency_sec
     judgement = judge_sample(run.decision, sample, stress_seeds=config.stress_seeds, stress_level=config.stress_level)
     calls = tool_calls(run)
     record = RunRecord(

@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field
 from graph.builder import build_graph, parse_without
 from graph.checkpoint import DEFAULT_DB, sqlite_checkpointer
 from graph.context import Context
+from graph.state import Usage
 from tools.world import World
 
 
@@ -55,7 +56,7 @@ def new_thread_id() -> str:
 
 
 def total_usage(attempts: list[dict[str, Any]]) -> dict[str, Any]:
-    keys = ("prompt_tokens", "completion_tokens", "llm_calls", "llm_latency_sec")
+    keys = tuple(Usage.model_fields)
     return {k: round(sum((a.get("usage") or {}).get(k, 0) for a in attempts), 4) for k in keys}
 
 

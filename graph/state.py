@@ -13,13 +13,31 @@ from pydantic import BaseModel, Field
 
 from ir.decision import Status
 from ir.failure import Failure
+from models.base import GenerationResult
 
 
 class Usage(BaseModel):
+    """What model calls cost. An answer served from the response cache costs what its original call did: a
+    method's cost must not depend on which other method ran the same prompt first in the same process. The wall
+    time the cache saved is kept apart (`cached_llm_latency_sec`), so true wall time stays recoverable."""
+
     prompt_tokens: int = 0
     completion_tokens: int = 0
     llm_calls: int = 0
     llm_latency_sec: float = 0.0
+    cached_llm_calls: int = Field(default=0, description="of llm_calls, those served from the response cache")
+    cached_llm_latency_sec: float = Field(default=0.0, description="of llm_latency_sec, what the cache saved")
+
+    @classmethod
+    def of_generation(cls, result: GenerationResult) -> Usage:
+        return cls(
+            prompt_tokens=result.usage.prompt_tokens,
+            completion_tokens=result.usage.completion_tokens,
+            llm_calls=1,
+            llm_latency_sec=result.latency_sec,
+            cached_llm_calls=int(result.cached),
+            cached_llm_latency_sec=result.latency_sec if result.cached else 0.0,
+        )
 
 
 class Attempt(BaseModel):

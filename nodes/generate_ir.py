@@ -39,17 +39,6 @@ def generate_ir(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         json_schema=grounded_answer_schema(world, default_registry(), task_id) if grounded else None,
     )
     result = generator.generate(request)
-    # A cached answer cost this run nothing: its tokens and latency belong to the original call.
-    usage = (
-        Usage()
-        if result.cached
-        else Usage(
-            prompt_tokens=result.usage.prompt_tokens,
-            completion_tokens=result.usage.completion_tokens,
-            llm_calls=1,
-            llm_latency_sec=result.latency_sec,
-        )
-    )
     answer = result.answer or {}
     return {
         "raw_output": result.raw_text,
@@ -63,7 +52,7 @@ def generate_ir(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         # A new round starts: nothing judged about the previous IR may leak into it.
         "round_started_at": time.time(),
         "attempt_open": True,
-        "usage": usage.model_dump(),
+        "usage": Usage.of_generation(result).model_dump(),
         "ir": None,
         "validation": None,
         "tool_results": override([]),

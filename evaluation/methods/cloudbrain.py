@@ -104,7 +104,6 @@ class CloudBrain(Method):
             scenario_type=task.scenario_type,
         )
         attempts = list(values.get("attempts") or [])
-        usage = output.usage
         executed = output.status == "execute"
         return MethodRun(
             decision=Decision.model_validate(output.decision or {"status": output.status}),
@@ -113,12 +112,7 @@ class CloudBrain(Method):
             repair_rounds=output.rounds,
             success_round=output.rounds if executed else None,
             first_failing_stage=first_failing_stage(attempts, output.status),
-            usage=MethodUsage(
-                prompt_tokens=int(usage.get("prompt_tokens", 0)),
-                completion_tokens=int(usage.get("completion_tokens", 0)),
-                llm_calls=int(usage.get("llm_calls", 0)),
-                llm_latency_sec=float(usage.get("llm_latency_sec", 0.0)),
-            ),
+            usage=MethodUsage.model_validate(output.usage),
             trace={
                 "thread_id": output.thread_id,
                 "without": sorted(self.without),

@@ -66,12 +66,7 @@ class LLMPlusP(Method):
         except LLMTransportError as exc:
             reason = f"model unavailable: {exc}"
             return MethodRun(decision=Decision(status="human_confirm", reason=reason), first_failing_stage="ir")
-        usage = MethodUsage(
-            prompt_tokens=result.usage.prompt_tokens,
-            completion_tokens=result.usage.completion_tokens,
-            llm_calls=0 if result.cached else 1,
-            llm_latency_sec=0.0 if result.cached else result.latency_sec,
-        )
+        usage = MethodUsage.of_generation(result)
         problem = with_planner_steps(result.answer)
         report = validate_ir(json.dumps(problem) if problem else result.raw_text, task.world, registry)
         ir = report.ir.model_dump(mode="json") if report.ir is not None else None

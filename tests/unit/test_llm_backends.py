@@ -9,6 +9,8 @@ import socket
 import pytest
 from pydantic import BaseModel, Field
 
+from graph.runner import total_usage
+from graph.state import Usage
 from ir.model import LLMAnswer
 from models import (
     GenerationRequest,
@@ -158,6 +160,14 @@ def test_identical_calls_are_served_from_the_cache(request_):
     assert len(server.requests) == 2
     assert second.cached and not first.cached and not third.cached
     assert second.answer == first.answer and second.usage.prompt_tokens == 500
+    # What a run is charged: the cached answer costs what its original call did, and the saving is kept apart.
+    paid, served = Usage.of_generation(first), Usage.of_generation(second)
+    assert served.prompt_tokens == paid.prompt_tokens == 500 and served.llm_calls == paid.llm_calls == 1
+    assert served.llm_latency_sec == paid.llm_latency_sec > 0
+    assert (paid.cached_llm_calls, paid.cached_llm_latency_sec) == (0, 0.0)
+    assert (served.cached_llm_calls, served.cached_llm_latency_sec) == (1, paid.llm_latency_sec)
+    summed = total_usage([{"usage": paid.model_dump()}, {"usage": served.model_dump()}])
+    assert summed["llm_calls"] == 2 and summed["cached_llm_calls"] == 1
 
 
 def test_repair_rounds_send_the_counterexample_at_the_repair_temperature(request_):
