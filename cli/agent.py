@@ -110,6 +110,7 @@ def _context(args: argparse.Namespace, run_config: dict[str, Any], *, interactiv
         interactive=interactive,
         memory=open_memory(without, path=args.memory_path, url=args.qdrant_url),
         top_k_cases=run_config.get("top_k_cases", 3),
+        max_new_tokens=run_config.get("max_new_tokens"),
     )
 
 

@@ -132,6 +132,15 @@ def _register_run(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--language", choices=("en", "zh"), default="en", help="instruction language")
     p.add_argument("--max-repairs", type=int, default=Budget().max_repairs, help="K for the methods that repair")
     p.add_argument(
+        "--max-new-tokens", type=int, default=Budget().max_new_tokens, help="new tokens per model call, every method"
+    )
+    p.add_argument(
+        "--max-prompt-tokens",
+        type=int,
+        default=None,
+        help="prompt tokens per call; sizes the world view the baselines are shown (default: the local context)",
+    )
+    p.add_argument(
         "--memory-path", default=None, help="safety memory folder the runs read (default: .cloudbrain/memory)"
     )
     p.add_argument("--out", required=True, help="results folder; re-running with it resumes")
@@ -166,7 +175,11 @@ def run_benchmark(args: argparse.Namespace) -> int:
             repeats=args.repeats,
             limit=args.limit,
             language=args.language,
-            budget=Budget(max_repairs=args.max_repairs),
+            budget=Budget(
+                max_repairs=args.max_repairs,
+                max_new_tokens=args.max_new_tokens,
+                max_prompt_tokens=args.max_prompt_tokens,
+            ),
             memory_path=args.memory_path,
             base_url=args.base_url,
         )

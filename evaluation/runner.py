@@ -38,11 +38,13 @@ from ir.plan_execution import FLOWS
 from memory.access import open_memory, open_snapshot
 from memory.cases import CaseHit, RepairCase
 from memory.store import RuleHit
+from models.base import SHARED_CACHE
 from tools.catalog import default_registry
 from tools.rules import RULE_IDS
 from tools.world import World, parse_world
 
 CHECKPOINT_DIR = "checkpoints"
+RESPONSES_FILE = "responses.sqlite"  # CHECKPOINT_DIR/responses.sqlite: model answers the workers share
 MEMORY_SNAPSHOT_PREFIX = "memory-"  # CHECKPOINT_DIR/memory-<pid>: a worker's copy of the safety memory
 
 
@@ -129,6 +131,9 @@ def _init_worker(out_dir: str, memory_path: str | None) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     _WORKER["folder"] = folder
     _WORKER["checkpointer"] = sqlite_checkpointer(folder / f"worker-{os.getpid()}.sqlite")
+    # Identical prompts (the first round of every ablation of a sample) are answered once for all workers; a
+    # cached answer is still charged to each run at its original cost (graph.state.Usage).
+    SHARED_CACHE.share_through(folder / RESPONSES_FILE)
     _WORKER["memory_path"] = memory_path
 
 

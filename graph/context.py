@@ -55,4 +55,8 @@ class Context:
     memory: RepairMemory | None = field(
         default=None, metadata={"description": "the safety memory; None when ablated (Qdrant is then never opened)"}
     )
+    max_new_tokens: int | None = field(
+        default=None,
+        metadata={"description": "cap on every model answer's tokens (a benchmark budget); None = the model's own"},
+    )
     top_k_cases: int = field(default=3, metadata={"description": "past repair cases shown in a repair prompt"})

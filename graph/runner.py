@@ -48,6 +48,7 @@ def run_config_of(context: Context) -> dict[str, Any]:
         "sim_seed": context.sim_seed,
         "without": sorted(context.without),
         "top_k_cases": context.top_k_cases,
+        "max_new_tokens": context.max_new_tokens,
     }
 
 

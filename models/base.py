@@ -10,12 +10,14 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import sqlite3
 import threading
 import time
 from abc import ABC, abstractmethod
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -138,12 +140,24 @@ class ChatIRGenerator(IRGenerator):
 
 
 class ResponseCache:
-    """Thread-safe in-process LRU of generation results, keyed by everything that determines the answer."""
+    """Thread-safe in-process LRU of generation results, keyed by everything that determines the answer; with
+    `share_through`, also a SQLite file that processes share (the benchmark's workers: the ablations of a sample
+    ask the same first prompt, and whichever worker answers it first answers it for all)."""
 
     def __init__(self, max_entries: int = 4096):
         self._entries: OrderedDict[str, GenerationResult] = OrderedDict()
         self._max_entries = max_entries
         self._lock = threading.Lock()
+        self._shared: sqlite3.Connection | None = None
+
+    def share_through(self, path: Path) -> None:
+        """Also read and write answers in the SQLite file at `path` (created if missing)."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        connection = sqlite3.connect(path, timeout=60, check_same_thread=False, isolation_level=None)
+        connection.execute("PRAGMA journal_mode=WAL")
+        connection.execute("CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, result TEXT NOT NULL)")
+        with self._lock:
+            self._shared = connection
 
     @staticmethod
     def key(*parts: Any) -> str:
@@ -155,14 +169,24 @@ class ResponseCache:
             hit = self._entries.get(key)
             if hit is not None:
                 self._entries.move_to_end(key)
-            return hit
+                return hit
+            if self._shared is None:
+                return None
+            row = self._shared.execute("SELECT result FROM responses WHERE key = ?", (key,)).fetchone()
+        if row is None:
+            return None
+        hit = GenerationResult.model_validate_json(row[0])
+        self.put(key, hit, share=False)
+        return hit
 
-    def put(self, key: str, result: GenerationResult) -> None:
+    def put(self, key: str, result: GenerationResult, *, share: bool = True) -> None:
         with self._lock:
             self._entries[key] = result
             self._entries.move_to_end(key)
             while len(self._entries) > self._max_entries:
                 self._entries.popitem(last=False)
+            if share and self._shared is not None:
+                self._shared.execute("INSERT OR IGNORE INTO responses VALUES (?, ?)", (key, result.model_dump_json()))
 
     def clear(self) -> None:
         with self._lock:

@@ -24,8 +24,10 @@ def make_generator(
     registry: ToolRegistry | None = None,
     max_retries: int = 2,
     timeout_sec: float = 120.0,
+    max_new_tokens: int | None = None,
 ) -> IRGenerator:
-    """`base_url` / `api_key` default to OPENAI_BASE_URL / OPENAI_API_KEY; `registry` to the default catalog."""
+    """`base_url` / `api_key` default to OPENAI_BASE_URL / OPENAI_API_KEY; `registry` to the default catalog;
+    `max_new_tokens` caps every model answer (a benchmark's budget), None = the backend's own cap."""
     if model == "rules":
         return RuleBasedGenerator()
     if model == "oracle":
@@ -36,7 +38,7 @@ def make_generator(
         from models.local_backend import LocalGenerator  # the llama.cpp runtime loads only when used
 
         registry = registry if registry is not None else _default_registry()
-        return LocalGenerator(registry=registry, mode=LOCAL_MODES[model])
+        return LocalGenerator(registry=registry, mode=LOCAL_MODES[model], max_new_tokens=max_new_tokens)
     prefix, _, model_name = model.partition(":")
     if prefix == "openai" and model_name:
         from models.openai_backend import OpenAIGenerator  # langchain-openai is heavy; import it only when used
@@ -48,6 +50,7 @@ def make_generator(
             api_key=api_key,
             max_retries=max_retries,
             timeout_sec=timeout_sec,
+            **({"max_tokens": max_new_tokens} if max_new_tokens else {}),
         )
     raise ValueError(f"unknown model {model!r}; choose one of: {', '.join(MODEL_CHOICES)}")
 

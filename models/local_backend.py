@@ -265,12 +265,14 @@ class LocalGenerator(ChatIRGenerator):
         temperature: float = 0.0,
         repair_temperature: float = 0.2,
         cache: ResponseCache = SHARED_CACHE,
+        max_new_tokens: int | None = None,
     ):
         self.model = f"local:{mode}"
         self.mode = mode
         self.accepts_json_schema = mode == "full"  # slots have their own schema
         self._registry = registry
-        self._chat = chat or LocalChatModel(max_tokens=MAX_TOKENS[mode])
+        caps = [cap for cap in (MAX_TOKENS[mode], max_new_tokens) if cap is not None]
+        self._chat = chat or LocalChatModel(max_tokens=min(caps, default=None))
         self._temperatures = (temperature, repair_temperature)
         self._cache = cache
 
@@ -284,7 +286,9 @@ class LocalGenerator(ChatIRGenerator):
     def _prepare(self, request: GenerationRequest, temperature: float) -> PreparedCall:
         messages, schema = self._messages_and_schema(request)
         response_format = {"type": "json_schema", "json_schema": {"name": SCHEMA_NAME, "schema": schema}}
-        key = ResponseCache.key(self.model, self._chat.model_path, temperature, request.round, schema, messages)
+        key = ResponseCache.key(
+            self.model, self._chat.model_path, self._chat.max_tokens, temperature, request.round, schema, messages
+        )
 
         def run() -> ModelReply:
             try:

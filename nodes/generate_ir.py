@@ -24,7 +24,13 @@ READS = ("instruction", "world", "context", "feedback", "round", "gold_ir")
 
 def generate_ir(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     ctx = runtime.context
-    generator = make_generator(ctx.model, base_url=ctx.base_url, api_key=ctx.api_key, sample_gold=state.get("gold_ir"))
+    generator = make_generator(
+        ctx.model,
+        base_url=ctx.base_url,
+        api_key=ctx.api_key,
+        sample_gold=state.get("gold_ir"),
+        max_new_tokens=ctx.max_new_tokens,
+    )
     feedback = state.get("feedback")
     world, task_id = world_from_state(state), state.get("task_id") or "task"
     # Backends that can constrain their output get the world-grounded schema: no unknown id can be written.

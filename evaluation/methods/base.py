@@ -32,6 +32,13 @@ class Budget(BaseModel):
     max_llm_calls: int = Field(default=8, ge=1, description="model calls per task, repairs included")
     max_tool_calls: int = Field(default=12, ge=1, description="tool calls per task")
     max_new_tokens: int = Field(default=1024, ge=16, description="new tokens per model call")
+    max_prompt_tokens: int | None = Field(
+        default=None,
+        ge=512,
+        description="prompt tokens per model call, sizing the state view a baseline is shown (the world JSON, "
+        "the state summary); None = what the local model's context holds beside max_new_tokens. The agent's "
+        "own prompts carry retrieved context, never the world, and stay far below it",
+    )
     max_repairs: int = Field(default=3, ge=0, description="K: repair rounds, for the methods that repair")
 
 

@@ -87,6 +87,7 @@ class CloudBrain(Method):
             base_url=setup.base_url,
             api_key=setup.api_key,
             max_repairs=setup.budget.max_repairs,
+            max_new_tokens=setup.budget.max_new_tokens,
             sim_seed=setup.sim_seed,
             without=frozenset(without),
             memory=None if "memory" in without else setup.memory,

@@ -19,6 +19,7 @@ from evaluation.methods.prompts import (
     confirmation_run,
     method_run,
     request_block,
+    state_char_budget,
     state_summary,
 )
 from ir.decision import Decision, Status
@@ -92,7 +93,9 @@ class DirectLLM(ChatBaseline):
         model = MeteredModel(self.chat_model(task, setup), setup.model)
         messages = [
             SystemMessage(SYSTEM),
-            HumanMessage(f"{request_block(task)}\nSTATE:\n{state_summary(task.world)}\n{FORMAT_REQUEST}"),
+            HumanMessage(
+                f"{request_block(task)}\nSTATE:\n{state_summary(task.world, state_char_budget(setup.budget))}\n{FORMAT_REQUEST}"
+            ),
         ]
         try:
             reply = model.invoke(messages)

@@ -21,7 +21,7 @@ from evaluation.methods.prompts import (
     json_object_in,
     method_run,
     request_block,
-    world_char_budget,
+    state_char_budget,
     world_json,
 )
 from models.base import LLMTransportError
@@ -39,7 +39,7 @@ class JsonOnly(ChatBaseline):
 
     def run(self, task: MethodTask, setup: MethodSetup) -> MethodRun:
         model = MeteredModel(self.chat_model(task, setup), setup.model)
-        world = world_json(task.world, world_char_budget(setup.budget.max_new_tokens))
+        world = world_json(task.world, state_char_budget(setup.budget))
         messages = [
             SystemMessage(SYSTEM),
             HumanMessage(f"{request_block(task)}\nWORLD:\n{world}\nAnswer with the decision JSON."),

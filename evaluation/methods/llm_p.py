@@ -52,7 +52,11 @@ class LLMPlusP(Method):
         registry = default_registry()
         try:
             generator = make_generator(
-                setup.model, base_url=setup.base_url, api_key=setup.api_key, sample_gold=task.gold_ir
+                setup.model,
+                base_url=setup.base_url,
+                api_key=setup.api_key,
+                sample_gold=task.gold_ir,
+                max_new_tokens=setup.budget.max_new_tokens,
             )
             grounded = getattr(generator, "accepts_json_schema", False)
             result = generator.generate(

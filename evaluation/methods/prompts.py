@@ -19,7 +19,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.runnables import Runnable
 from pydantic import ValidationError
 
-from evaluation.methods.base import Method, MethodRun, MethodSetup, MethodTask, MethodUsage, TracedToolCall
+from evaluation.methods.base import Budget, Method, MethodRun, MethodSetup, MethodTask, MethodUsage, TracedToolCall
 from evaluation.records import Stage
 from ir.decision import Decision, Status
 from models.chat import DECISION_FIELDS, ChatModelFactory, as_tables, compact_json, invoke_chat, make_chat_model
@@ -78,30 +78,40 @@ def _nfz_text(zone: NoFlyZone) -> str:
     return f"- {zone.id} {_box(zone.shape.bounds)} alt {_num(zone.alt_min_m)}-{_num(zone.alt_max_m)} m, {active}"
 
 
-def state_summary(world: World) -> str:
-    """The short view: flight layers, places, zones and idle UAVs with positions, one per line."""
+def state_summary(world: World, max_chars: int | None = None) -> str:
+    """The short view: flight layers, places, zones and idle UAVs with positions, one per line. Over `max_chars`,
+    the longest list gives up its last line first, and each cut list says how many lines it left out."""
     grid = world.grid
     layers = ", ".join(_num(grid.layer_altitude(k)) for k in range(grid.nz))
     idle = [u for u in world.fleet if u.status is UAVStatus.idle]
     tallest = max((b.height_m for b in world.buildings), default=0.0)
-    return "\n".join(
-        [
-            f"Area {_num(grid.width_m)} x {_num(grid.depth_m)} m; flight layers at {layers} m; now t=0 s.",
-            "Places (x,y):",
-            *(f"- {e.id} ({_num(e.position[0])},{_num(e.position[1])}) {e.name}" for e in world.entities),
-            "No-fly zones:",
-            *map(_nfz_text, world.no_fly_zones),
-            "Sensitive zones:",
-            *(f"- {z.id} {_box(z.shape.bounds)} buffer {_num(z.buffer_m)} m" for z in world.sensitive_zones),
-            f"Idle UAVs ({len(idle)} of {len(world.fleet)}):",
-            *(
-                f"- {u.id} at ({_num(u.position[0])},{_num(u.position[1])}), {_num(u.cruise_speed_mps)} m/s, "
-                f"payload {_num(u.payload_capacity_kg)} kg, battery {u.battery_ratio:.0%}"
-                for u in idle
-            ),
-            f"Buildings: {len(world.buildings)}, up to {_num(tallest)} m tall.",
-        ]
-    )
+    sections = {
+        "Places (x,y):": [f"- {e.id} ({_num(e.position[0])},{_num(e.position[1])}) {e.name}" for e in world.entities],
+        "No-fly zones:": list(map(_nfz_text, world.no_fly_zones)),
+        "Sensitive zones:": [
+            f"- {z.id} {_box(z.shape.bounds)} buffer {_num(z.buffer_m)} m" for z in world.sensitive_zones
+        ],
+        f"Idle UAVs ({len(idle)} of {len(world.fleet)}):": [
+            f"- {u.id} at ({_num(u.position[0])},{_num(u.position[1])}), {_num(u.cruise_speed_mps)} m/s, "
+            f"payload {_num(u.payload_capacity_kg)} kg, battery {u.battery_ratio:.0%}"
+            for u in idle
+        ],
+    }
+    omitted = dict.fromkeys(sections, 0)
+
+    def text() -> str:
+        lines = [f"Area {_num(grid.width_m)} x {_num(grid.depth_m)} m; flight layers at {layers} m; now t=0 s."]
+        for title, rows in sections.items():
+            lines += [title, *rows] + ([f"- ({omitted[title]} more left out)"] if omitted[title] else [])
+        return "\n".join([*lines, f"Buildings: {len(world.buildings)}, up to {_num(tallest)} m tall."])
+
+    summary = text()
+    while max_chars is not None and len(summary) > max_chars and any(sections.values()):
+        longest = max(sections, key=lambda title: len(sections[title]))
+        sections[longest].pop()
+        omitted[longest] += 1
+        summary = text()
+    return summary
 
 
 def _rounded(value: Any) -> Any:
@@ -116,9 +126,17 @@ def _rounded(value: Any) -> Any:
     return value
 
 
-def world_char_budget(reserved_tokens: int) -> int:
-    """Characters of world JSON that fit the local context beside `reserved_tokens` of everything else."""
-    return int((DEFAULT_CONTEXT_TOKENS - PROMPT_TOKENS - reserved_tokens) / TOKENS_PER_CHAR)
+def prompt_tokens_allowed(budget: Budget) -> int:
+    """Prompt tokens one call may take: the budget's cap, and never more than the local model's context holds
+    beside the answer (every model gets the same prompt, so the smallest context sizes it)."""
+    room = DEFAULT_CONTEXT_TOKENS - budget.max_new_tokens
+    return min(room, budget.max_prompt_tokens) if budget.max_prompt_tokens else room
+
+
+def state_char_budget(budget: Budget, reserved_tokens: int = 0) -> int:
+    """Characters of state view (world JSON or summary) that fit the prompt beside the fixed text and
+    `reserved_tokens` of conversation."""
+    return max(0, int((prompt_tokens_allowed(budget) - PROMPT_TOKENS - reserved_tokens) / TOKENS_PER_CHAR))
 
 
 def world_json(world: World, max_chars: int) -> str:

@@ -32,8 +32,9 @@ from evaluation.methods.prompts import (
     decision_response_format,
     json_object_in,
     method_run,
+    prompt_tokens_allowed,
     request_block,
-    world_char_budget,
+    state_char_budget,
     world_json,
 )
 from evaluation.records import Stage
@@ -45,9 +46,10 @@ from tools.catalog import TOOL_ORDER, default_registry
 from tools.registry import ToolRegistry
 from tools.world import World
 
-# Room for the tool calls and results of an episode, beside the world (measured on dev_mini with the rules model
-# driving the local model's prompt format: three calls and their results took 1,800-2,800 tokens).
-CONVERSATION_TOKENS = 3_000
+# Room for the tool calls and results of an episode, beside the world: 3,000 of the default 7,168 prompt tokens
+# (measured on dev_mini with the rules model driving the local model's prompt format: three calls and their
+# results took 1,800-2,800 tokens); a smaller prompt budget keeps the same share.
+CONVERSATION_SHARE = 0.42
 
 SYSTEM = f"""You are the dispatcher of a city's drone traffic. Work out the operator's request with the tools, one \
 call at a time, reading each result before the next call: query_airspace shows the active no-fly zones, assign_uav \
@@ -134,7 +136,9 @@ class ReAct(ChatBaseline):
         )
         model = MeteredModel(chat, setup.model)
         episode = Episode(task.world, registry)
-        world = world_json(task.world, world_char_budget(budget.max_new_tokens + CONVERSATION_TOKENS))
+        world = world_json(
+            task.world, state_char_budget(budget, int(CONVERSATION_SHARE * prompt_tokens_allowed(budget)))
+        )
         messages: list[BaseMessage] = [
             SystemMessage(SYSTEM),
             HumanMessage(f"{request_block(task)}\nWORLD:\n{world}"),

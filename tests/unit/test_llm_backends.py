@@ -77,9 +77,8 @@ def _feedback() -> RepairFeedback:
 
 
 def _generator(server: OpenAIStubServer, **options) -> OpenAIGenerator:
-    return OpenAIGenerator(
-        "stub-model", registry=_registry(), base_url=server.url, max_retries=0, cache=ResponseCache(), **options
-    )
+    options = {"cache": ResponseCache(), **options}
+    return OpenAIGenerator("stub-model", registry=_registry(), base_url=server.url, max_retries=0, **options)
 
 
 # --- OpenAI-compatible backend --------------------------------------------------------------------------------
@@ -225,6 +224,19 @@ def test_an_unreachable_server_is_a_retryable_transport_error(request_):
     with pytest.raises(LLMTransportError) as caught:
         generator.generate(request_)
     assert caught.value.retryable and caught.value.status_code is None
+
+
+def test_caches_sharing_a_file_answer_for_each_other(request_, tmp_path):
+    """Two benchmark workers: what one was answered, the other is served without a call."""
+    with OpenAIStubServer(StubReply(json.dumps(_envelope()), prompt_tokens=321)) as server:
+        first_worker, second_worker = ResponseCache(), ResponseCache()
+        for cache in (first_worker, second_worker):
+            cache.share_through(tmp_path / "responses.sqlite")
+        paid = _generator(server, cache=first_worker).generate(request_)
+        served = _generator(server, cache=second_worker).generate(request_)
+    assert len(server.requests) == 1 and not paid.cached and served.cached
+    assert served.model_dump(exclude={"cached"}) == paid.model_dump(exclude={"cached"})
+    assert served.usage.prompt_tokens == 321 and len(second_worker) == 1
 
 
 def test_transport_errors_are_not_cached(request_):

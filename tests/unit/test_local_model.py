@@ -100,6 +100,21 @@ def test_the_slots_answer_for_the_demo_passes_parsing_schema_and_grounding(model
     assert cached.cached and cached.raw_text == result.raw_text
 
 
+@pytest.mark.parametrize(
+    ("model", "budget", "cap"),
+    [
+        ("local", None, 192),
+        ("local", 100, 100),
+        ("local", 4096, 192),
+        ("local:full", None, None),
+        ("local:full", 300, 300),
+    ],
+)
+def test_a_token_budget_caps_the_answers_under_the_modes_own_cap(model, budget, cap):
+    generator = make_generator(model, max_new_tokens=budget)
+    assert isinstance(generator, LocalGenerator) and generator._chat.max_tokens == cap
+
+
 def test_a_missing_model_is_a_non_retryable_transport_error(monkeypatch, world):
     monkeypatch.setenv(MODEL_PATH_ENV, "/nonexistent/model.gguf")
     generator = LocalGenerator(registry=default_registry(), mode="slots", cache=ResponseCache())

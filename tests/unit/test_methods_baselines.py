@@ -25,7 +25,7 @@ from evaluation.methods import get_method
 from evaluation.methods.base import Budget, MethodSetup, MethodTask
 from evaluation.methods.direct_llm import DirectLLM, plain_decision
 from evaluation.methods.json_only import JsonOnly
-from evaluation.methods.prompts import decision_response_format, world_json
+from evaluation.methods.prompts import decision_response_format, state_char_budget, state_summary, world_json
 from evaluation.methods.react import ReAct, action_registry, tool_definitions
 from ir.decision import Decision
 from models.chat import (
@@ -268,6 +268,42 @@ def test_a_cut_world_notes_how_many_rows_it_left_out(downtown):
     assert heights == sorted(heights, reverse=True)  # the lowest buildings are the first to go
     assert cut["buildings"]["omitted_rows"] + len(cut["buildings"]["rows"]) == len(downtown.buildings)
     assert cut["entities"] == full["entities"]
+
+
+def _section(summary: str, title: str) -> list[str]:
+    lines = summary.splitlines()
+    rows = lines[lines.index(title) + 1 :]
+    return rows[: next((i for i, line in enumerate(rows) if not line.startswith("- ")), len(rows))]
+
+
+def test_a_cut_state_summary_cuts_the_longest_list_first_and_says_so(downtown):
+    full = state_summary(downtown)
+    cut = state_summary(downtown, len(full) - 120)
+    assert len(cut) <= len(full) - 120 and "more left out)" in cut and "more left out)" not in full
+    assert cut.splitlines()[0] == full.splitlines()[0] and cut.splitlines()[-1] == full.splitlines()[-1]
+    places_full, places_cut = _section(full, "Places (x,y):"), _section(cut, "Places (x,y):")
+    titles = [line for line in full.splitlines() if line.endswith(":")]
+    assert len(places_full) == len(downtown.entities) == max(len(_section(full, t)) for t in titles)
+    kept = places_cut[:-1]
+    assert kept == places_full[: len(kept)]  # the longest list (the places here) gives up its last lines
+    assert places_cut[-1] == f"- ({len(places_full) - len(kept)} more left out)"
+
+
+@pytest.mark.parametrize(("method", "marker"), [(DirectLLM, "STATE:\n"), (JsonOnly, "WORLD:\n"), (ReAct, "WORLD:\n")])
+def test_the_prompt_budget_sizes_the_state_a_baseline_is_shown(task, method, marker):
+    shown = {}
+    for cap in (None, 1024):
+        chat, factory = scripted(answer(status="safe_refusal"))
+        method(factory).run(task, method_setup(max_prompt_tokens=cap))
+        shown[cap] = chat.seen[0][-1].text.split(marker, 1)[1]
+    small = state_char_budget(Budget(max_prompt_tokens=1024))
+    if method is DirectLLM:
+        assert shown[1024].startswith(state_summary(task.world, small) + "\n")
+    else:  # json_only shows exactly the budget's world; react keeps room for its conversation: no larger one
+        view = world_json(task.world, small)
+        world = shown[1024].removesuffix("\nAnswer with the decision JSON.")
+        assert world == view if method is JsonOnly else len(world) <= len(view)
+    assert len(shown[1024]) < len(shown[None])
 
 
 @pytest.mark.parametrize("method", [DirectLLM, JsonOnly, ReAct])
