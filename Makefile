@@ -39,9 +39,12 @@ test: $(STAMP)
 # Every method on 20 dev_mini samples with oracle (the methods that write an IR), rules and the embedded model,
 # judged independently, then report.md with its figures (evaluation/report.py). Starts afresh each time.
 SMOKE_OUT := .cloudbrain/bench-smoke
+# A smoke-sized budget, the same for every method: on 2 cores the embedded model reads ~150 prompt tokens/s, so
+# the world-in-prompt baselines at the full 7k-token view would take ~1 h alone (README "Benchmark").
+SMOKE_BUDGET := --max-prompt-tokens 2048 --max-new-tokens 512
 bench-smoke: $(STAMP)
 	rm -rf $(SMOKE_OUT)
-	$(BIN)/cloudbrain bench run --split dev_mini --limit 20 --method all --model oracle,rules,local --workers 2 --out $(SMOKE_OUT)
+	$(BIN)/cloudbrain bench run --split dev_mini --limit 20 --method all --model oracle,rules,local --workers 2 $(SMOKE_BUDGET) --out $(SMOKE_OUT)
 	$(BIN)/cloudbrain bench report $(SMOKE_OUT)
 
 perf: $(STAMP)
