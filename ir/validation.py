@@ -458,6 +458,22 @@ def _check_specs_parse(ir: LowAltitudeIR) -> Finding | None:
     return None
 
 
+def _check_specs_satisfiable(ir: LowAltitudeIR) -> Finding | None:
+    """Contradictory specs (e.g. `G !in_z` with `F in_z`) are a spec-level UNSAT: caught here, before any tool
+    runs. Undecided (the fallback's bounded search gave up) is left to the verifier, which says so."""
+    engine = default_engine()
+    specs = ir.verification_specs.ltl
+    if not specs or engine.satisfiable([engine.parse(text) for text in specs]) is not False:
+        return None
+    return Finding(
+        "spec_unsat",
+        "verification_specs.ltl",
+        specs,
+        f"the LTL specs are jointly unsatisfiable ({engine.name}): no flight can meet them all; remove or correct "
+        "the contradictory spec(s)",
+    )
+
+
 def _check_human_confirm(ir: LowAltitudeIR, uncertainty: Uncertainty | None) -> Finding | None:
     if uncertainty is None or ir.fallback_policy in HUMAN_CONFIRM_POLICIES:
         return None
@@ -490,6 +506,7 @@ def _check_policy(ir: LowAltitudeIR, world: World, uncertainty: Uncertainty | No
         _check_r7(ir, world)
         or _check_mandatory_rules(ir)
         or _check_specs_parse(ir)
+        or _check_specs_satisfiable(ir)
         or _check_human_confirm(ir, uncertainty)
     )
 

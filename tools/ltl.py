@@ -8,9 +8,9 @@ LTL satisfiability only for specs that need infinite alternation (e.g. `G F a & 
 can meet, so those count as unsatisfiable here.
 
 Engines (the one that judged goes into the tool's provenance):
-- "spot": used when `import spot` works. Spot is not on PyPI; install it from conda-forge
-  (`conda install -c conda-forge spot`) or Spot's Debian packages (python3-spot). Spot parses the full syntax,
-  decides satisfiability of `specs & F G (p <-> X p for every atom p)` and checks the lasso word.
+- "spot": used when `import spot` works: `make install` installs the `spottl` wheel (Spot 2.13 for x86-64 Linux,
+  the `spot` extra); elsewhere conda-forge's or Debian's Spot serve too. Spot parses the full syntax, decides
+  satisfiability of `specs & F G (p <-> X p for every atom p)` and checks the lasso word.
 - FALLBACK_ENGINE: this module's own parser (Spot's core syntax: atoms, true/false/1/0, ! & && | || -> <-> and
   the temporal operators X F G U R W M, with [] and <> for G and F; no PSL, no X[n] / F[a..b]), a linear-time
   lasso evaluator for the trace, and an exact satisfiability check for the semantics above: backward
@@ -222,9 +222,8 @@ def _held_value(op: str, values: list[np.ndarray]) -> np.ndarray:
 
 
 def _step_value(op: str, values: list[np.ndarray], following: np.ndarray) -> np.ndarray:
-    """A temporal operator at position i from its operands at i and its own value at i + 1 (`following`)."""
-    if op == "X":
-        return following
+    """F G U R W M at position i from their operands at i and their own value at i + 1 (`following`). X is not one
+    of them: its value at i is its operand's at i + 1, not its own."""
     if op == "F":
         return values[0] | following
     if op == "G":
@@ -252,6 +251,8 @@ def holds_on_trace(formula: Formula, trace: Mapping[str, np.ndarray]) -> np.ndar
             value[node] = np.logical_or.accumulate(operands[0][::-1])[::-1]
         elif node.op == "G":
             value[node] = np.logical_and.accumulate(operands[0][::-1])[::-1]
+        elif node.op == "X":
+            value[node] = np.append(operands[0][1:], operands[0][-1:])  # the last state is held
         else:
             value[node] = _scan_backwards(node.op, operands)
     return value[formula]
@@ -333,6 +334,8 @@ def _expand(
             table[:, i] = _boolean(node.op, args)
         elif following is None:
             table[:, i] = _held_value(node.op, args)
+        elif node.op == "X":
+            table[:, i] = following[operands[i][0]]
         else:
             table[:, i] = _step_value(node.op, args, np.full(len(letters), following[i]))
     return table
@@ -352,6 +355,8 @@ class LtlEngine(Protocol):
 
     def check_trace(self, formula: Any, trace: Mapping[str, np.ndarray]) -> bool: ...
 
+    def first_violation(self, formula: Any, trace: Mapping[str, np.ndarray]) -> int: ...
+
 
 class FallbackEngine:
     name = FALLBACK_ENGINE
@@ -370,6 +375,9 @@ class FallbackEngine:
 
     def check_trace(self, formula: Formula, trace: Mapping[str, np.ndarray]) -> bool:
         return bool(holds_on_trace(formula, trace)[0])
+
+    def first_violation(self, formula: Formula, trace: Mapping[str, np.ndarray]) -> int:
+        return first_violation(formula, trace)
 
 
 class SpotEngine:
@@ -402,6 +410,15 @@ class SpotEngine:
         automaton = self.spot.translate(formula)
         word = self.spot.parse_word(_lasso_word(trace), automaton.get_dict())
         return bool(automaton.intersects(word.as_automaton()))
+
+    def first_violation(self, formula: Any, trace: Mapping[str, np.ndarray]) -> int:
+        """The same position as the fallback's: Spot's formula, xor rewritten away and fully parenthesised, is in
+        the core syntax this module parses; a formula beyond it (PSL, bounded operators) reports position 0."""
+        text = self.spot.unabbreviate(formula, "^").to_str("spot", True)
+        try:
+            return first_violation(parse_ltl(text), trace)
+        except LtlSyntaxError:
+            return 0
 
 
 def _lasso_word(trace: Mapping[str, np.ndarray]) -> str:

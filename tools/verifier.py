@@ -398,8 +398,7 @@ def _check_ltl(
         results.append({"spec": text, "status": _status(holds)})
         if not holds:
             atoms = engine.atoms(formula)
-            # Spot's formulas carry no position; the fallback's tell where an invariant first broke.
-            index = ltl.first_violation(formula, trace) if isinstance(formula, ltl.Formula) else 0
+            index = engine.first_violation(formula, trace)  # where an invariant first broke
             zone = next((atom[3:] for atom in sorted(atoms) if atom.startswith("in_")), None)
             entity = zone or (goal_id if "at_goal" in atoms else None)
             violations.append(_violation(run, _ltl_rule(atoms, run.world), index, None, entity, spec=text))
@@ -464,8 +463,13 @@ def verify(world: World, args: VerifyArgs) -> ToolOutput:
     engine = ltl.default_engine()
     engines = {"stl": STL_ENGINE, "ltl": engine.name}
     parsed_ltl = _parse_ltl(world, engine, args.ltl)
-    if parsed_ltl and engine.satisfiable(parsed_ltl) is False:
+    satisfiable = engine.satisfiable(parsed_ltl) if parsed_ltl else True
+    if satisfiable is False:
         raise _unsat(engines, args.ltl)
+    if satisfiable is None:
+        warnings.append(
+            f"{engine.name} gave up deciding whether the LTL specs are jointly satisfiable (too many atoms)"
+        )
     atoms = set().union(*(engine.atoms(formula) for formula in parsed_ltl))
     run, notes = _monitored(world, args, settings, atoms)
     rules, violations = _check_rules(run, settings, args)

@@ -125,3 +125,12 @@ def test_implication_checks_entailment():
 def test_default_engine_falls_back_without_spot(monkeypatch):
     monkeypatch.setitem(sys.modules, "spot", None)  # makes `import spot` raise ImportError
     assert ltl.default_engine().name == ltl.FALLBACK_ENGINE
+
+
+def test_next_reads_its_operand_one_step_on_not_its_own_value():
+    """X a at i is a at i + 1 (found by the Spot agreement table: X once propagated the held last value back)."""
+    trace = {"in_a": np.array([0, 0, 1, 0], dtype=bool)}
+    assert holds_on_trace(parse_ltl("X X in_a"), trace).tolist() == [True, False, False, False]
+    assert holds_on_trace(parse_ltl("X in_a"), trace).tolist() == [False, True, False, False]
+    assert satisfiable([parse_ltl("X X in_a"), parse_ltl("G (in_a -> X !in_a)")]) is True
+    assert satisfiable([parse_ltl("X in_a"), parse_ltl("G !in_a")]) is False
