@@ -241,6 +241,15 @@ def run_trace(args: argparse.Namespace) -> int:
     final = report.final
     decision = final.get("decision") or {}
     lines.append(f"final: {final.get('status')} - {decision.get('reason', '')}")
+    if certificate := decision.get("certificate"):
+        margins = ", ".join(f"{rule} {v.get('robustness')}" for rule, v in sorted(certificate["verdicts"].items()))
+        seeds = ", ".join(f"{s['seed']} ({s['stress_level']})" for s in certificate["simulations"])
+        lines += [
+            f"certificate: trajectory sha256 {certificate['digests']['trajectory_sha256'][:16]}..., world sha256 "
+            f"{certificate['digests']['world_sha256'][:16]}..., engines {json.dumps(certificate['engines'])}",
+            f"  margins: {margins}; simulated seeds: {seeds}",
+            "  re-check offline: cloudbrain certify --check CERT.json --world WORLD.json",
+        ]
     emit(report, args.json, "\n".join(lines))
     return EXIT_OK
 

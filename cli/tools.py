@@ -1,4 +1,4 @@
-"""The pieces on their own: `validate`, `plan`, `verify`, `simulate` (what the bars and users call directly)."""
+"""The pieces on their own: `validate`, `plan`, `verify`, `simulate`, `certify` (what users call directly)."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from cli.common import (
 )
 from ir.validation import validate_ir
 from tools.catalog import default_registry
+from tools.certificate import SafetyCertificate, check_certificate
 from tools.contract import ToolResult
 from tools.trajectory import Trajectory
 
@@ -75,6 +76,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--deadline", type=float, default=None)
     add_json_flag(p)
     p.set_defaults(run=run_simulate)
+
+    p = subparsers.add_parser("certify", help="re-check an execute's safety certificate offline")
+    p.add_argument(
+        "--check", required=True, metavar="CERT", help="certificate JSON, or a `run --json` output that holds one"
+    )
+    add_world_arg(p)
+    p.add_argument("--ir", default=None, help="the run's IR JSON, to check it is the certified one")
+    add_json_flag(p)
+    p.set_defaults(run=run_certify)
 
 
 def run_validate(args: argparse.Namespace) -> int:
@@ -218,3 +228,25 @@ def run_simulate(args: argparse.Namespace) -> int:
     lines += [f"  t={e.get('time_sec')} {e.get('type')}: {e.get('detail', '')}" for e in events]
     emit(_flatten(result), args.json, "\n".join(lines))
     return code
+
+
+def run_certify(args: argparse.Namespace) -> int:
+    world = open_world(args.world)
+    document = read_json_file(args.check, "certificate")
+    if isinstance(document, dict) and "decision" in document:  # a `cloudbrain run --json` output
+        document = (document.get("decision") or {}).get("certificate")
+    if not isinstance(document, dict):
+        raise CommandError(f"{args.check} holds no certificate (only an execute carries one)")
+    try:
+        certificate = SafetyCertificate.model_validate(document)
+    except ValidationError as exc:
+        raise CommandError(f"{args.check} is not a certificate: {exc.errors()[0]['msg']}") from None
+    ir = read_json_file(args.ir, "IR") if args.ir else None
+    check = check_certificate(certificate, world, ir)
+    text = (
+        "valid: the certificate re-checks"
+        if check.valid
+        else "INVALID\n" + "\n".join(f"  - {d}" for d in check.differences)
+    )
+    emit(check.model_dump(mode="json"), args.json, text)
+    return EXIT_OK if check.valid else EXIT_FAILED_CHECK

@@ -7,6 +7,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from tools.certificate import SafetyCertificate
+
 Status = Literal["execute", "safe_refusal", "human_confirm"]
 
 
@@ -21,3 +23,6 @@ class Decision(BaseModel):
     approved_by_operator: bool = False
     verified: bool = False
     simulated: bool = False
+    certificate: SafetyCertificate | None = Field(
+        default=None, description="execute only: the re-checkable safety certificate (tools/certificate.py)"
+    )

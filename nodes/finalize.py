@@ -16,8 +16,10 @@ from ir.decision import Decision
 from ir.policy import check_r8
 from memory.from_runs import cases_from_run
 from nodes.attempts import close_attempt
+from nodes.gates import gate_args
 from nodes.run_world import world_from_state
 from tools.catalog import default_registry
+from tools.certificate import SafetyCertificate, issue_certificate
 
 READS = ("candidate", "tool_results", "verdict", "simulation", "ir", "answer", "attempts")
 
@@ -36,6 +38,22 @@ def _remember(state: State, runtime: Runtime[Context], closing_attempts: list[di
     memory.store_cases(cases)
 
 
+def _certificate(state: State, ctx: Context) -> SafetyCertificate | None:
+    """The certificate of the route both gates passed; None when a gate was ablated (nothing to certify)."""
+    verdict = (state.get("verdict") or {}).get("result")
+    simulation = ((state.get("simulation") or {}).get("simulate_scenario") or {}).get("result")
+    if not verdict or not simulation:
+        return None
+    return issue_certificate(
+        world_from_state(state),
+        gate_args(state, ctx, "verify_ltl_stl"),
+        verdict,
+        gate_args(state, ctx, "simulate_scenario"),
+        simulation,
+        state.get("ir"),
+    )
+
+
 def finalize(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     candidate = state.get("candidate") or {}
     checks = {"verified": state.get("verdict") is not None, "simulated": state.get("simulation") is not None}
@@ -44,7 +62,10 @@ def finalize(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         reason = "R8: " + "; ".join(f.message for f in findings)
         decision = Decision(status="human_confirm", reason=reason, proposal=candidate, **checks)
     else:
-        decision = Decision(status="execute", reason="all enabled checks passed", **candidate, **checks)
+        certificate = _certificate(state, runtime.context)
+        decision = Decision(
+            status="execute", reason="all enabled checks passed", **candidate, **checks, certificate=certificate
+        )
     closing = close_attempt(state)
     _remember(state, runtime, closing.get("attempts", []), decision.status)
     rules = ((state.get("ir") or {}).get("verification_specs") or {}).get("program_rules") or []

@@ -1,0 +1,195 @@
+"""The safety certificate of an execute: what a UTM auditor needs to re-check the decision offline.
+
+It holds the trajectory itself, the exact arguments both safety gates ran with (the verifier's rule set: rules,
+LTL / STL specs, altitude band, separation, deadline; the simulator's seeds and stress levels), their verdicts
+with robustness margins, the engines and versions that judged, and sha256 digests of the world, the IR, the
+trajectory and the rule set. `check_certificate` re-runs both gates from the certificate and a world file alone
+and lists every difference: a moved waypoint, another world or an edited rule set fails the check.
+
+The digests make a changed input visible; they are not a signature (anyone who edits a certificate can recompute
+them). The re-run verdicts are what the check stands on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from importlib import metadata
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from tools.catalog import default_registry
+from tools.ltl import default_engine
+from tools.world import World
+
+CERTIFICATE_VERSION = "cloudbrain-certificate/1"
+ROBUSTNESS_TOLERANCE = 1e-6  # re-run margins may differ by float noise only
+VERSIONED_PACKAGES = ("cloudbrain", "rtamt", "spottl", "shapely", "numpy")
+
+
+def sha256_of(payload: Any) -> str:
+    """sha256 of a JSON-able payload in canonical form (sorted keys, no whitespace)."""
+    blob = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def world_digest(world: World) -> str:
+    return sha256_of(world.model_dump(mode="json"))
+
+
+class CertifiedTrajectory(BaseModel):
+    uav_id: str | None
+    waypoints: list[list[float]] = Field(description="[x, y, z, t] as executed")
+    origin: str | None = None
+    goal: str | None = None
+
+
+class SimulationRecord(BaseModel):
+    seed: int
+    stress_level: str
+    success: bool
+    events: list[str] = Field(default_factory=list, description="event types the run saw (none when it passed)")
+
+
+class Digests(BaseModel):
+    world_sha256: str
+    ir_sha256: str | None
+    trajectory_sha256: str
+    rule_set_sha256: str
+
+
+class SafetyCertificate(BaseModel):
+    version: str = CERTIFICATE_VERSION
+    trajectory: CertifiedTrajectory
+    rule_set: dict[str, Any] = Field(description="the verifier's arguments except the trajectory: what was checked")
+    verdicts: dict[str, dict[str, Any]] = Field(description="rule id -> status and robustness margin (m, s, ratio)")
+    specs: list[dict[str, Any]] = Field(default_factory=list, description="the LTL / STL specs and their status")
+    simulation_args: dict[str, Any] = Field(description="the simulator's arguments except the trajectory and seed")
+    simulations: list[SimulationRecord]
+    engines: dict[str, str] = Field(description="which engine judged what, e.g. {'ltl': 'spot', 'stl': 'rtamt'}")
+    versions: dict[str, str] = Field(description="package versions of the engines")
+    digests: Digests
+
+
+class CertificateCheck(BaseModel):
+    valid: bool
+    differences: list[str] = Field(default_factory=list)
+
+
+def _versions() -> dict[str, str]:
+    found = {}
+    for package in VERSIONED_PACKAGES:
+        try:
+            found[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            found[package] = "not installed"
+    return found
+
+
+def _split(args: dict[str, Any]) -> tuple[CertifiedTrajectory, dict[str, Any]]:
+    trajectory = CertifiedTrajectory(
+        uav_id=args.get("uav_id"),
+        waypoints=args.get("waypoints") or [],
+        origin=args.get("origin"),
+        goal=args.get("goal"),
+    )
+    rest = {k: v for k, v in args.items() if k not in CertifiedTrajectory.model_fields}
+    return trajectory, rest
+
+
+def _simulation_record(result: dict[str, Any], args: dict[str, Any]) -> SimulationRecord:
+    return SimulationRecord(
+        seed=int(args.get("seed", 0)),
+        stress_level=str(args.get("stress_level", "medium")),
+        success=bool(result.get("success")),
+        events=sorted({str(e.get("type")) for e in result.get("events") or []}),
+    )
+
+
+def issue_certificate(
+    world: World,
+    verify_args: dict[str, Any],
+    verdict: dict[str, Any],
+    simulate_args: dict[str, Any],
+    simulation: dict[str, Any],
+    ir: dict[str, Any] | None,
+) -> SafetyCertificate:
+    """The certificate of a route that passed both gates, from the gates' own arguments and results."""
+    trajectory, rule_set = _split(verify_args)
+    _, sim_args = _split(simulate_args)
+    seed = sim_args.pop("seed", 0)
+    return SafetyCertificate(
+        trajectory=trajectory,
+        rule_set=rule_set,
+        verdicts=verdict.get("rules") or {},
+        specs=[*(verdict.get("ltl") or []), *(verdict.get("stl") or [])],
+        simulation_args=sim_args,
+        simulations=[_simulation_record(simulation, {**sim_args, "seed": seed})],
+        engines=dict(verdict.get("engine") or {}),
+        versions=_versions(),
+        digests=Digests(
+            world_sha256=world_digest(world),
+            ir_sha256=sha256_of(ir) if ir is not None else None,
+            trajectory_sha256=sha256_of(trajectory.model_dump(mode="json")),
+            rule_set_sha256=sha256_of(rule_set),
+        ),
+    )
+
+
+def _verdict_differences(recorded: dict[str, dict[str, Any]], rerun: dict[str, dict[str, Any]]) -> list[str]:
+    differences = []
+    for rule in sorted(set(recorded) | set(rerun)):
+        was, now = recorded.get(rule) or {}, rerun.get(rule) or {}
+        if was.get("status") != now.get("status"):
+            differences.append(f"{rule}: certified {was.get('status')}, re-checked {now.get('status')}")
+            continue
+        a, b = was.get("robustness"), now.get("robustness")
+        if a is not None and b is not None and abs(float(a) - float(b)) > ROBUSTNESS_TOLERANCE + 1e-3 * abs(float(a)):
+            differences.append(f"{rule}: certified robustness {a}, re-checked {b}")
+    return differences
+
+
+def check_certificate(
+    certificate: SafetyCertificate, world: World, ir: dict[str, Any] | None = None
+) -> CertificateCheck:
+    """Re-verify the certificate offline against `world` (and the IR, when given): digests, then both gates."""
+    differences = []
+    digests = certificate.digests
+    if certificate.version != CERTIFICATE_VERSION:
+        differences.append(f"certificate version {certificate.version!r}, this checker reads {CERTIFICATE_VERSION!r}")
+    if world_digest(world) != digests.world_sha256:
+        differences.append(
+            f"world: the file given (sha256 {world_digest(world)[:12]}...) is not the certified world "
+            f"({digests.world_sha256[:12]}...)"
+        )
+    trajectory = certificate.trajectory.model_dump(mode="json")
+    if sha256_of(trajectory) != digests.trajectory_sha256:
+        differences.append("trajectory: the waypoints, UAV or ends differ from the certified trajectory (sha256)")
+    if sha256_of(certificate.rule_set) != digests.rule_set_sha256:
+        differences.append("rule set: the rules, specs or limits differ from the certified rule set (sha256)")
+    if ir is not None and sha256_of(ir) != digests.ir_sha256:
+        differences.append("IR: the IR given is not the certified IR (sha256)")
+    ltl_engine = default_engine().name
+    if certificate.engines.get("ltl") not in (None, ltl_engine):
+        differences.append(
+            f"engine: certified with LTL engine {certificate.engines['ltl']}, re-checked with {ltl_engine}"
+        )
+
+    registry = default_registry()
+    verified = registry.call("verify_ltl_stl", world, {**certificate.rule_set, **trajectory})
+    if not verified.ok:
+        error = verified.error
+        differences.append(f"verifier: fails on re-check ({error.type}: {error.message})" if error else "verifier")
+    differences += _verdict_differences(certificate.verdicts, (verified.result or {}).get("rules") or {})
+    for record in certificate.simulations:
+        flown = {"uav_id": certificate.trajectory.uav_id, "waypoints": certificate.trajectory.waypoints}
+        args = {**certificate.simulation_args, **flown, "seed": record.seed, "stress_level": record.stress_level}
+        simulated = registry.call("simulate_scenario", world, args)
+        rerun = _simulation_record(simulated.result or {}, args)
+        if not simulated.ok or rerun != record:
+            differences.append(
+                f"simulator: seed {record.seed} ({record.stress_level}) certified success={record.success} "
+                f"events={record.events}, re-checked success={rerun.success} events={rerun.events}"
+            )
+    return CertificateCheck(valid=not differences, differences=differences)
