@@ -14,6 +14,7 @@ COMMAND_MODULES = (
     "cli.memory",
     "cli.bench",
     "cli.schemas",
+    "cli.mcp_server",
 )
 
 
