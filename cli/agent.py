@@ -8,10 +8,12 @@ import os
 import sys
 from typing import Any
 
+from langgraph.checkpoint.base import BaseCheckpointSaver
+
 from cli.common import EXIT_OK, CommandError, add_json_flag, add_world_arg, emit, open_world
 from cli.stepper import Stepper
 from graph.builder import AblationError, build_graph, parse_without
-from graph.checkpoint import DEFAULT_DB, sqlite_checkpointer
+from graph.checkpoint import DEFAULT_DB, CheckpointerError, display_name, open_checkpointer
 from graph.context import ABLATABLE, DEFAULT_MODEL, Context
 from graph.history import UnknownRunError, checkpoints, fork, replay, trace
 from graph.runner import RunOutput, new_thread_id, run_config_of, run_task, summarise, thread_config
@@ -42,7 +44,13 @@ def _add_run_args(p: argparse.ArgumentParser) -> None:
 
 
 def _add_db_args(p: argparse.ArgumentParser, *, thread_required: bool) -> None:
-    p.add_argument("--db", default=DEFAULT_DB, help="SQLite checkpoint file (default: %(default)s)")
+    p.add_argument(
+        "--db",
+        "--checkpointer",
+        dest="db",
+        default=DEFAULT_DB,
+        help="checkpoints: a SQLite file, or a postgres://user@host/db URL (default: %(default)s)",
+    )
     p.add_argument("--thread", required=thread_required, default=None, help="thread id (default: a new one)")
 
 
@@ -165,6 +173,7 @@ def _emit_run(out: RunOutput, as_json: bool) -> int:
 def run_agent(args: argparse.Namespace) -> int:
     world = open_world(args.world)
     context = _context_from_args(args)
+    _saver(args.db)  # a store that cannot be opened is one line, before anything runs
     out = run_task(
         world,
         args.instruction,
@@ -184,7 +193,7 @@ def run_step(args: argparse.Namespace) -> int:
         world=world,
         instruction=args.instruction,
         context=context,
-        saver=sqlite_checkpointer(args.db),
+        saver=_saver(args.db),
         thread_id=args.thread or new_thread_id(),
         task_id=args.task_id,
         gold_ir=_gold(args),
@@ -193,17 +202,24 @@ def run_step(args: argparse.Namespace) -> int:
     values = stepper.loop(sys.stdin, sys.stdout)
     if values is None:
         return EXIT_OK
-    out = summarise(values, thread_id=stepper.thread_id, db=args.db)
+    out = summarise(values, thread_id=stepper.thread_id, db=display_name(args.db))
     return _emit_run(out, args.json)
+
+
+def _saver(target: str) -> BaseCheckpointSaver:
+    try:
+        return open_checkpointer(target)
+    except CheckpointerError as exc:
+        raise CommandError(str(exc)) from None
 
 
 def _stored_graph(args: argparse.Namespace):
     """The graph a stored thread was built with (its ablations come from the run's own record)."""
-    saver = sqlite_checkpointer(args.db)
+    saver = _saver(args.db)
     probe = build_graph(checkpointer=saver)
     values = probe.get_state(thread_config(args.thread)).values
     if not values:
-        raise CommandError(f"no thread {args.thread!r} in {args.db}")
+        raise CommandError(f"no thread {args.thread!r} in {display_name(args.db)}")
     run_config = values.get("run_config") or {}
     return build_graph(run_config.get("without", ()), checkpointer=saver), run_config
 
@@ -268,7 +284,7 @@ def run_checkpoints(args: argparse.Namespace) -> int:
 def run_replay(args: argparse.Namespace) -> int:
     graph, run_config = _stored_graph(args)
     try:
-        out = replay(graph, args.thread, args.checkpoint, _context(args, run_config), args.db)
+        out = replay(graph, args.thread, args.checkpoint, _context(args, run_config), display_name(args.db))
     except UnknownRunError as exc:
         raise CommandError(str(exc)) from None
     return _emit_run(out, args.json)
@@ -283,7 +299,7 @@ def run_fork(args: argparse.Namespace) -> int:
             raise CommandError(f"--set {item!r}: expected PATH=VALUE")
         edits.append((path.strip(), value))
     try:
-        out = fork(graph, args.thread, args.checkpoint, edits, _context(args, run_config), args.db)
+        out = fork(graph, args.thread, args.checkpoint, edits, _context(args, run_config), display_name(args.db))
     except (UnknownRunError, KeyError, IndexError, ValueError) as exc:
         raise CommandError(f"cannot fork: {exc}") from None
     return _emit_run(out, args.json)

@@ -23,6 +23,7 @@ from evaluation.methods import METHOD_NAMES, UnknownMethodError, get_method, par
 from evaluation.methods.base import Budget
 from evaluation.runner import CONFIG_FILE, BenchConfig, ConfigMismatchError, run_bench
 from evaluation.store import DB_FILE, TRACES_FILE, load_records
+from graph.checkpoint import CheckpointerError, is_postgres_url, open_checkpointer
 
 ALL = "all"
 
@@ -143,6 +144,11 @@ def _register_run(commands: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--memory-path", default=None, help="safety memory folder the runs read (default: .cloudbrain/memory)"
     )
+    p.add_argument(
+        "--checkpointer",
+        default=None,
+        help="postgres://user@host/db the workers share for checkpoints (default: one SQLite file per worker)",
+    )
     p.add_argument("--out", required=True, help="results folder; re-running with it resumes")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(run=run_benchmark)
@@ -166,6 +172,13 @@ def run_benchmark(args: argparse.Namespace) -> int:
     for flag in ("workers", "repeats"):
         if getattr(args, flag) < 1:
             raise CommandError(f"--{flag} must be at least 1")
+    if args.checkpointer:
+        if not is_postgres_url(args.checkpointer):
+            raise CommandError("--checkpointer takes a postgres:// URL (SQLite files are one per worker already)")
+        try:
+            open_checkpointer(args.checkpointer)  # reachable, tables created: the workers then only connect
+        except CheckpointerError as exc:
+            raise CommandError(str(exc)) from None
     try:
         methods = parse_methods(args.method)
         config = BenchConfig(
@@ -181,6 +194,7 @@ def run_benchmark(args: argparse.Namespace) -> int:
                 max_prompt_tokens=args.max_prompt_tokens,
             ),
             memory_path=args.memory_path,
+            checkpointer=args.checkpointer,
             base_url=args.base_url,
         )
         outcome = run_bench(config, Path(args.out), workers=args.workers, progress=not args.quiet)

@@ -31,7 +31,7 @@ from evaluation.methods.base import Budget, MethodRun, MethodSetup, MethodTask, 
 from evaluation.metrics import summarize
 from evaluation.records import RunRecord, ToolCall
 from evaluation.statistics import group_by
-from graph.checkpoint import sqlite_checkpointer
+from graph.checkpoint import open_checkpointer
 from graph.context import RepairMemory
 from ir.decision import Decision
 from ir.plan_execution import FLOWS
@@ -61,6 +61,10 @@ class BenchConfig(BaseModel):
     stress_seeds: list[int] = Field(default_factory=lambda: list(DEFAULT_STRESS_SEEDS))
     stress_level: StressLevel = "medium"
     memory_path: str | None = Field(default=None, description="safety memory folder read (frozen) by the runs")
+    checkpointer: str | None = Field(
+        default=None,
+        description="postgres:// URL every worker checkpoints to; None = one SQLite file per worker under OUT",
+    )
     base_url: str | None = None
 
 
@@ -126,11 +130,11 @@ class FrozenMemory:
 _WORKER: dict[str, Any] = {}
 
 
-def _init_worker(out_dir: str, memory_path: str | None) -> None:
+def _init_worker(out_dir: str, memory_path: str | None, checkpointer: str | None) -> None:
     folder = Path(out_dir) / CHECKPOINT_DIR
     folder.mkdir(parents=True, exist_ok=True)
     _WORKER["folder"] = folder
-    _WORKER["checkpointer"] = sqlite_checkpointer(folder / f"worker-{os.getpid()}.sqlite")
+    _WORKER["checkpointer"] = open_checkpointer(checkpointer or folder / f"worker-{os.getpid()}.sqlite")
     # Identical prompts (the first round of every ablation of a sample) are answered once for all workers; a
     # cached answer is still charged to each run at its original cost (graph.state.Usage).
     SHARED_CACHE.share_through(folder / RESPONSES_FILE)
@@ -326,7 +330,7 @@ def run_bench(config: BenchConfig, out_dir: Path, *, workers: int = 1, progress:
     started = time.perf_counter()
     bar = tqdm(total=len(jobs), initial=len(jobs) - len(todo), unit="run", disable=not progress, dynamic_ncols=True)
     with ProcessPoolExecutor(
-        max_workers=workers, initializer=_init_worker, initargs=(str(out_dir), config.memory_path)
+        max_workers=workers, initializer=_init_worker, initargs=(str(out_dir), config.memory_path, config.checkpointer)
     ) as pool:
         pending: set[Future] = set()
         queue = iter(todo)

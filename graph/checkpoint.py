@@ -1,23 +1,50 @@
-"""Checkpointers. SQLite file by default: one saver per file per process (SQLite is not for several writers
-from several processes; parallel benchmark workers each get their own shard file)."""
+"""Checkpointers: a SQLite file by default, or a PostgreSQL database given as a `postgres://` URL.
+
+SQLite: one saver per file per process (SQLite is not for several writers from several processes; parallel
+benchmark workers each get their own shard file). PostgreSQL: one saver (one connection) per URL per process;
+any number of processes, the runner's workers included, share one database (each run has its own thread id).
+"""
 
 from __future__ import annotations
 
+import os
+import re
 import sqlite3
 import threading
 from pathlib import Path
 
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 DEFAULT_DB = ".cloudbrain/runs.sqlite"
-_SAVERS: dict[Path, SqliteSaver] = {}
+POSTGRES_SCHEMES = ("postgres://", "postgresql://")
+# Keyed by process too: a connection inherited across fork() (the runner's workers) must never be reused.
+_SAVERS: dict[tuple[int, str], BaseCheckpointSaver] = {}
 _LOCK = threading.Lock()
 
 
-def sqlite_checkpointer(path: str | Path = DEFAULT_DB) -> SqliteSaver:
+class CheckpointerError(RuntimeError):
+    """The checkpoint store cannot be opened (e.g. no PostgreSQL server at the URL); the message says why."""
+
+
+def is_postgres_url(target: str | Path) -> bool:
+    return str(target).startswith(POSTGRES_SCHEMES)
+
+
+def display_name(target: str | Path) -> str:
+    """The target as shown in outputs: a URL's password masked."""
+    return re.sub(r"(://[^:/@]*:)[^@]*@", r"\1***@", str(target))
+
+
+def open_checkpointer(target: str | Path = DEFAULT_DB) -> BaseCheckpointSaver:
+    """The saver for a SQLite file path or a postgres:// URL (cached: one per target per process)."""
+    return postgres_checkpointer(str(target)) if is_postgres_url(target) else sqlite_checkpointer(target)
+
+
+def sqlite_checkpointer(path: str | Path = DEFAULT_DB) -> BaseCheckpointSaver:
     resolved = Path(path).resolve()
     with _LOCK:
-        saver = _SAVERS.get(resolved)
+        saver = _SAVERS.get((os.getpid(), str(resolved)))
         if saver is None:
             resolved.parent.mkdir(parents=True, exist_ok=True)
             connection = sqlite3.connect(str(resolved), check_same_thread=False)
@@ -26,5 +53,28 @@ def sqlite_checkpointer(path: str | Path = DEFAULT_DB) -> SqliteSaver:
             # In WAL mode NORMAL still survives a killed process (only a power cut may lose the last commits) and
             # spares an fsync per checkpoint write: ~1 ms each, a few dozen per run.
             connection.execute("PRAGMA synchronous=NORMAL")
-            _SAVERS[resolved] = saver
+            _SAVERS[(os.getpid(), str(resolved))] = saver
+        return saver
+
+
+def postgres_checkpointer(url: str) -> BaseCheckpointSaver:
+    """langgraph-checkpoint-postgres on one autocommit connection, its tables created on first use."""
+    with _LOCK:
+        saver = _SAVERS.get((os.getpid(), url))
+        if saver is None:
+            # Imported here: psycopg loads libpq, which a SQLite-only run never needs.
+            import psycopg
+            from langgraph.checkpoint.postgres import PostgresSaver
+            from psycopg.rows import dict_row
+
+            try:
+                # The settings PostgresSaver documents: autocommit for its own transactions, no server-side
+                # prepared statements (they break behind poolers such as PgBouncer), rows as dicts.
+                connection = psycopg.Connection.connect(url, autocommit=True, prepare_threshold=0, row_factory=dict_row)
+            except psycopg.OperationalError as exc:
+                first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+                raise CheckpointerError(f"cannot open the PostgreSQL checkpointer: {first_line}") from None
+            saver = PostgresSaver(connection)
+            saver.setup()
+            _SAVERS[(os.getpid(), url)] = saver
         return saver

