@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet torch==2.13.0
 	# llama-cpp-python (the embedded model's runtime) is an sdist: pip compiles llama.cpp here, about 5 min on
 	# 2 idle cores; the multimodal library it would also build is not needed.
-	CMAKE_ARGS="-DLLAVA_BUILD=OFF" CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) $(BIN)/pip install --quiet -e '.[test,spot]'
+	CMAKE_ARGS="-DLLAVA_BUILD=OFF" CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) $(BIN)/pip install --quiet -e '.[test,spot,ray]'
 	touch $@
 
 install: $(STAMP)

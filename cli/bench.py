@@ -19,6 +19,7 @@ from pydantic import ValidationError
 from benchmark.generator import DEFAULT_SEED, STATS_FILE, generate_splits
 from benchmark.splits import SPLITS
 from cli.common import EXIT_OK, CommandError
+from evaluation.engines import ENGINES, EngineError
 from evaluation.methods import METHOD_NAMES, UnknownMethodError, get_method, parse_methods
 from evaluation.methods.base import Budget
 from evaluation.runner import CONFIG_FILE, BenchConfig, ConfigMismatchError, run_bench
@@ -129,7 +130,15 @@ def _register_run(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--base-url", default=None, help="OpenAI-compatible server for openai:<model>")
     p.add_argument("--limit", type=int, default=None, help="only the first N samples")
     p.add_argument("--repeats", type=int, default=1, help="runs per sample and method (pass^k needs k)")
-    p.add_argument("--workers", type=int, default=2, help="worker processes (default: %(default)s)")
+    p.add_argument("--workers", type=int, default=2, help="worker processes or Ray actors (default: %(default)s)")
+    p.add_argument(
+        "--engine", choices=ENGINES, default="process", help="local worker processes, or Ray actors (default: process)"
+    )
+    p.add_argument(
+        "--ray-address",
+        default=None,
+        help="Ray cluster to join ('auto' or ray://host:10001); default: a local cluster of --workers CPUs",
+    )
     p.add_argument("--language", choices=("en", "zh"), default="en", help="instruction language")
     p.add_argument("--max-repairs", type=int, default=Budget().max_repairs, help="K for the methods that repair")
     p.add_argument(
@@ -144,6 +153,7 @@ def _register_run(commands: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--memory-path", default=None, help="safety memory folder the runs read (default: .cloudbrain/memory)"
     )
+    p.add_argument("--qdrant-url", default=None, help="Qdrant server the runs read instead of --memory-path")
     p.add_argument(
         "--checkpointer",
         default=None,
@@ -194,11 +204,19 @@ def run_benchmark(args: argparse.Namespace) -> int:
                 max_prompt_tokens=args.max_prompt_tokens,
             ),
             memory_path=args.memory_path,
+            memory_url=args.qdrant_url,
             checkpointer=args.checkpointer,
             base_url=args.base_url,
         )
-        outcome = run_bench(config, Path(args.out), workers=args.workers, progress=not args.quiet)
-    except (UnknownMethodError, ConfigMismatchError, ValidationError) as exc:
+        outcome = run_bench(
+            config,
+            Path(args.out),
+            workers=args.workers,
+            progress=not args.quiet,
+            engine=args.engine,
+            ray_address=args.ray_address,
+        )
+    except (UnknownMethodError, ConfigMismatchError, ValidationError, EngineError) as exc:
         raise CommandError(str(exc)) from exc
     for pair in outcome.skipped_pairs:
         print(f"skipped {pair}: the method cannot take that model (oracle writes IRs only)")

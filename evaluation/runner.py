@@ -1,7 +1,8 @@
 """`cloudbrain bench run`: every (method, model, sample, repeat) of a benchmark run, in headless worker processes,
 judged independently and stored so that the run can be killed and resumed (evaluation/store.py).
 
-Each worker process has its own SQLite checkpoint file (`checkpoints/worker-<pid>.sqlite`: one SQLite saver per
+Workers are local processes or, with `engine="ray"`, the actors of a Ray cluster (evaluation/engines.py).
+Each worker has its own SQLite checkpoint file (`checkpoints/worker-<pid>.sqlite`: one SQLite saver per
 process) and a fresh thread id per run. The safety memory is read as a frozen snapshot: runs retrieve past repair
 cases but store none, so a result never depends on which runs another worker happened to finish first; the cases
 a run would have stored are counted in its trace. Only the main process writes results.
@@ -16,8 +17,8 @@ import time
 import traceback
 import uuid
 from collections.abc import Iterable, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ from pydantic import BaseModel, Field
 from tqdm import tqdm
 
 from evaluation import store
+from evaluation.engines import EngineName, open_engine
 from evaluation.judge import DEFAULT_STRESS_SEEDS, StressLevel, judge_sample
 from evaluation.methods import get_method
 from evaluation.methods.base import Budget, MethodRun, MethodSetup, MethodTask, model_kind
@@ -61,6 +63,9 @@ class BenchConfig(BaseModel):
     stress_seeds: list[int] = Field(default_factory=lambda: list(DEFAULT_STRESS_SEEDS))
     stress_level: StressLevel = "medium"
     memory_path: str | None = Field(default=None, description="safety memory folder read (frozen) by the runs")
+    memory_url: str | None = Field(
+        default=None, description="Qdrant server read (frozen) by the runs instead of a folder: every machine sees it"
+    )
     checkpointer: str | None = Field(
         default=None,
         description="postgres:// URL every worker checkpoints to; None = one SQLite file per worker under OUT",
@@ -130,7 +135,7 @@ class FrozenMemory:
 _WORKER: dict[str, Any] = {}
 
 
-def _init_worker(out_dir: str, memory_path: str | None, checkpointer: str | None) -> None:
+def _init_worker(out_dir: str, memory_path: str | None, memory_url: str | None, checkpointer: str | None) -> None:
     folder = Path(out_dir) / CHECKPOINT_DIR
     folder.mkdir(parents=True, exist_ok=True)
     _WORKER["folder"] = folder
@@ -138,14 +143,14 @@ def _init_worker(out_dir: str, memory_path: str | None, checkpointer: str | None
     # Identical prompts (the first round of every ablation of a sample) are answered once for all workers; a
     # cached answer is still charged to each run at its original cost (graph.state.Usage).
     SHARED_CACHE.share_through(folder / RESPONSES_FILE)
-    _WORKER["memory_path"] = memory_path
+    _WORKER["memory_at"] = {"path": memory_path, "url": memory_url}
 
 
 def _memory(method_name: str) -> FrozenMemory | None:
     if method_name == "cloudbrain_no_memory" or not method_name.startswith("cloudbrain"):
         return None
     if "memory" not in _WORKER:
-        shared = open_memory(frozenset(), path=_WORKER.get("memory_path"))
+        shared = open_memory(frozenset(), **_WORKER["memory_at"])
         # The worker's own copy: frozen anyway, and searched without opening the shared folder per access.
         folder = _WORKER["folder"] / f"{MEMORY_SNAPSHOT_PREFIX}{os.getpid()}"
         snapshot = open_snapshot(shared, folder) if shared else None
@@ -316,7 +321,16 @@ class BenchOutcome(BaseModel):
     seconds: float
 
 
-def run_bench(config: BenchConfig, out_dir: Path, *, workers: int = 1, progress: bool = True) -> BenchOutcome:
+def run_bench(
+    config: BenchConfig,
+    out_dir: Path,
+    *,
+    workers: int = 1,
+    progress: bool = True,
+    engine: EngineName = "process",
+    ray_address: str | None = None,
+) -> BenchOutcome:
+    """Run what `config` plans and `out_dir` does not hold yet, on `workers` local processes or Ray actors."""
     out_dir.mkdir(parents=True, exist_ok=True)
     _check_config(config, out_dir)
     samples = load_samples(config.samples, config.limit)
@@ -329,26 +343,13 @@ def run_bench(config: BenchConfig, out_dir: Path, *, workers: int = 1, progress:
         shutil.rmtree(stale, ignore_errors=True)
     started = time.perf_counter()
     bar = tqdm(total=len(jobs), initial=len(jobs) - len(todo), unit="run", disable=not progress, dynamic_ncols=True)
-    with ProcessPoolExecutor(
-        max_workers=workers, initializer=_init_worker, initargs=(str(out_dir), config.memory_path, config.checkpointer)
-    ) as pool:
-        pending: set[Future] = set()
-        queue = iter(todo)
-        for job in queue:  # keep a bounded number in flight so a kill loses little and memory stays flat
-            pending.add(pool.submit(run_job, job, config))
-            if len(pending) >= 2 * workers:
-                break
-        while pending:
-            finished, pending = wait(pending, return_when=FIRST_COMPLETED)
-            for future in finished:
-                outcome = future.result()
-                store.append_trace(out_dir, outcome["trace"])
-                store.write_run(db, outcome)
-                bar.update(1)
-                bar.set_postfix_str(outcome["run_key"].rsplit("|", 2)[0], refresh=False)
-                following = next(queue, None)
-                if following is not None:
-                    pending.add(pool.submit(run_job, following, config))
+    initargs = (str(out_dir), config.memory_path, config.memory_url, config.checkpointer)
+    with open_engine(engine, workers, _init_worker, initargs, ray_address) as map_unordered:
+        for outcome in map_unordered(partial(run_job, config=config), todo):
+            store.append_trace(out_dir, outcome["trace"])
+            store.write_run(db, outcome)
+            bar.update(1)
+            bar.set_postfix_str(outcome["run_key"].rsplit("|", 2)[0], refresh=False)
     bar.close()
     write_metrics(db)
     return BenchOutcome(

@@ -16,12 +16,11 @@ import pytest
 
 from benchmark.generator import generate_splits
 from evaluation.store import DB_FILE, TRACES_FILE, load_records
+from tests.support.bench_db import stored_rows
 from tests.support.cli import run_cli
 from tests.support.paths import ROOT
 
 METHODS = "cloudbrain_full,llm_p,tool_use_only"
-# Timing and per-run identity differ between any two runs; everything else must be equal.
-VOLATILE = {"thread_id", "llm_latency_sec", "tool_latency_sec", "total_latency_sec", "latency_sec", "record"}
 
 
 @pytest.fixture(scope="module")
@@ -36,15 +35,6 @@ def _argv(samples: Path, out: Path) -> list[str]:
         "bench", "run", "--split", "dev_mini", "--data", str(samples), "--method", METHODS, "--model", "rules",
         "--repeats", "2", "--workers", "2", "--memory-path", str(out.parent / "memory"), "--out", str(out), "--quiet",
     ]  # fmt: skip
-
-
-def _rows(out: Path, table: str) -> list[dict]:
-    db = sqlite3.connect(out / DB_FILE)
-    db.row_factory = sqlite3.Row
-    rows = [{k: row[k] for k in row.keys() if k not in VOLATILE} for row in db.execute(f"select * from {table}")]
-    rows = [r for r in rows if not any(word in r.get("metric", "") for word in ("latency", "sec"))]
-    db.close()
-    return sorted(rows, key=lambda r: json.dumps(r, sort_keys=True, default=str))
 
 
 def _table_count(out: Path, table: str) -> int:
@@ -88,7 +78,7 @@ def test_resume_after_kill_gives_the_same_database(samples, tmp_path, capsys):
     assert f"{interrupted} of {planned} already done" in out
 
     for table in ("runs", "decisions", "attempts", "tool_calls", "metrics"):
-        assert _rows(resumed, table) == _rows(whole, table), table
+        assert stored_rows(resumed, table) == stored_rows(whole, table), table
     keys = [json.loads(line)["run_key"] for line in (resumed / TRACES_FILE).read_text().splitlines()]
     assert len(keys) == len(set(keys)) == planned
     assert [
