@@ -151,6 +151,12 @@ def _register_run(commands: argparse._SubParsersAction) -> None:
         help="prompt tokens per call; sizes the world view the baselines are shown (default: the local context)",
     )
     p.add_argument(
+        "--plan-samples",
+        type=int,
+        default=Budget().plan_samples,
+        help="answers per sampling call: tree_planner's N plans (default: the paper's %(default)s)",
+    )
+    p.add_argument(
         "--memory-path", default=None, help="safety memory folder the runs read (default: .cloudbrain/memory)"
     )
     p.add_argument("--qdrant-url", default=None, help="Qdrant server the runs read instead of --memory-path")
@@ -202,6 +208,7 @@ def run_benchmark(args: argparse.Namespace) -> int:
                 max_repairs=args.max_repairs,
                 max_new_tokens=args.max_new_tokens,
                 max_prompt_tokens=args.max_prompt_tokens,
+                plan_samples=args.plan_samples,
             ),
             memory_path=args.memory_path,
             memory_url=args.qdrant_url,

@@ -14,6 +14,7 @@ Conventions that hold throughout:
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections import Counter, defaultdict
@@ -22,6 +23,7 @@ from typing import Any
 
 import numpy as np
 from pydantic import ValidationError
+from rapidfuzz.distance import LCSseq
 
 from evaluation.records import EXECUTE, NEGATIVE_LABELS, SAFE_STATUSES, STAGES, RunRecord
 from ir.model import LowAltitudeIR
@@ -177,6 +179,75 @@ def tool_call_accuracy(records: Sequence[RunRecord]) -> float | None:
 def tool_dependency_success(records: Sequence[RunRecord]) -> float | None:
     """Tool-dependency success, pooled over calls: (calls with dependency_ok) / (calls). None when no call."""
     return _share(c.dependency_ok for r in records for c in r.tool_calls)
+
+
+# --- AutoPlan's metrics (seeds/001) -----------------------------------------------------------------------------
+
+
+def task_completion_rate(records: Sequence[RunRecord]) -> float | None:
+    """AutoPlan's TCR: the share of runs in which the method reached a final answer of its own (not a budget
+    exhaustion, a crash or an unusable answer), right or wrong."""
+    return _share(r.answered for r in records)
+
+
+def tool_precision(records: Sequence[RunRecord]) -> float | None:
+    """AutoPlan's PT: per run, |tools called ∩ gold tools| / |tools called| (tool names as sets), averaged over
+    the runs that called any tool. None when no run did."""
+    scores = []
+    for record in records:
+        called = {c.tool for c in record.tool_calls}
+        if called:
+            scores.append(len(called & set(record.expected_tools)) / len(called))
+    return _mean(scores)
+
+
+ARGUMENT_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|-?\d+(?:\.\d+)?|\S")
+
+
+def argument_tokens(calls: Sequence[tuple[str, Mapping[str, Any] | None]]) -> list[str]:
+    """The calls' tool names and arguments as one token sequence (keys in sorted order, numbers to 0.1)."""
+
+    def canonical(value: Any) -> Any:
+        if isinstance(value, float):
+            return round(value, 1)
+        if isinstance(value, list):
+            return [canonical(v) for v in value]
+        if isinstance(value, dict):
+            return {k: canonical(v) for k, v in sorted(value.items())}
+        return value
+
+    text = " ".join(f"{tool} {json.dumps(canonical(dict(args or {})), sort_keys=True)}" for tool, args in calls)
+    return ARGUMENT_TOKEN.findall(text)
+
+
+def rouge_l(candidate: Sequence[str], reference: Sequence[str]) -> float:
+    """ROUGE-L F1 of two token sequences (longest common subsequence); 1.0 when both are empty."""
+    if not candidate and not reference:
+        return 1.0
+    common = LCSseq.similarity(list(candidate), list(reference))
+    if common == 0:
+        return 0.0
+    precision, recall = common / len(candidate), common / len(reference)
+    return 2 * precision * recall / (precision + recall)
+
+
+def tool_argument_similarity(records: Sequence[RunRecord]) -> float | None:
+    """AutoPlan's ST: ROUGE-L between the concatenated tool calls (names and arguments) a run made and the gold
+    trace's, averaged over runs with a gold trace whose calls recorded their arguments. None when there are none."""
+    scores = []
+    for record in records:
+        if not record.expected_tools or any(c.args is None for c in record.tool_calls):
+            continue
+        made = argument_tokens([(c.tool, c.args) for c in record.tool_calls])
+        gold_args = record.expected_tool_args or [{} for _ in record.expected_tools]  # records from before the field
+        gold = argument_tokens(list(zip(record.expected_tools, gold_args)))
+        scores.append(rouge_l(made, gold))
+    return _mean(scores)
+
+
+def corrections_per_task(records: Sequence[RunRecord]) -> float | None:
+    """Mean corrections per run (repair rounds, backtracks, reflexion retries, reassignments: see MethodRun)."""
+    return _mean(r.corrections for r in records)
 
 
 # --- repair -------------------------------------------------------------------------------------------------------
@@ -469,6 +540,10 @@ def summarize(records: Sequence[RunRecord], *, pass_ks: Sequence[int] = PASS_KS)
         "stated_constraint_recall": stated_constraint_recall(records),
         "tool_call_accuracy": tool_call_accuracy(records),
         "tool_dependency_success": tool_dependency_success(records),
+        "tcr": task_completion_rate(records),
+        "tool_precision": tool_precision(records),
+        "tool_argument_similarity": tool_argument_similarity(records),
+        "corrections_per_task": corrections_per_task(records),
         "rsr_by_round": repair_success_by_round(records),
         "ir_exact_match": ir_exact_match_rate(records),
         "ir_field_f1": ir_field_f1(records),

@@ -29,6 +29,7 @@ class ToolCall(BaseModel):
     tool: str = Field(description="registered tool name the method called")
     ok: bool = Field(description="the call returned ok (schema-valid arguments, existing entities, no tool error)")
     dependency_ok: bool = Field(description="every result it needs was produced by an earlier call (SPEC 5)")
+    args: dict[str, Any] | None = Field(default=None, description="the arguments it was called with, when recorded")
 
 
 class RunRecord(BaseModel):
@@ -63,12 +64,22 @@ class RunRecord(BaseModel):
     )
     tool_calls: list[ToolCall] = Field(default_factory=list, description="calls the method made, in order")
     expected_tools: list[str] = Field(default_factory=list, description="tool names in the sample's gold tool trace")
+    expected_tool_args: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="the gold trace's arguments, one per expected tool, earlier results filled in (AutoPlan's ST)",
+    )
     ir: dict[str, Any] | None = Field(default=None, description="the method's final LowAltitudeIR (JSON), if any")
     gold_ir: dict[str, Any] | None = Field(default=None, description="the sample's gold LowAltitudeIR (JSON)")
     repair_rounds: int = Field(default=0, ge=0, description="repair rounds the method ran (0 = none)")
     success_round: int | None = Field(
         default=None, ge=0, description="round at which a verified decision was reached: 0 = first try, None = never"
     )
+    corrections: int = Field(
+        default=0,
+        ge=0,
+        description="times the method corrected itself after a failure (repair rounds, backtracks, ...)",
+    )
+    answered: bool = Field(default=True, description="the method reached a final answer of its own (AutoPlan's TCR)")
     first_failing_stage: Stage | None = Field(
         default=None, description="the earliest pipeline stage that failed in this run; None if none failed"
     )

@@ -17,6 +17,7 @@ from typing import Any
 from evaluation import figures
 from evaluation.metrics import (
     UNATTRIBUTED,
+    corrections_per_task,
     cost_per_task,
     executable_decision_rate,
     failure_attribution,
@@ -31,10 +32,13 @@ from evaluation.metrics import (
     safe_refusal_precision_recall,
     safety_violation_rate,
     stated_constraint_recall,
+    task_completion_rate,
     task_success,
     task_success_rate,
+    tool_argument_similarity,
     tool_call_accuracy,
     tool_dependency_success,
+    tool_precision,
     unapproved_relaxation_rate,
     violation_rate_by_rule,
 )
@@ -44,6 +48,10 @@ from evaluation.statistics import group_by, mcnemar_exact, mean_se, paired_boots
 FULL = "cloudbrain_full"
 ABLATION_PREFIX = "cloudbrain_no_"
 BASELINES = ("direct_llm", "json_only", "react", "tool_use_only", "llm_p")
+PEERS = ("tree_planner", "autoplan", "emos", "emos_no_resume")  # the peer systems of seeds/001-003
+# The "tokens and corrections" table: the peers against the iterative baseline and the full agent (Tree-Planner's
+# claim is about tokens and corrections against iterative re-planning).
+CORRECTION_METHODS = (*PEERS, "react", "cloudbrain_full")
 ABLATION_TESTS: dict[str, str] = {  # variant -> what removing the component tests (the seed plan's Table 4)
     FULL: "the complete method",
     "cloudbrain_no_ir": "the structured interface (typed IR)",
@@ -54,7 +62,7 @@ ABLATION_TESTS: dict[str, str] = {  # variant -> what removing the component tes
     "cloudbrain_no_rag": "rule and map context",
     "cloudbrain_no_fidelity": "the intent-fidelity gate (stated constraints, grounded places)",
 }
-KNOWN_METHODS = (*BASELINES, *ABLATION_TESTS)  # the table order; any other method comes after these
+KNOWN_METHODS = (*BASELINES, *PEERS, *ABLATION_TESTS)  # the table order; any other method comes after these
 DIFFICULTY_ORDER = ("easy", "medium", "hard", "extreme", "unsat")
 BREAKDOWNS = (("split", "split"), ("scenario_type", "scenario type"), ("difficulty", "difficulty"))
 FAILURE_STAGES = (*STAGES, UNATTRIBUTED)
@@ -255,6 +263,38 @@ def cost_rows(records: Sequence[RunRecord]) -> list[Row]:
     return rows
 
 
+def correction_rows(records: Sequence[RunRecord]) -> list[Row]:
+    """Tokens per task and per success and corrections per task, for CORRECTION_METHODS present."""
+    rows = []
+    for key, runs in by_method_model(records).items():
+        if key[0] in CORRECTION_METHODS:
+            cost = cost_per_task(runs)
+            rows.append(
+                _identity(key)
+                | {
+                    "tokens_per_task": cost["tokens_per_task"],
+                    "tokens_per_success": cost["tokens_per_success"],
+                    "llm_calls_per_task": cost["llm_calls_per_task"],
+                    "corrections_per_task": corrections_per_task(runs),
+                }
+            )
+    return rows
+
+
+def autoplan_metric_rows(records: Sequence[RunRecord]) -> list[Row]:
+    """AutoPlan's own metrics for every method: TCR, TSR, PT (tool precision), ST (ROUGE-L of the arguments)."""
+    return [
+        _identity(key)
+        | {
+            "tcr": task_completion_rate(runs),
+            "tsr": task_success_rate(runs),
+            "pt": tool_precision(runs),
+            "st": tool_argument_similarity(runs),
+        }
+        for key, runs in by_method_model(records).items()
+    ]
+
+
 def tool_ir_rows(records: Sequence[RunRecord]) -> list[Row]:
     """Tool-call accuracy, tool-dependency success, IR exact match and IR field F1 (None: no call / no gold IR)."""
     return [
@@ -332,6 +372,8 @@ def report_rows(records: Sequence[RunRecord], compare: Sequence[RunRecord] | Non
         "reliability": reliability_rows(records),
         "latency": latency_rows(records),
         "cost": cost_rows(records),
+        "corrections": correction_rows(records),
+        "autoplan_metrics": autoplan_metric_rows(records),
         "tool_ir": tool_ir_rows(records),
         "violations": violation_rows(records),
         "repair": repair_rows(records),
@@ -538,6 +580,32 @@ def _sections(data: Mapping[str, Any]) -> list[tuple[str, str, str]]:
                     num("LLM calls / task", "llm_calls_per_task"),
                     num("LLM calls / success", "llm_calls_per_success"),
                 ],
+            ),
+        ),
+        (
+            "Tokens and corrections",
+            "The peer systems against react (iterative re-planning) and the full agent. Corrections per run: "
+            "backtracks (tree_planner), reflexion retries (autoplan), reassignments after a UAV's refusal (emos), "
+            "turns after a failed tool call (react), repair rounds (cloudbrain).",
+            markdown_table(
+                data["corrections"],
+                [
+                    *IDENTITY,
+                    num("tokens / task", "tokens_per_task", 0),
+                    num("tokens / success", "tokens_per_success", 0),
+                    num("LLM calls / task", "llm_calls_per_task"),
+                    num("corrections / task", "corrections_per_task"),
+                ],
+                empty="none of " + ", ".join(CORRECTION_METHODS) + " ran",
+            ),
+        ),
+        (
+            "AutoPlan's metrics",
+            "TCR: runs that reached a final answer of their own; TSR as above; PT: tools called that the gold trace "
+            f"calls; ST: ROUGE-L of the calls' names and arguments against the gold trace's ({NA} = no call).",
+            markdown_table(
+                data["autoplan_metrics"],
+                [*IDENTITY, pct("TCR", "tcr"), pct("TSR", "tsr"), pct("PT", "pt"), pct("ST", "st")],
             ),
         ),
         (

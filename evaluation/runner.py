@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import time
 import traceback
@@ -132,6 +133,8 @@ class FrozenMemory:
         return 0
 
 
+WIRED_VALUE = re.compile(r"<(?P<step>[^.<>]+)\.(?P<key>[^<>]+)>")  # a gold trace argument wired from a result
+
 _WORKER: dict[str, Any] = {}
 
 
@@ -210,10 +213,13 @@ def run_job(job: Job, config: BenchConfig) -> dict[str, Any]:
         hallucinations=hallucinations(run, world),
         tool_calls=calls,
         expected_tools=[step["tool"] for step in sample.get("gold_tool_trace") or [] if "tool" in step],
+        expected_tool_args=gold_tool_args(sample.get("gold_tool_trace") or []),
         ir=run.ir,
         gold_ir=sample.get("gold_ir"),
         repair_rounds=run.repair_rounds,
         success_round=run.success_round,
+        corrections=run.repair_rounds if run.corrections is None else run.corrections,
+        answered=run.answered and error is None,
         first_failing_stage=run.first_failing_stage,
         llm_latency_sec=min(run.usage.llm_latency_sec, total),
         tool_latency_sec=max(0.0, total - run.usage.llm_latency_sec),
@@ -266,10 +272,23 @@ def tool_calls(run: MethodRun) -> list[ToolCall]:
         needs = [f for f in FLOWS if f.consumer == call.tool and f.required]
         given = call.args or {}
         dependency_ok = all(f.producer in produced or f.arg in given for f in needs)
-        calls.append(ToolCall(tool=call.tool, ok=call.ok, dependency_ok=dependency_ok))
+        calls.append(ToolCall(tool=call.tool, ok=call.ok, dependency_ok=dependency_ok, args=call.args))
         if call.ok:
             produced.add(call.tool)
     return calls
+
+
+def gold_tool_args(trace: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each gold step's arguments with its wired values ("<step_id.key>") replaced by that earlier step's result."""
+    results = {step.get("step_id"): step.get("result") or {} for step in trace}
+
+    def resolved(value: Any) -> Any:
+        wired = WIRED_VALUE.fullmatch(value) if isinstance(value, str) else None
+        if wired is None:
+            return value
+        return results.get(wired["step"], {}).get(wired["key"], value)
+
+    return [{k: resolved(v) for k, v in (step.get("args") or {}).items()} for step in trace if "tool" in step]
 
 
 def hallucinations(run: MethodRun, world: World) -> int:

@@ -15,7 +15,8 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from functools import cached_property
 from itertools import accumulate
 from typing import Any
@@ -158,13 +159,12 @@ def bind_tools_and_answer_format(
     return model.bind_tools(tools)
 
 
-def invoke_chat(
-    model: Runnable[LanguageModelInput, AIMessage], messages: list[BaseMessage], *, model_name: str, **kwargs: Any
-) -> AIMessage:
-    """One model call. A backend that cannot answer (server unreachable or refusing, the local runtime missing or
-    its context exceeded) raises LLMTransportError, as the IR writers do; anything else is a defect and escapes."""
+@contextmanager
+def _transport_errors(model_name: str) -> Iterator[None]:
+    """A backend that cannot answer (server unreachable or refusing, the local runtime missing or its context
+    exceeded) raises LLMTransportError, as the IR writers do; anything else is a defect and escapes."""
     try:
-        return model.invoke(messages, **kwargs)
+        yield
     except LocalModelError as exc:
         raise LLMTransportError(f"{model_name}: {exc}", model=model_name, retryable=False) from exc
     except Exception as exc:
@@ -175,6 +175,31 @@ def invoke_chat(
         from models.openai_backend import _transport_error
 
         raise _transport_error(exc, model_name) from exc
+
+
+def invoke_chat(
+    model: Runnable[LanguageModelInput, AIMessage], messages: list[BaseMessage], *, model_name: str, **kwargs: Any
+) -> AIMessage:
+    """One model call; LLMTransportError when the backend cannot answer."""
+    with _transport_errors(model_name):
+        return model.invoke(messages, **kwargs)
+
+
+def sample_chat(
+    model: BaseChatModel, messages: list[BaseMessage], n: int, *, model_name: str, **kwargs: Any
+) -> tuple[list[AIMessage], int, int]:
+    """`n` answers to one prompt as one call, and its (prompt, completion) tokens: an OpenAI-compatible server
+    draws them in one request (`n`) and bills the prompt once; the local model draws one per seed and keeps the
+    prompt in its KV cache between draws, so its prompt is counted once too."""
+    with _transport_errors(model_name):
+        if getattr(model, "_llm_type", "") == "openai-chat":
+            generations = model.generate([messages], n=n, **kwargs).generations[0]
+            replies = [g.message for g in generations if isinstance(g.message, AIMessage)]
+            usage = replies[0].usage_metadata if replies else None  # the request's total, on every choice
+            return replies, (usage or {}).get("input_tokens", 0), (usage or {}).get("output_tokens", 0)
+        replies = [model.invoke(messages, seed=seed, **kwargs) for seed in range(n)]
+    usages = [r.usage_metadata or {} for r in replies]
+    return replies, usages[0].get("input_tokens", 0), sum(u.get("output_tokens", 0) for u in usages)
 
 
 # --- the rules chat model -------------------------------------------------------------------------------------

@@ -17,6 +17,11 @@ _BASELINES: dict[str, str] = {
     "react": "evaluation.methods.react:ReAct",
     "tool_use_only": "evaluation.methods.tool_use_only:ToolUseOnly",
     "llm_p": "evaluation.methods.llm_p:LLMPlusP",
+    # the peer systems (seeds/001-003)
+    "tree_planner": "evaluation.methods.tree_planner:TreePlanner",
+    "autoplan": "evaluation.methods.autoplan:AutoPlan",
+    "emos": "evaluation.methods.emos:Emos",
+    "emos_no_resume": "evaluation.methods.emos:EmosNoResume",
 }
 FULL = "cloudbrain_full"
 ABLATION_PREFIX = "cloudbrain_no_"

@@ -40,6 +40,12 @@ class Budget(BaseModel):
         "own prompts carry retrieved context, never the world, and stay far below it",
     )
     max_repairs: int = Field(default=3, ge=0, description="K: repair rounds, for the methods that repair")
+    plan_samples: int = Field(
+        default=25,
+        ge=1,
+        description="answers one sampling call draws: tree_planner's N plans (the paper's 25) and min(20, N) votes "
+        "per decision; a sampling call counts once against max_llm_calls",
+    )
 
 
 class MethodTask(BaseModel):
@@ -87,6 +93,17 @@ class MethodRun(BaseModel):
     repair_rounds: int = Field(default=0, ge=0)
     success_round: int | None = Field(default=None, description="round of the decision the method itself accepted")
     first_failing_stage: Stage | None = None
+    corrections: int | None = Field(
+        default=None,
+        ge=0,
+        description="times the method corrected itself after a failure (tree_planner: backtracks, autoplan: "
+        "reflexion retries, emos: reassignments, react: turns after a failed tool call); None = its repair rounds",
+    )
+    answered: bool = Field(
+        default=True,
+        description="the method reached a final answer of its own (AutoPlan's TCR); False when it ran out of "
+        "budget, its model failed or its answer was unusable",
+    )
     usage: MethodUsage = Field(default_factory=MethodUsage)
     trace: dict[str, Any] = Field(default_factory=dict, description="method-specific record, written to the JSONL")
 

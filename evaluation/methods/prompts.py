@@ -22,7 +22,15 @@ from pydantic import ValidationError
 from evaluation.methods.base import Budget, Method, MethodRun, MethodSetup, MethodTask, MethodUsage, TracedToolCall
 from evaluation.records import Stage
 from ir.decision import Decision, Status
-from models.chat import DECISION_FIELDS, ChatModelFactory, as_tables, compact_json, invoke_chat, make_chat_model
+from models.chat import (
+    DECISION_FIELDS,
+    ChatModelFactory,
+    as_tables,
+    compact_json,
+    invoke_chat,
+    make_chat_model,
+    sample_chat,
+)
 from models.grounded_schema import string_enum
 from models.local_model import DEFAULT_CONTEXT_TOKENS
 from tools.world import NoFlyZone, UAVStatus, World
@@ -282,6 +290,22 @@ class MeteredModel:
         self.usage.completion_tokens += tokens.get("output_tokens", 0)
         return reply
 
+    def sample(self, messages: list[BaseMessage], n: int, **kwargs: Any) -> list[AIMessage]:
+        """`n` answers to one prompt, counted as one call (models.chat.sample_chat)."""
+        if not isinstance(self._model, BaseChatModel):
+            raise TypeError("sampling needs the chat model itself, not a binding")
+        started = time.perf_counter()
+        try:
+            replies, prompt_tokens, completion_tokens = sample_chat(
+                self._model, messages, n, model_name=self._model_name, **kwargs
+            )
+        finally:
+            self.usage.llm_calls += 1
+            self.usage.llm_latency_sec += time.perf_counter() - started
+        self.usage.prompt_tokens += prompt_tokens
+        self.usage.completion_tokens += completion_tokens
+        return replies
+
 
 def method_run(
     decision: Decision,
@@ -290,6 +314,7 @@ def method_run(
     failed_stage: Stage | None = None,
     tool_calls: list[TracedToolCall] | None = None,
     trace: dict[str, Any] | None = None,
+    corrections: int | None = None,
 ) -> MethodRun:
     """A baseline's run. With no failing stage, an answer that does not execute is attributed to "policy", as the
     agent's own runs are (the model itself declined)."""
@@ -299,6 +324,7 @@ def method_run(
         tool_calls=tool_calls or [],
         success_round=0 if executed else None,
         first_failing_stage=failed_stage or (None if executed else "policy"),
+        corrections=corrections,
         usage=usage,
         trace=trace or {},
     )
@@ -306,4 +332,5 @@ def method_run(
 
 def confirmation_run(reason: str, usage: MethodUsage, *, failed_stage: Stage, **fields: Any) -> MethodRun:
     """The run of a method that reached no usable decision: ask a human."""
-    return method_run(Decision(status="human_confirm", reason=reason), usage, failed_stage=failed_stage, **fields)
+    run = method_run(Decision(status="human_confirm", reason=reason), usage, failed_stage=failed_stage, **fields)
+    return run.model_copy(update={"answered": False})

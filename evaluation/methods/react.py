@@ -104,6 +104,11 @@ class Episode:
             self.failed_stage = "planning" if name in PLANNING_TOOLS else "tool"
         return ToolMessage(content=tool_message_content(result), tool_call_id=call["id"], name=name)
 
+    @property
+    def corrections(self) -> int:
+        """Failed calls the model went on from (a later call followed): its tries at correcting itself."""
+        return sum(1 for call in self.calls[:-1] if not call.ok)
+
     def answered(self, text: str, usage: MethodUsage) -> MethodRun:
         trace: dict[str, Any] = {"final_answer": text}
         try:
@@ -115,11 +120,20 @@ class Episode:
             decision = checked_decision(answer, self.world)
         except InvalidAnswer as exc:
             return self.unanswered(f"unparseable answer: {exc}", usage, trace)
-        return method_run(decision, usage, failed_stage=self.failed_stage, tool_calls=self.calls, trace=trace)
+        return method_run(
+            decision,
+            usage,
+            failed_stage=self.failed_stage,
+            tool_calls=self.calls,
+            trace=trace,
+            corrections=self.corrections,
+        )
 
     def unanswered(self, reason: str, usage: MethodUsage, trace: dict[str, Any] | None = None) -> MethodRun:
         stage = self.failed_stage or "ir"
-        return confirmation_run(reason, usage, failed_stage=stage, tool_calls=self.calls, trace=trace)
+        return confirmation_run(
+            reason, usage, failed_stage=stage, tool_calls=self.calls, trace=trace, corrections=self.corrections
+        )
 
 
 class ReAct(ChatBaseline):

@@ -1,0 +1,277 @@
+"""emos: EMOS (seeds/002), a heterogeneous multi-agent system in this domain: one agent per UAV, each with a
+"resume" of what it can do, a central planner that assigns the task, per-UAV reflection on feasibility, then
+decentralised execution.
+
+1. **Resumes.** Each idle UAV's resume is built by tools from its specs, in text and numbers: position, cruise
+   speed, payload capacity, battery and the range it leaves (empty and at full payload, a 20% reserve kept, by the
+   world's energy model), the wind it can fly in, its sensors.
+2. **Central planning.** The planner reads the request, the places and zones and the team's resumes and assigns
+   the task (UAV, origin, destination, zones to avoid, payload), or refuses / asks a human for the whole request.
+3. **Reflection.** The assigned UAV's own agent reads its resume and the assignment (with the distances it would
+   fly) and accepts or refuses with a reason. A refusal goes back to the planner, which reassigns among the UAVs
+   that have not refused (a correction), up to the budget's model calls.
+4. **Execution.** The accepted UAV plans its route (plan_route) and flies it; a planning failure is reported for
+   confirmation.
+
+`emos_no_resume` is the paper's ablation: the planner and the UAV agents see the UAV's id and role only ("a
+drone"), no numbers. No IR, verifier, simulator or repair.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any, ClassVar
+
+from langchain_core.messages import HumanMessage, SystemMessage
+
+from evaluation.methods.base import MethodRun, MethodSetup, MethodTask, TracedToolCall
+from evaluation.methods.prompts import (
+    FLIGHT_RULES,
+    ChatBaseline,
+    MeteredModel,
+    confirmation_run,
+    method_run,
+    request_block,
+)
+from ir.decision import Decision
+from models.base import LLMTransportError
+from models.grounded_schema import string_enum
+from tools.catalog import default_registry
+from tools.world import UAV, UAVStatus, World
+
+BATTERY_RESERVE = 0.2  # the assign_uav default
+MAX_REASON_CHARS = 160
+
+PLANNER_SYSTEM = f"""You are the central planner of a team of drones, each run by its own agent. Read the \
+operator's request and the team's resumes, and assign the task to the one UAV best able to do it: its origin and \
+destination places, the zones to avoid and the payload. If no UAV can do it, or the request is unsafe or \
+impossible, answer "safe_refusal"; if it is ambiguous or lacks information, answer "human_confirm".
+{FLIGHT_RULES}
+Answer as JSON: {{"decision": "assign" | "safe_refusal" | "human_confirm", "uav_id": ..., "origin": ..., \
+"destination": ..., "avoid_zones": [...], "payload_kg": ..., "reason": "..."}}"""
+
+UAV_SYSTEM = """You are the agent of one drone, {uav_id}. The central planner has assigned you a task. Reflect on \
+whether you can do it, given what you are{resume_note}: answer {{"feasible": true | false, "reason": "..."}}. \
+Refuse what you cannot do; the planner will then ask another drone."""
+
+
+def range_m(world: World, uav: UAV, payload_kg: float) -> float:
+    """Straight-line range on the battery above the reserve, with `payload_kg`, in calm air (energy model)."""
+    model = world.energy
+    per_m = (model.base_wh_per_m + model.payload_wh_per_m_per_kg * payload_kg) * model.conservative_factor
+    usable_wh = max(0.0, uav.battery_ratio - BATTERY_RESERVE) * uav.battery_capacity_wh
+    return usable_wh / per_m
+
+
+def resume(world: World, uav: UAV) -> dict[str, Any]:
+    """A UAV's resume: its capabilities in numbers, and the same as one line of text."""
+    numbers = {
+        "uav_id": uav.id,
+        "model": uav.model or "multirotor",
+        "position": [round(uav.position[0], 1), round(uav.position[1], 1)],
+        "cruise_speed_mps": uav.cruise_speed_mps,
+        "payload_capacity_kg": uav.payload_capacity_kg,
+        "battery_ratio": round(uav.battery_ratio, 3),
+        "range_empty_m": round(range_m(world, uav, 0.0)),
+        "range_full_payload_m": round(range_m(world, uav, uav.payload_capacity_kg)),
+        "max_wind_mps": uav.max_wind_mps,
+        "sensors": list(uav.sensors),
+    }
+    text = (
+        f"{uav.id} ({numbers['model']}) at ({numbers['position'][0]:g}, {numbers['position'][1]:g}): cruises at "
+        f"{uav.cruise_speed_mps:g} m/s, carries up to {uav.payload_capacity_kg:g} kg, battery {uav.battery_ratio:.0%} "
+        f"= range {numbers['range_empty_m'] / 1000:.1f} km empty, {numbers['range_full_payload_m'] / 1000:.1f} km "
+        f"at full payload ({BATTERY_RESERVE:.0%} reserve kept), flies in wind up to {uav.max_wind_mps:g} m/s, "
+        f"sensors: {', '.join(uav.sensors) or 'none'}"
+    )
+    return {"text": text, "numbers": numbers}
+
+
+def role_only(uav: UAV) -> str:
+    """The ablation's resume: the UAV's id and role, nothing it could reason about."""
+    return f"{uav.id}: a drone of the team"
+
+
+def max_payload_kg(world: World) -> float:
+    """Bounds the payload the planner may state: twice the fleet's largest capacity (a heavier one is refused)."""
+    return 2 * max((u.payload_capacity_kg for u in world.fleet), default=1.0)
+
+
+def assignment_schema(world: World, team: list[str]) -> dict[str, Any]:
+    places, zones = list(world.entity_index), list(world.zone_index)
+    return {
+        "title": "Assignment",
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {
+            "decision": string_enum(["assign", "safe_refusal", "human_confirm"]),
+            "uav_id": {"anyOf": [string_enum(team), {"type": "null"}]} if team else {"type": "null"},
+            "origin": {"anyOf": [string_enum(places), {"type": "null"}]},
+            "destination": {"anyOf": [string_enum(places), {"type": "null"}]},
+            "avoid_zones": {"type": "array", "items": string_enum(zones), "maxItems": len(zones)} if zones else {},
+            "payload_kg": {"type": "number", "minimum": 0, "maximum": max_payload_kg(world)},
+            "reason": {"type": "string", "maxLength": MAX_REASON_CHARS},
+        },
+        "required": ["decision", "uav_id", "origin", "destination", "reason"],
+    }
+
+
+REFLECTION_SCHEMA: dict[str, Any] = {
+    "title": "Reflection",
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {"feasible": {"type": "boolean"}, "reason": {"type": "string", "maxLength": MAX_REASON_CHARS}},
+    "required": ["feasible", "reason"],
+}
+
+
+def _format(schema: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "json_schema", "json_schema": {"name": schema["title"], "schema": schema, "strict": False}}
+
+
+def _json(text: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+class Emos(ChatBaseline):
+    name = "emos"
+    summary = "EMOS: UAV resumes built by tools, a central planner assigns, the UAV's agent reflects and may refuse"
+    model_kinds = frozenset({"llm"})  # its planner and agents answer in formats of their own (no rules model)
+    with_resumes: ClassVar[bool] = True
+
+    def _profile(self, world: World, uav: UAV) -> str:
+        return resume(world, uav)["text"] if self.with_resumes else role_only(uav)
+
+    def run(self, task: MethodTask, setup: MethodSetup) -> MethodRun:
+        world, budget = task.world, setup.budget
+        model = MeteredModel(self.chat_model(task, setup), setup.model)
+        idle = [u for u in world.fleet if u.status is UAVStatus.idle]
+        places = "\n".join(f"- {e.id} ({e.position[0]:g}, {e.position[1]:g}) {e.name}" for e in world.entities)
+        zones = ", ".join(world.zone_index) or "none"
+        refusals: list[str] = []  # "uav: reason", fed back to the planner
+        trace: dict[str, Any] = {"resumes": {u.id: self._profile(world, u) for u in idle}, "rounds": []}
+        while True:
+            team = [u for u in idle if not any(r.startswith(f"{u.id}:") for r in refusals)]
+            if refusals and not team:
+                decision = Decision(status="safe_refusal", reason="every idle UAV's agent refused the task")
+                return method_run(decision, model.usage, trace=trace, corrections=len(refusals))
+            if model.usage.llm_calls + 2 > budget.max_llm_calls:
+                return self._gave_up("budget exhausted before a UAV accepted", model, refusals, trace)
+            profiles = "\n".join(f"- {self._profile(world, u)}" for u in team) or "(no UAV left)"
+            feedback = ("\nREFUSED BY THEIR AGENTS:\n" + "\n".join(f"- {r}" for r in refusals)) if refusals else ""
+            try:
+                reply = model.invoke(
+                    [
+                        SystemMessage(PLANNER_SYSTEM),
+                        HumanMessage(
+                            f"{request_block(task)}\nPLACES:\n{places}\nZONES: {zones}\nTEAM:\n{profiles}{feedback}"
+                        ),
+                    ],
+                    response_format=_format(assignment_schema(world, [u.id for u in team])),
+                )
+            except LLMTransportError as exc:
+                return self._gave_up(f"model unavailable: {exc}", model, refusals, trace)
+            plan = _json(reply.text)
+            trace["rounds"].append({"assignment": plan or reply.text})
+            if plan.get("decision") in ("safe_refusal", "human_confirm"):
+                decision = Decision(status=plan["decision"], reason=str(plan.get("reason", ""))[:MAX_REASON_CHARS])
+                return method_run(decision, model.usage, trace=trace, corrections=len(refusals))
+            uav = world.uav_index.get(str(plan.get("uav_id")))
+            origin, destination = plan.get("origin"), plan.get("destination")
+            if (
+                uav is None
+                or uav not in team
+                or origin not in world.entity_index
+                or destination not in world.entity_index
+            ):
+                return self._gave_up(f"unusable assignment: {reply.text[:200]}", model, refusals, trace)
+            payload = float(plan.get("payload_kg") or 0.0)
+            try:
+                verdict = self._reflect(task, model, uav, origin, destination, payload)
+            except LLMTransportError as exc:
+                return self._gave_up(f"model unavailable: {exc}", model, refusals, trace)
+            trace["rounds"][-1]["reflection"] = verdict
+            if verdict.get("feasible") is True:
+                avoid = [z for z in plan.get("avoid_zones") or [] if z in world.zone_index]
+                return self._execute(task, model, uav, origin, destination, avoid, payload, refusals, trace)
+            refusals.append(f"{uav.id}: {str(verdict.get('reason', 'no reason given'))[:MAX_REASON_CHARS]}")
+
+    def _reflect(
+        self, task: MethodTask, model: MeteredModel, uav: UAV, origin: str, destination: str, payload: float
+    ) -> dict[str, Any]:
+        world = task.world
+        start, end = world.position_of(origin), world.position_of(destination)
+        to_origin, leg = math.dist(uav.position, start), math.dist(start, end)
+        system = UAV_SYSTEM.format(uav_id=uav.id, resume_note=" (your resume)" if self.with_resumes else "")
+        assignment = (
+            f"ASSIGNMENT: fly from {uav.position[0]:g},{uav.position[1]:g} to {origin} ({start[0]:g}, {start[1]:g}), "
+            f"{to_origin:.0f} m, then carry {payload:g} kg to {destination} ({end[0]:g}, {end[1]:g}), {leg:.0f} m."
+        )
+        reply = model.invoke(
+            [
+                SystemMessage(system),
+                HumanMessage(f"YOU: {self._profile(world, uav)}\n{assignment}\n{request_block(task)}"),
+            ],
+            response_format=_format(REFLECTION_SCHEMA),
+        )
+        return _json(reply.text) or {"feasible": False, "reason": f"unreadable reflection: {reply.text[:100]}"}
+
+    def _execute(
+        self,
+        task: MethodTask,
+        model: MeteredModel,
+        uav: UAV,
+        origin: str,
+        destination: str,
+        avoid: list[str],
+        payload: float,
+        refusals: list[str],
+        trace: dict[str, Any],
+    ) -> MethodRun:
+        args = {
+            "start": origin,
+            "goal": destination,
+            "uav_id": uav.id,
+            "avoid_zones": avoid,
+            "payload_kg": payload,
+        }
+        result = default_registry().call("plan_route", task.world, args)
+        call = TracedToolCall(
+            tool="plan_route",
+            ok=result.ok,
+            error_type=result.error.type if result.error else None,
+            args=args,
+            latency_sec=result.latency_sec,
+        )
+        if not result.ok or result.result is None:
+            reason = f"{uav.id} could not plan its route: {result.error.type if result.error else 'no route'}"
+            return method_run(
+                Decision(status="human_confirm", reason=reason),
+                model.usage,
+                failed_stage="planning",
+                tool_calls=[call],
+                trace=trace,
+                corrections=len(refusals),
+            )
+        decision = Decision(
+            status="execute",
+            uav_id=uav.id,
+            waypoints=result.result["waypoints"],
+            reason=f"{uav.id} accepted and planned {origin} -> {destination}",
+        )
+        return method_run(decision, model.usage, tool_calls=[call], trace=trace, corrections=len(refusals))
+
+    @staticmethod
+    def _gave_up(reason: str, model: MeteredModel, refusals: list[str], trace: dict[str, Any]) -> MethodRun:
+        return confirmation_run(reason, model.usage, failed_stage="ir", trace=trace, corrections=len(refusals))
+
+
+class EmosNoResume(Emos):
+    name = "emos_no_resume"
+    summary = "EMOS without resumes (the paper's ablation): the planner and UAV agents see ids and roles only"
+    with_resumes = False
