@@ -226,7 +226,7 @@ def run_benchmark(args: argparse.Namespace) -> int:
     except (UnknownMethodError, ConfigMismatchError, ValidationError, EngineError) as exc:
         raise CommandError(str(exc)) from exc
     for pair in outcome.skipped_pairs:
-        print(f"skipped {pair}: the method cannot take that model (oracle writes IRs only)")
+        print(f"skipped {pair}: the method does not take that model (`bench methods` lists the models each takes)")
     print(
         f"{outcome.ran} run(s) in {outcome.seconds:.1f} s ({outcome.already_done} of {outcome.planned} already done); "
         f"results in {Path(outcome.out_dir) / DB_FILE}, traces in {Path(outcome.out_dir) / TRACES_FILE}"

@@ -10,11 +10,11 @@ decentralised execution.
 3. **Reflection.** The assigned UAV's own agent reads its resume and the assignment (with the distances it would
    fly) and accepts or refuses with a reason. A refusal goes back to the planner, which reassigns among the UAVs
    that have not refused (a correction), up to the budget's model calls.
-4. **Execution.** The accepted UAV plans its route (plan_route) and flies it; a planning failure is reported for
-   confirmation.
+4. **Execution.** The accepted UAV's agent plans its own route by function calling (plan_route, one retry after an
+   error) and flies it; a route it cannot plan is reported for confirmation.
 
 `emos_no_resume` is the paper's ablation: the planner and the UAV agents see the UAV's id and role only ("a
-drone"), no numbers. No IR, verifier, simulator or repair.
+quad-medical drone of the team"), no capabilities. No IR, verifier, simulator or repair.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import json
 import math
 from typing import Any, ClassVar
 
-from langchain_core.messages import HumanMessage, SystemMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
 from evaluation.methods.base import MethodRun, MethodSetup, MethodTask, TracedToolCall
 from evaluation.methods.prompts import (
@@ -34,10 +34,12 @@ from evaluation.methods.prompts import (
     method_run,
     request_block,
 )
+from evaluation.methods.react import Episode, tool_definitions
 from ir.decision import Decision
 from models.base import LLMTransportError
 from models.grounded_schema import string_enum
 from tools.catalog import default_registry
+from tools.registry import ToolRegistry
 from tools.world import UAV, UAVStatus, World
 
 BATTERY_RESERVE = 0.2  # the assign_uav default
@@ -50,6 +52,10 @@ impossible, answer "safe_refusal"; if it is ambiguous or lacks information, answ
 {FLIGHT_RULES}
 Answer as JSON: {{"decision": "assign" | "safe_refusal" | "human_confirm", "uav_id": ..., "origin": ..., \
 "destination": ..., "avoid_zones": [...], "payload_kg": ..., "reason": "..."}}"""
+
+EXECUTOR_SYSTEM = """You are the agent of one drone, {uav_id}, and you accepted a subtask. Plan your flight for it \
+with the plan_route tool (start, goal, zones to avoid, payload), reading its result."""
+EXECUTION_TRIES = 2
 
 UAV_SYSTEM = """You are the agent of one drone, {uav_id}. The central planner has assigned you a task. Reflect on \
 whether you can do it, given what you are{resume_note}: answer {{"feasible": true | false, "reason": "..."}}. \
@@ -89,8 +95,8 @@ def resume(world: World, uav: UAV) -> dict[str, Any]:
 
 
 def role_only(uav: UAV) -> str:
-    """The ablation's resume: the UAV's id and role, nothing it could reason about."""
-    return f"{uav.id}: a drone of the team"
+    """The ablation's role description (the paper's hand-written roles): the UAV's id and model, no capability."""
+    return f"{uav.id}: a {uav.model or 'multirotor'} drone of the team"
 
 
 def max_payload_kg(world: World) -> float:
@@ -160,7 +166,7 @@ class Emos(ChatBaseline):
             if refusals and not team:
                 decision = Decision(status="safe_refusal", reason="every idle UAV's agent refused the task")
                 return method_run(decision, model.usage, trace=trace, corrections=len(refusals))
-            if model.usage.llm_calls + 2 > budget.max_llm_calls:
+            if model.usage.llm_calls + 3 > budget.max_llm_calls:  # planning, reflection, execution
                 return self._gave_up("budget exhausted before a UAV accepted", model, refusals, trace)
             profiles = "\n".join(f"- {self._profile(world, u)}" for u in team) or "(no UAV left)"
             feedback = ("\nREFUSED BY THEIR AGENTS:\n" + "\n".join(f"- {r}" for r in refusals)) if refusals else ""
@@ -198,7 +204,12 @@ class Emos(ChatBaseline):
             trace["rounds"][-1]["reflection"] = verdict
             if verdict.get("feasible") is True:
                 avoid = [z for z in plan.get("avoid_zones") or [] if z in world.zone_index]
-                return self._execute(task, model, uav, origin, destination, avoid, payload, refusals, trace)
+                subtask = (
+                    f"carry {payload:g} kg from {origin} to {destination}"
+                    + (f", keeping out of {', '.join(avoid)}" if avoid else "")
+                    + "; plan your route with plan_route"
+                )
+                return self._execute(task, setup, model, uav, subtask, refusals, trace)
             refusals.append(f"{uav.id}: {str(verdict.get('reason', 'no reason given'))[:MAX_REASON_CHARS]}")
 
     def _reflect(
@@ -224,51 +235,61 @@ class Emos(ChatBaseline):
     def _execute(
         self,
         task: MethodTask,
+        setup: MethodSetup,
         model: MeteredModel,
         uav: UAV,
-        origin: str,
-        destination: str,
-        avoid: list[str],
-        payload: float,
+        subtask: str,
         refusals: list[str],
         trace: dict[str, Any],
     ) -> MethodRun:
-        args = {
-            "start": origin,
-            "goal": destination,
-            "uav_id": uav.id,
-            "avoid_zones": avoid,
-            "payload_kg": payload,
-        }
-        result = default_registry().call("plan_route", task.world, args)
-        call = TracedToolCall(
-            tool="plan_route",
-            ok=result.ok,
-            error_type=result.error.type if result.error else None,
-            args=args,
-            latency_sec=result.latency_sec,
-        )
-        if not result.ok or result.result is None:
-            reason = f"{uav.id} could not plan its route: {result.error.type if result.error else 'no route'}"
-            return method_run(
-                Decision(status="human_confirm", reason=reason),
-                model.usage,
-                failed_stage="planning",
-                tool_calls=[call],
-                trace=trace,
-                corrections=len(refusals),
-            )
-        decision = Decision(
-            status="execute",
-            uav_id=uav.id,
-            waypoints=result.result["waypoints"],
-            reason=f"{uav.id} accepted and planned {origin} -> {destination}",
-        )
-        return method_run(decision, model.usage, tool_calls=[call], trace=trace, corrections=len(refusals))
+        """Decentralised execution: the UAV's own agent plans its flight by function calling (plan_route, flown by
+        itself), reading the tool's result; a failed call is retried once with the error in its history."""
+        registry = ToolRegistry([default_registry().spec("plan_route")])
+        chat = self.chat_model(task, setup).bind_tools(tool_definitions(task.world, registry), tool_choice="plan_route")
+        agent = MeteredModel(chat, setup.model)
+        agent.usage = model.usage  # one account for the run
+        episode = Episode(task.world, registry)
+        history: list[BaseMessage] = [
+            SystemMessage(EXECUTOR_SYSTEM.format(uav_id=uav.id)),
+            HumanMessage(f"YOU: {self._profile(task.world, uav)}\nSUBTASK: {subtask}\n{request_block(task)}"),
+        ]
+        for _ in range(EXECUTION_TRIES):
+            if model.usage.llm_calls >= setup.budget.max_llm_calls:
+                break
+            try:
+                reply = agent.invoke(history)
+            except LLMTransportError as exc:
+                return self._gave_up(f"model unavailable: {exc}", model, refusals, trace, episode.calls)
+            if not reply.tool_calls:
+                break
+            call = reply.tool_calls[0]
+            call = {**call, "args": {**call["args"], "uav_id": uav.id}}  # the agent flies itself
+            history += [AIMessage(content="", tool_calls=[call]), episode.run_tool(call)]
+            if episode.route is not None:
+                route = episode.route
+                decision = Decision(
+                    status="execute",
+                    uav_id=uav.id,
+                    waypoints=route["waypoints"],
+                    reason=f"{uav.id} accepted and planned {route.get('start')} -> {route.get('goal')}",
+                )
+                return method_run(
+                    decision, model.usage, tool_calls=episode.calls, trace=trace, corrections=len(refusals)
+                )
+        return self._gave_up(f"{uav.id} could not plan its route", model, refusals, trace, episode.calls)
 
     @staticmethod
-    def _gave_up(reason: str, model: MeteredModel, refusals: list[str], trace: dict[str, Any]) -> MethodRun:
-        return confirmation_run(reason, model.usage, failed_stage="ir", trace=trace, corrections=len(refusals))
+    def _gave_up(
+        reason: str,
+        model: MeteredModel,
+        refusals: list[str],
+        trace: dict[str, Any],
+        calls: list[TracedToolCall] | None = None,
+    ) -> MethodRun:
+        stage = "planning" if calls else "ir"
+        return confirmation_run(
+            reason, model.usage, failed_stage=stage, trace=trace, tool_calls=calls, corrections=len(refusals)
+        )
 
 
 class EmosNoResume(Emos):

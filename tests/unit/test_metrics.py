@@ -9,6 +9,8 @@ import pytest
 from pydantic import ValidationError
 
 from evaluation.metrics import (
+    argument_tokens,
+    corrections_per_task,
     cost_per_task,
     executable_decision_rate,
     failure_attribution,
@@ -26,15 +28,19 @@ from evaluation.metrics import (
     pass_hat_k_table,
     repair_success_by_round,
     right_place_rate,
+    rouge_l,
     run_violations,
     safe_refusal_precision_recall,
     safety_violation_rate,
     stated_constraint_recall,
     summarize,
+    task_completion_rate,
     task_success,
     task_success_rate,
+    tool_argument_similarity,
     tool_call_accuracy,
     tool_dependency_success,
+    tool_precision,
     unapproved_relaxation_rate,
     violation_rate_by_rule,
 )
@@ -69,8 +75,8 @@ def rec(**fields: Any) -> RunRecord:
     return RunRecord(**base)
 
 
-def call(tool: str, ok: bool = True, dependency_ok: bool = True) -> ToolCall:
-    return ToolCall(tool=tool, ok=ok, dependency_ok=dependency_ok)
+def call(tool: str, ok: bool = True, dependency_ok: bool = True, args: dict[str, Any] | None = None) -> ToolCall:
+    return ToolCall(tool=tool, ok=ok, dependency_ok=dependency_ok, args=args)
 
 
 # --- record -------------------------------------------------------------------------------------------------------
@@ -163,6 +169,40 @@ def test_right_place_rate_among_executes() -> None:
     assert right_place_rate(records) == pytest.approx(2 / 3)
     # edge case: no execute -> None (undefined, not 0)
     assert right_place_rate([rec(status="safe_refusal"), rec(status="human_confirm")]) is None
+
+
+def test_autoplan_metrics_tcr_pt_and_st_by_hand() -> None:
+    # TCR: runs with a final answer of their own.
+    assert task_completion_rate([rec(), rec(answered=False), rec(), rec()]) == 0.75
+    # PT: per run, distinct tools called that the gold calls / distinct tools called; runs without calls skipped.
+    run1 = rec(expected_tools=["assign_uav", "plan_route"], tool_calls=[call("assign_uav"), call("query_airspace")])
+    run2 = rec(expected_tools=["plan_route"], tool_calls=[call("plan_route"), call("plan_route", ok=False)])
+    assert tool_precision([run1, run2, rec()]) == pytest.approx((1 / 2 + 1) / 2)
+    assert tool_precision([rec()]) is None
+    # ST: ROUGE-L F1 over the tokens of "tool {json args}"; LCS of [a b c d] and [a c d e] is 3 -> P = R = F = 3/4.
+    assert rouge_l(list("abcd"), list("acde")) == pytest.approx(0.75)
+    assert rouge_l([], []) == 1.0 and rouge_l(["a"], ["b"]) == 0.0
+    assert argument_tokens([("plan_route", {"goal": "b", "start": "a"})]) == [
+        "plan_route", "{", '"', "goal", '"', ":", '"', "b", '"', ",", '"', "start", '"', ":", '"', "a", '"', "}",
+    ]  # fmt: skip
+    same = rec(
+        expected_tools=["plan_route"],
+        expected_tool_args=[{"start": "a", "goal": "b"}],
+        tool_calls=[call("plan_route", args={"goal": "b", "start": "a"})],  # key order does not matter
+    )
+    other_goal = rec(
+        expected_tools=["plan_route"],
+        expected_tool_args=[{"start": "a", "goal": "b"}],
+        tool_calls=[call("plan_route", args={"goal": "c", "start": "a"})],
+    )
+    assert tool_argument_similarity([same]) == 1.0
+    assert tool_argument_similarity([other_goal]) == pytest.approx(17 / 18)  # one token of 18 differs
+    assert tool_argument_similarity([rec(tool_calls=[call("plan_route")])]) is None  # no gold trace, no args
+
+
+def test_corrections_per_task_is_a_run_mean() -> None:
+    assert corrections_per_task([rec(corrections=3), rec(corrections=0), rec(corrections=1)]) == pytest.approx(4 / 3)
+    assert corrections_per_task([]) is None
 
 
 def test_tool_call_accuracy_and_dependency_success_pool_calls() -> None:

@@ -10,8 +10,10 @@ import pytest
 from evaluation.records import RunRecord, ToolCall
 from evaluation.report import (
     ablation_rows,
+    autoplan_metric_rows,
     breakdown_rows,
     compare_rows,
+    correction_rows,
     cost_rows,
     failure_stage_rows,
     latency_rows,
@@ -296,7 +298,8 @@ def test_report_writes_markdown_and_all_figures(report_dir):
         assert f"(figures/{figure}.png)" in text
     assert "| stress_seeds | 1, 2 |" in text and "| budget | max_llm_calls=8 |" in text
     assert "8 judged run(s)" in text and "| compared runs | 5 |" in text
-    for section in ("Ablations (Table 4)", "Against cloudbrain_full", "TSR by difficulty", "First failing stage"):
+    sections = ("Ablations (Table 4)", "Against cloudbrain_full", "TSR by difficulty", "First failing stage")
+    for section in (*sections, "Tokens and corrections", "AutoPlan's metrics"):
         assert f"## {section}\n" in text
 
 
@@ -319,3 +322,28 @@ def test_overview_lists_meta_then_what_the_runs_hold():
     values = {row["setting"]: row["value"] for row in rows}
     assert rows[0] == {"setting": "repeats", "value": 1}
     assert values["methods in runs"] == ["react", "cloudbrain_full"] and values["samples in runs"] == 4
+
+
+def test_tokens_and_corrections_table_has_the_peers_react_and_full_only():
+    records = [
+        *full_runs(),
+        run("tree_planner", 0, prompt_tokens=300, completion_tokens=100, corrections=2),
+        run("tree_planner", 1, ok=False, prompt_tokens=100, corrections=0),
+        run("llm_p", 0),
+    ]
+    rows = by_method(correction_rows(records))
+    assert set(rows) == {"cloudbrain_full", "tree_planner"}
+    tree = rows["tree_planner"]
+    assert tree["tokens_per_task"] == 250 and tree["tokens_per_success"] == 500 and tree["corrections_per_task"] == 1
+    assert rows["cloudbrain_full"]["corrections_per_task"] == 0  # full_runs() records no corrections
+
+
+def test_autoplan_metric_rows_per_method():
+    calls = [ToolCall(tool="plan_route", ok=True, dependency_ok=True, args={"start": "a"})]
+    records = [
+        run("autoplan", 0, answered=False, expected_tools=["plan_route"], expected_tool_args=[{"start": "a"}]),
+        run("autoplan", 1, tool_calls=calls, expected_tools=["plan_route"], expected_tool_args=[{"start": "a"}]),
+    ]
+    row = by_method(autoplan_metric_rows(records))["autoplan"]
+    # PT skips the run without calls; ST scores it 0 against its gold calls.
+    assert (row["tcr"], row["tsr"], row["pt"], row["st"]) == (0.5, 1.0, 1.0, 0.5)
