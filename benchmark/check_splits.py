@@ -99,9 +99,20 @@ CHECKS = {"SAT": _check_sat, "UNSAT": _check_unsat, "AMBIGUOUS": _check_ambiguou
 
 def _check_stated_facts(sample: Sample) -> list[str]:
     """Information sufficiency: every fact the label rests on that the world does not hold is in the request, in
-    both languages (the cargo's mass, the UAVs it pins)."""
+    both languages (the cargo's mass, the UAVs it pins, an altitude floor or cap other than the defaults)."""
     problems = []
-    payload = sample.gold_ir.constraints.payload_kg
+    constraints = sample.gold_ir.constraints
+    payload = constraints.payload_kg
+    band = [
+        v for v, default in ((constraints.altitude_min_m, 30.0), (constraints.altitude_max_m, 120.0)) if v != default
+    ]
+    for language, unit in (("en", " m"), ("zh", "米")):
+        text = getattr(sample.instruction, language)
+        problems += [
+            f"the gold altitude {v:g} m is not stated in the {language} request"
+            for v in band
+            if f"{v:g}{unit}" not in text
+        ]
     for language, marks in (("en", ("kg",)), ("zh", ("公斤", "kg"))):
         text = getattr(sample.instruction, language)
         if payload > 0 and not any(f"{payload:g}{mark}" in text.replace(" ", "") for mark in marks):
@@ -122,7 +133,9 @@ def check_sample(line: str) -> tuple[str, str, list[str], dict[str, str]]:
     world = sample.world
     problems = []
     report = validate_ir(sample.gold_ir.model_dump(mode="json"), world, registry)
-    if not report.valid:
+    # A spec contradiction is the label's own reason: the validator is right to find the specs unsatisfiable.
+    contradiction = report.error_type == "spec_unsat" and sample.failure_modes == ["spec_contradiction"]
+    if not report.valid and not contradiction:
         problems.append(f"gold IR invalid at {report.stage}: {report.error_type} ({report.field})")
     problems += CHECKS[sample.label](sample, registry, world)
     problems += _check_stated_facts(sample)

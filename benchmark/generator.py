@@ -135,6 +135,8 @@ def _attempt(job: Job, spec: SplitSpec, attempt: int) -> tuple[dict[str, Any], d
         gold = label_task(task, world, gold_registry(), sample_id, seed % (2**31))
     except ScenarioError:
         return None
+    if task.stated_demand and gold.label != task.intended_label:
+        return None  # a new world: the added demand (a via point, a return leg, a floor) must not change the label
     if gold.label == "SAT" and not holds_under_evaluation_stress(gold, world, gold_registry()):
         return None  # a new world: this one's SAT label would rest on the gold simulation's lucky draw
     instruction = write_instruction(task, draft.labels, gold.deadline_sec, rng, inject)

@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import Field
 from shapely.geometry import LineString
 
-from benchmark.tasks import ScenarioError, Task
+from benchmark.tasks import DEFAULT_ALTITUDE_MIN_M, STATED_UNSAT_KINDS, ScenarioError, Task
 from ir.decision import Decision
 from ir.model import LowAltitudeIR
 from ir.plan_execution import PlanExecution, analyse_plan, execute_plan, ir_tool_args
@@ -165,7 +165,7 @@ def _fallback_policy(task: Task) -> str:
 
 
 def _tool_plan(task: Task, world: World, area: list[float]) -> list[dict[str, Any]]:
-    if task.intended_label == "AMBIGUOUS":
+    if task.intended_label == "AMBIGUOUS" or task.unsat_kind in STATED_UNSAT_KINDS:  # nothing to plan: look only
         return [
             {
                 "id": "s1",
@@ -230,6 +230,14 @@ def _ltl(task: Task, world: World, path: list[tuple[float, float]], horizon: flo
     return specs + goal_atoms
 
 
+def altitude_band(task: Task) -> tuple[float, float]:
+    """The task's stated band as an IR can hold it: both ends when they form a band, else the stated cap over the
+    default floor (the demands that cannot both hold are the label's reason, not the IR's band)."""
+    if task.altitude_min_m < task.altitude_max_m:
+        return task.altitude_min_m, task.altitude_max_m
+    return DEFAULT_ALTITUDE_MIN_M, task.altitude_max_m
+
+
 def build_gold_ir(task: Task, world: World, task_id: str, deadline_sec: float | None) -> LowAltitudeIR:
     refs = [r for r in (task.origin, *task.waypoints, task.handoff_point or task.destination) if r]
     path = [world.position_of(r) for r in refs]
@@ -257,8 +265,8 @@ def build_gold_ir(task: Task, world: World, task_id: str, deadline_sec: float | 
             },
             "constraints": {
                 "deadline_sec": deadline_sec,
-                "altitude_min_m": 30.0,
-                "altitude_max_m": task.altitude_max_m,
+                "altitude_min_m": altitude_band(task)[0],
+                "altitude_max_m": altitude_band(task)[1],
                 "min_separation_m": 10.0,
                 "battery_reserve_ratio": task.battery_reserve_ratio,
                 "max_risk_level": "medium",
@@ -356,7 +364,8 @@ def choose_deadline(task: Task, world: World, registry: ToolRegistry, task_id: s
         return impossible_deadline(task, world)
     if task.deadline_factor is None:
         return None
-    if task.deadline_factor < TIGHT_FACTOR:
+    # assign_uav's estimate covers origin -> destination only: a route through waypoints needs the simulation.
+    if task.deadline_factor < TIGHT_FACTOR or task.waypoints:
         arrival = probe_arrival(task, world, registry, task_id, seed)
         return round_deadline(arrival * task.deadline_factor) if arrival is not None else None
     estimate = probe_estimate(task, world, registry, task_id, seed)
@@ -446,6 +455,22 @@ def _decision_for_failure(task: Task, execution: PlanExecution, ir: LowAltitudeI
 
 def _failure_mode(execution: PlanExecution) -> str:
     return FAILURE_FAMILY.get(execution.failure.type, execution.failure.type)
+
+
+def _stated_conflict(task: Task, world: World, ir: LowAltitudeIR, execution: PlanExecution) -> GoldResult:
+    """UNSAT from the request alone: its altitude demands contradict each other or the airspace ceiling, so no tool
+    needs to run (the city query only looks); refused, naming the demands."""
+    if task.unsat_kind == "altitude_above_ceiling":
+        reason = f"the request demands {task.altitude_min_m:g} m or higher, over the {world.grid.ceiling_m:g} m ceiling"
+    else:
+        reason = f"the request demands no lower than {task.altitude_min_m:g} m and below {task.altitude_max_m:g} m"
+    decision = GoldDecision(
+        status="safe_refusal",
+        reason=reason,
+        fallback_policy=ir.fallback_policy.value,
+        evidence=[execution.results[0].result.request_id] if execution.results else [],
+    )
+    return GoldResult(ir, execution, [], decision, "UNSAT", [task.unsat_kind], None)
 
 
 def _ambiguity(task: Task, ir: LowAltitudeIR, execution: PlanExecution) -> GoldResult:
@@ -556,8 +581,11 @@ def _label_with_seed(task: Task, world: World, registry: ToolRegistry, task_id: 
     ir = build_gold_ir(task, world, task_id, deadline)
     stress = task.stress_level
     execution = execute_plan(ir, world, registry, seed=seed, stress_level=stress)
-    if task.intended_label == "AMBIGUOUS":
-        result = _ambiguity(task, ir, execution)
+    if task.intended_label == "AMBIGUOUS" or task.unsat_kind in STATED_UNSAT_KINDS:
+        if task.intended_label == "AMBIGUOUS":
+            result = _ambiguity(task, ir, execution)
+        else:
+            result = _stated_conflict(task, world, ir, execution)
         result.trace = gold_trace(ir, execution, registry, seed, stress)
         return result
     repairs = 0

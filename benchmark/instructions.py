@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from benchmark.citygen import EntityLabel
-from benchmark.tasks import Cargo, Task
+from benchmark.tasks import DEFAULT_ALTITUDE_MIN_M, Cargo, Task
 from benchmark.vocabulary import KIND_NOUNS, Term
 
 REFERENCE_STYLES = (("id", 0.35), ("name", 0.4), ("short", 0.25))
@@ -61,6 +61,30 @@ TEMPLATES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
             "{prio}从{origin}起飞,依次巡检{wps},最后降落在{dest}{deadline}。",
             "{prio}安排无人机从{origin}出发巡检{wps},结束后到{dest}{deadline}。",
             "{prio}巡逻任务:{origin}起飞,按顺序经过{wps},终点{dest}{deadline}。",
+        ),
+    ),
+    "via": (
+        (
+            "{prio}Send a drone to carry {cargo} from {origin} to {dest} via {wps}{deadline}.",
+            "{prio}Deliver {cargo} from {origin} to {dest}, passing {wps} on the way{deadline}.",
+            "{prio}Fly {cargo} from {origin} through {wps} to {dest}{deadline}.",
+        ),
+        (
+            "{prio}派一架无人机把{cargo}从{origin}经{wps}送到{dest}{deadline}。",
+            "{prio}请将{cargo}从{origin}配送至{dest},途经{wps}{deadline}。",
+            "{prio}用无人机把{cargo}从{origin}经由{wps}运到{dest}{deadline}。",
+        ),
+    ),
+    "round_trip": (
+        (
+            "{prio}Send a drone with {cargo} from {origin} to {wps} and back{deadline}.",
+            "{prio}Fly {cargo} from {origin} to {wps}, then come back to {origin}{deadline}.",
+            "{prio}Round trip: {origin} to {wps} with {cargo}, returning to {origin}{deadline}.",
+        ),
+        (
+            "{prio}派无人机把{cargo}从{origin}送到{wps}并返回{deadline}。",
+            "{prio}用无人机把{cargo}从{origin}运到{wps},然后返回{origin}{deadline}。",
+            "{prio}往返任务:从{origin}携带{cargo}飞往{wps}再返回{origin}{deadline}。",
         ),
     ),
     "contradiction": (
@@ -243,8 +267,10 @@ def _family(task: Task) -> str:
         return task.unsat_kind
     if task.contradiction_zone:
         return "contradiction"
+    if task.return_leg:
+        return "round_trip"
     if task.waypoints:
-        return "patrol"
+        return "patrol" if task.scenario_type == "patrol_inspection" else "via"
     return "emergency" if task.intent == "emergency" else "delivery"
 
 
@@ -253,6 +279,10 @@ def _constraint_extras(task: Task, composer: Composer, rng: np.random.Generator)
     for zone_id in task.mention_zones:
         zone = c.ref(zone_id)
         c.extras.append(Term(f"Keep clear of {zone.en}.", f"注意避开{zone.zh}。"))
+    if task.altitude_min_m > DEFAULT_ALTITUDE_MIN_M:
+        c.extras.append(
+            Term(f"Fly no lower than {task.altitude_min_m:g} m.", f"飞行高度不低于{task.altitude_min_m:g}米。")
+        )
     if task.altitude_max_m < 120:
         c.extras.append(
             Term(

@@ -40,6 +40,14 @@ SCENARIO_SHARES: dict[str, float] = {
     "unsat_ambiguous": 0.05,
 }
 NEAR_HOME_M = 400.0
+DEFAULT_ALTITUDE_MIN_M = 30.0
+# Demands a delivery request may state beside its cargo and deadline (issue 12's stated-constraint families), and
+# the UNSAT kinds made of the request's own altitude demands: refused before any tool runs.
+STATED_DEMANDS = ("return_leg", "via_point", "altitude_floor")
+STATED_DEMAND_SHARE = 0.5
+STATED_UNSAT_KINDS = ("altitude_above_ceiling", "altitude_contradiction")
+ALTITUDE_FLOORS_M = (50.0, 60.0)
+VIA_DETOUR_FACTOR = 1.5  # a via point costs at most this times the direct distance
 ZONE_CLEARANCE_M = 35.0  # a scenario's new zone keeps this far from the mission's ends, pads and idle UAVs
 
 
@@ -91,6 +99,9 @@ class Task:
     deadline_factor: float | None = None  # tightness over the expected arrival (gold.choose_deadline); None: none
     impossible_deadline: bool = False
     altitude_max_m: float = 120.0
+    altitude_min_m: float = DEFAULT_ALTITUDE_MIN_M  # above the default: stated ("fly no lower than 60 m")
+    return_leg: bool = False  # "... and back": the destination is the origin, the far end a waypoint
+    stated_demand: str | None = None  # the STATED_DEMANDS entry this request adds, if any
     battery_reserve_ratio: float = 0.2
     require_corridor: bool = False
     intended_label: str = "SAT"
@@ -290,14 +301,53 @@ def build_normal_delivery(draft: CityDraft, rng: np.random.Generator, difficulty
         deadline_factor=deadline_factor(rng, difficulty),
     )
     if difficulty == "unsat":
-        if rng.random() < 0.5:
+        kind = str(rng.choice(["payload_too_heavy", "deadline_impossible", *STATED_UNSAT_KINDS]))
+        if kind == "payload_too_heavy":
             task.cargo = CARGO["machine_parts"]
-            return _unsat(task, "payload_too_heavy")
-        return _unsat(task, "deadline_impossible", impossible_deadline=True)
+            return _unsat(task, kind)
+        if kind == "deadline_impossible":
+            return _unsat(task, kind, impossible_deadline=True)
+        return _unsat(stated_altitude_conflict(draft, task, kind), kind)
     if difficulty in ("hard", "extreme"):
         task.battery_reserve_ratio = float(rng.choice([0.25, 0.3]))
         task.altitude_max_m = 90.0
-    ensure_capable_uav(draft, rng, [origin.id, dest.id], task.payload_kg)
+    if rng.random() < STATED_DEMAND_SHARE:
+        add_stated_demand(draft, rng, task, str(rng.choice(STATED_DEMANDS)))
+    ensure_capable_uav(draft, rng, [origin.id, *task.waypoints, task.destination], task.payload_kg)
+    return task
+
+
+def add_stated_demand(draft: CityDraft, rng: np.random.Generator, task: Task, demand: str) -> None:
+    """One more demand the request states and the gold keeps: a return leg, a via point, or an altitude floor.
+    A world that cannot host the via point leaves the task as it was."""
+    task.stated_demand = demand
+    if demand == "return_leg":
+        task.waypoints, task.destination, task.return_leg = [task.destination], task.origin, True
+    elif demand == "via_point":
+        start, end = draft.entity(task.origin).position, draft.entity(task.destination).position
+        direct = dist(start, end)
+        vias = [
+            e
+            for e in draft.entities
+            if e.id not in (task.origin, task.destination)
+            and e.kind.value != "accident_site"
+            and dist(start, e.position) + dist(e.position, end) <= VIA_DETOUR_FACTOR * direct
+            and min(dist(start, e.position), dist(e.position, end)) >= 60.0
+        ]
+        if vias:
+            task.waypoints = [pick(rng, vias).id]
+        else:
+            task.stated_demand = None
+    else:
+        task.altitude_min_m = float(rng.choice(ALTITUDE_FLOORS_M))
+
+
+def stated_altitude_conflict(draft: CityDraft, task: Task, kind: str) -> Task:
+    """Altitude demands no flight can meet: above the airspace ceiling, or a floor over the stated cap."""
+    if kind == "altitude_above_ceiling":
+        task.altitude_min_m = draft.grid.ceiling_m + 30.0
+    else:
+        task.altitude_min_m, task.altitude_max_m = 80.0, 50.0
     return task
 
 

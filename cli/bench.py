@@ -142,6 +142,12 @@ def _register_run(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--language", choices=("en", "zh"), default="en", help="instruction language")
     p.add_argument("--max-repairs", type=int, default=Budget().max_repairs, help="K for the methods that repair")
     p.add_argument(
+        "--max-llm-calls", type=int, default=Budget().max_llm_calls, help="model calls per task, every method"
+    )
+    p.add_argument(
+        "--max-tool-calls", type=int, default=Budget().max_tool_calls, help="tool calls per task, every method"
+    )
+    p.add_argument(
         "--max-new-tokens", type=int, default=Budget().max_new_tokens, help="new tokens per model call, every method"
     )
     p.add_argument(
@@ -206,6 +212,8 @@ def run_benchmark(args: argparse.Namespace) -> int:
             language=args.language,
             budget=Budget(
                 max_repairs=args.max_repairs,
+                max_llm_calls=args.max_llm_calls,
+                max_tool_calls=args.max_tool_calls,
                 max_new_tokens=args.max_new_tokens,
                 max_prompt_tokens=args.max_prompt_tokens,
                 plan_samples=args.plan_samples,

@@ -155,13 +155,15 @@ _ALTITUDE_RANGE_PATTERN = re.compile(
     r"(?:altitude|height|fly|flying|cruise|stay|level|between|\bat\b|高度|飞行高度)[^.;\d]{0,25}?"
     r"(\d+(?:\.\d+)?)\s*(?:m|meters?|metres?|米)?\s*(?:-|to|and|~|到|至|和)\s*(\d+(?:\.\d+)?)" + _M
 )
+# "no lower than" is a floor and "不低于" is not "低于": the negated forms come first, and the bare ones may not
+# follow a negation.
 _ALTITUDE_MIN_PATTERN = re.compile(
-    r"(?:above|over|at least|no lower than|not below|higher than|min(?:imum)? altitude(?: of)?|floor of|"
-    r"不低于|高于|至少|最低)\s*(\d+(?:\.\d+)?)" + _M + _NOT_DISTANCE
+    r"(?:above|over|at least|no lower than|not lower than|not below|(?<!no )(?<!not )higher than|"
+    r"min(?:imum)? altitude(?: of)?|floor of|不低于|(?<!不)高于|至少|最低)\s*(\d+(?:\.\d+)?)" + _M + _NOT_DISTANCE
 )
 _ALTITUDE_MAX_PATTERN = re.compile(
-    r"(?:below|under|at most|no higher than|not above|lower than|max(?:imum)? altitude(?: of)?|ceiling of|"
-    r"不高于|低于|不超过|最高)\s*(\d+(?:\.\d+)?)" + _M + _NOT_DISTANCE
+    r"(?:below|under|at most|no higher than|not higher than|not above|(?<!no )(?<!not )lower than|"
+    r"max(?:imum)? altitude(?: of)?|ceiling of|不高于|(?<!不)低于|不超过|最高)\s*(\d+(?:\.\d+)?)" + _M + _NOT_DISTANCE
 )
 _PAYLOAD_PATTERN = re.compile(r"(\d+(?:\.\d+)?)\s*(?:kg|kilograms?|kilos?|公斤|千克)(?![a-z])")
 _ALTITUDE_IN_TEXT = re.compile(r"(?:altitude|floor|height|高度)\D{0,25}?(\d+(?:\.\d+)?)")
@@ -548,6 +550,11 @@ def parse_instruction(instruction: str, world: World) -> ParsedTask:
     )
     task = ParsedTask(intent, parse_priority(rest, intent), EntityRefs(), constraints)
     _fill_entities(task, mentions, world)
+    refs = task.entities
+    if _RETURN_LEG.search(" ".join(text.split())) and refs.origin and refs.destination not in (None, refs.origin):
+        # "... to B and back": B becomes the last stop and the flight ends where it started.
+        refs.waypoints, refs.destination = [*refs.waypoints, refs.destination], refs.origin
+        task.notes.append(f"return leg: back to {refs.origin} after {refs.waypoints[-1]}")
     destination = world.entity_index.get(task.entities.destination or "")
     if intent is Intent.delivery and destination is not None and destination.kind.value == "accident_site":
         task.intent = Intent.emergency
