@@ -40,8 +40,9 @@ test: $(STAMP)
 # judged independently, then report.md with its figures (evaluation/report.py). Starts afresh each time.
 SMOKE_OUT := .cloudbrain/bench-smoke
 # A smoke-sized budget, the same for every method: on 2 cores the embedded model reads ~150 prompt tokens/s, so
-# the world-in-prompt baselines at the full 7k-token view would take ~1 h alone (README "Benchmark").
-SMOKE_BUDGET := --max-prompt-tokens 2048 --max-new-tokens 512
+# the world-in-prompt baselines at the full 7k-token view would take ~1 h alone, react at 8 calls ~6 min and
+# tree_planner at the paper's N = 25 plans ~12 min (75 s a run); 4 calls still hold K = 3 repair rounds.
+SMOKE_BUDGET := --max-prompt-tokens 2048 --max-new-tokens 512 --max-llm-calls 4 --plan-samples 5
 bench-smoke: $(STAMP)
 	rm -rf $(SMOKE_OUT)
 	$(BIN)/cloudbrain bench run --split dev_mini --limit 20 --method all --model oracle,rules,local --workers 2 $(SMOKE_BUDGET) --out $(SMOKE_OUT)
