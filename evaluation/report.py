@@ -461,6 +461,11 @@ def _tsr_cell(row: Row) -> str:
 
 IDENTITY: tuple[Column, ...] = (text("Method", "method"), text("Model", "model"))
 LATENCY_PARTS = (("llm", "LLM"), ("non_llm", "non-LLM"))
+TOKEN_COLUMNS: tuple[Column, ...] = (
+    num("tokens / task", "tokens_per_task", 0),
+    num("tokens / success", "tokens_per_success", 0),
+    num("LLM calls / task", "llm_calls_per_task"),
+)
 
 
 def _sections(data: Mapping[str, Any]) -> list[tuple[str, str, str]]:
@@ -575,9 +580,7 @@ def _sections(data: Mapping[str, Any]) -> list[tuple[str, str, str]]:
                 data["cost"],
                 [
                     *IDENTITY,
-                    num("tokens / task", "tokens_per_task", 0),
-                    num("tokens / success", "tokens_per_success", 0),
-                    num("LLM calls / task", "llm_calls_per_task"),
+                    *TOKEN_COLUMNS,
                     num("LLM calls / success", "llm_calls_per_success"),
                 ],
             ),
@@ -591,9 +594,7 @@ def _sections(data: Mapping[str, Any]) -> list[tuple[str, str, str]]:
                 data["corrections"],
                 [
                     *IDENTITY,
-                    num("tokens / task", "tokens_per_task", 0),
-                    num("tokens / success", "tokens_per_success", 0),
-                    num("LLM calls / task", "llm_calls_per_task"),
+                    *TOKEN_COLUMNS,
                     num("corrections / task", "corrections_per_task"),
                 ],
                 empty="none of " + ", ".join(CORRECTION_METHODS) + " ran",

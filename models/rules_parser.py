@@ -96,8 +96,8 @@ _KIND_WORDS: dict[str, str] = {
     "hospital": r"\bhospitals?\b|医院",
     "school": r"\bschools?\b|学校|小学|中学",
     "accident_site": r"\baccident(?: site| scene)?\b|\bcrash site\b|事故(?:现场|地点)?",
-    "depot": r"\bdepots?\b|\bhangar\b|机库|无人机站|配送中心",
-    "charging_pad": r"\bcharging (?:pad|station)s?\b|\bchargers?\b|充电桩|充电站|充电点",
+    "depot": r"\bdepots?\b|\bhangar\b|机库|无人机站|无人机基地|配送中心",
+    "charging_pad": r"\bcharging (?:pad|station)s?\b|\bchargers?\b|充电坪|充电桩|充电站|充电点",
     "metro_station": r"\bmetro(?: station)?\b|\bsubway(?: station)?\b|地铁站",
     "police": r"\bpolice(?: station)?\b|警察局|派出所|公安局",
     "fire_station": r"\bfire station\b|消防站",
@@ -105,7 +105,7 @@ _KIND_WORDS: dict[str, str] = {
     "warehouse": r"\bwarehouses?\b|仓库",
     "park": r"\bparks?\b|公园",
     "residential": r"\bresidential\b|小区|居民区",
-    "office": r"\boffices?\b|办公楼",
+    "office": r"\boffices?\b|办公楼|写字楼",
     "inspection_site": r"\binspection site\b|巡检点",
 }
 _NFZ_WORDS = re.compile(

@@ -197,6 +197,10 @@ def test_deadlines(text, seconds):
         ("高度40到100米，间隔20米", (40, 100), 20),
         ("fly between 100 and 40 m", (40, 100), 10),
         ("stay above 130 m", (30, 120), 10),  # min >= max would make the IR invalid: the defaults stay
+        ("fly no lower than 60 m, stay below 90 m", (60, 90), 10),  # "no lower than" is a floor, not a cap
+        ("fly no higher than 90 m and not lower than 40 m", (40, 90), 10),
+        ("飞行高度不低于60米，飞行高度不超过90米", (60, 90), 10),  # 不低于 is no 低于
+        ("飞行高度高于50米，低于100米", (50, 100), 10),
     ],
 )
 def test_altitude_band_and_separation(tiny, phrase, band, separation):
@@ -237,6 +241,24 @@ def test_intents_and_implied_endpoints(tiny, instruction, intent, origin, destin
     ir = _ir(tiny, instruction)
     assert ir["intent"] == intent
     assert (ir["entities"]["origin"], ir["entities"]["destination"]) == (origin, destination)
+
+
+@pytest.mark.parametrize(
+    "instruction",
+    ["Fly the samples from hospital_A to hospital_B and back", "用无人机把样本从hospital_A送到hospital_B并返回"],
+)
+def test_a_return_leg_is_a_round_trip(tiny, instruction):
+    entities = _ir(tiny, instruction)["entities"]
+    assert (entities["origin"], entities["waypoints"], entities["destination"]) == (
+        "hospital_A",
+        ["hospital_B"],
+        "hospital_A",
+    )
+
+
+def test_chinese_kind_words_of_the_benchmark_ground(tiny):
+    entities = _ir(tiny, "用无人机把文件从河边无人机基地送到充电坪")["entities"]
+    assert (entities["origin"], entities["destination"]) == ("depot_1", "pad_1")
 
 
 def test_a_returning_uav_routes_from_its_own_position(tiny):
