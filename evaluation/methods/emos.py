@@ -28,6 +28,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from evaluation.methods.base import MethodRun, MethodSetup, MethodTask, TracedToolCall
 from evaluation.methods.prompts import (
     FLIGHT_RULES,
+    MAX_REASON_CHARS,
     ChatBaseline,
     MeteredModel,
     confirmation_run,
@@ -43,7 +44,6 @@ from tools.registry import ToolRegistry
 from tools.world import UAV, UAVStatus, World
 
 BATTERY_RESERVE = 0.2  # the assign_uav default
-MAX_REASON_CHARS = 160
 
 PLANNER_SYSTEM = f"""You are the central planner of a team of drones, each run by its own agent. Read the \
 operator's request and the team's resumes, and assign the task to the one UAV best able to do it: its origin and \
