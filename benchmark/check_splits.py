@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import multiprocessing
+import re
 import sys
 from collections import Counter
 from pathlib import Path
@@ -120,6 +121,21 @@ def _check_stated_facts(sample: Sample) -> list[str]:
         for uav in sample.instruction.pinned_uavs:
             if uav not in text:
                 problems.append(f"pinned {uav} is not named in the {language} request")
+    return problems + _unnamed_places(sample)
+
+
+def _unnamed_places(sample: Sample) -> list[str]:
+    """A place the request names by a phrase the world does not give it (in that language) is a hidden fact."""
+    entities = sample.world.entity_index
+    problems = []
+    for mention in sample.instruction.mentions:
+        entity = entities.get(mention.id)
+        if entity is None or mention.style == "id":
+            continue
+        for language, phrase, names in (("en", mention.en, [entity.name]), ("zh", mention.zh, entity.names.values())):
+            bare = re.sub(r"^the\s+", "", phrase.strip(), flags=re.IGNORECASE).lower()
+            if not any(bare in name.lower() for name in names):
+                problems.append(f"{mention.id} is named '{phrase}' in the {language} request, not in the world")
     return problems
 
 
@@ -133,8 +149,10 @@ def check_sample(line: str) -> tuple[str, str, list[str], dict[str, str]]:
     world = sample.world
     problems = []
     report = validate_ir(sample.gold_ir.model_dump(mode="json"), world, registry)
-    # A spec contradiction is the label's own reason: the validator is right to find the specs unsatisfiable.
-    contradiction = report.error_type == "spec_unsat" and sample.failure_modes == ["spec_contradiction"]
+    # A spec contradiction built in is the label's own reason, whichever failure the tools met first (a fleet too
+    # weak for the task, say): the validator is right to find the specs unsatisfiable.
+    built_in = sample.source_provenance.built_in_reason
+    contradiction = report.error_type == "spec_unsat" and built_in == "spec_contradiction"
     if not report.valid and not contradiction:
         problems.append(f"gold IR invalid at {report.stage}: {report.error_type} ({report.field})")
     problems += CHECKS[sample.label](sample, registry, world)

@@ -98,6 +98,13 @@ class EntityLabel:
     def described(self) -> Term:
         return Term(f"the {self.name.en} {self.area.en}", f"{self.area.zh}的{self.name.zh}")
 
+    def entity(self, entity_id: str, position: XY) -> Entity:
+        """The world's entity, named in both languages of the requests (a Chinese request names it in Chinese)."""
+        described = self.described
+        return Entity(
+            id=entity_id, kind=EntityKind(self.kind), name=described.en, names={"zh": described.zh}, position=position
+        )
+
 
 @dataclass
 class CityDraft:
@@ -332,14 +339,7 @@ def _place_schools(
                 buffer_m=30.0,
             )
         )
-        entities.append(
-            Entity(
-                id=school_id,
-                kind=EntityKind.school,
-                name=label.described.en,
-                position=(r1((x0 + x1) / 2), r1((y0 + y1) / 2)),
-            )
-        )
+        entities.append(label.entity(school_id, (r1((x0 + x1) / 2), r1((y0 + y1) / 2))))
         labels[school_id] = label
         labels[zone_id] = EntityLabel(
             "school_zone",
@@ -395,14 +395,7 @@ def _place_pois(
                 area_of(*position, layout.width_m, layout.depth_m),
             )
             entity_id = f"{kind}_{n}"
-            entities.append(
-                Entity(
-                    id=entity_id,
-                    kind=EntityKind(kind),
-                    name=label.described.en,
-                    position=position,
-                )
-            )
+            entities.append(label.entity(entity_id, position))
             labels[entity_id] = label
     gaps = np.linalg.norm(
         np.asarray(sites)[:, None, :] - np.asarray(taken or [(-1e9, -1e9)])[None, :, :],

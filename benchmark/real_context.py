@@ -41,7 +41,6 @@ from tools.world import (
     Building,
     Corridor,
     Entity,
-    EntityKind,
     Grid,
     NoFlyZone,
     Region,
@@ -197,14 +196,7 @@ class _Builder:
     def add_entity(self, kind: str, position: tuple[float, float], name: Term) -> str:
         entity_id = self.next_id(kind)
         label = EntityLabel(kind, name, self.area(*position))
-        self.entities.append(
-            Entity(
-                id=entity_id,
-                kind=EntityKind(kind),
-                name=label.described.en,
-                position=position,
-            )
-        )
+        self.entities.append(label.entity(entity_id, position))
         self.labels[entity_id] = label
         return entity_id
 
@@ -513,14 +505,7 @@ def _procedural_parts(draft: CityDraft, rng: np.random.Generator) -> None:
             xy = order.pop()
             entity_id = f"{kind}_{n + 1}"
             label = EntityLabel(kind, entity_name(kind, words[kind][n]), area_of(*xy, w, d))
-            draft.entities.append(
-                Entity(
-                    id=entity_id,
-                    kind=EntityKind(kind),
-                    name=label.described.en,
-                    position=(r1(xy[0]), r1(xy[1])),
-                )
-            )
+            draft.entities.append(label.entity(entity_id, (r1(xy[0]), r1(xy[1]))))
             draft.labels[entity_id] = label
     draft.spare_sites = order
     homes = [e.position for e in draft.entities if e.kind.value in ("depot", "charging_pad", "vertiport")]

@@ -3,7 +3,8 @@ within the deadline and the altitude band it states, and back where it asks for 
 
 The request's mentions are grounded from the world alone, lexically, and only where the grounding is certain: an
 entity or UAV id written in the request, an entity's name ("the maternity hospital on the south side"), or its
-name without the trailing locative phrase ("the maternity hospital") when no other entity shares that short name.
+name without the trailing locative phrase ("the maternity hospital") when no other entity shares that short name;
+likewise the names the world gives an entity in other languages (`Entity.names`: "南侧的妇产医院", "妇产医院").
 A phrase that grounds to nothing constrains nothing here (the model's own reading stands and the verifier still
 judges safety); a phrase that does ground is binding. Numbers (deadline, altitude) are read from the request by
 the caller (models.rules_parser.stated_constraints). The gate never looks at benchmark labels.
@@ -25,6 +26,8 @@ from tools.world import World
 
 # "the X on the north side", "the X in the city centre", "the X near the river": a name's trailing locative phrase.
 _LOCATIVE = re.compile(r"\s+(?:on|in|at|near|by|beside|off)\s+(?:the\s+)?[\w' .-]+$", re.IGNORECASE)
+# "东侧的X", "市中心的X": a Chinese name's leading locative phrase.
+ZH_LOCATIVE = re.compile(r"^(?:[东南西北]{1,2}(?:侧|部|边|面|方)|(?:城)?市中心|市区|城区)的")
 _ARTICLE = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
 
 
@@ -95,14 +98,18 @@ def _matches(phrase: str, text: str) -> list[tuple[int, int]]:
     return [m.span() for m in re.finditer(rf"(?<![a-z0-9_-]){re.escape(phrase)}(?![a-z0-9_-])", text)]
 
 
+def _short(name: str) -> str:
+    return ZH_LOCATIVE.sub("", _LOCATIVE.sub("", name.strip()))
+
+
 def _phrases(world: World) -> list[tuple[str, str]]:
-    """(phrase, entity id) pairs that name one entity for certain: its id, and its full and short names where no
-    other entity goes by the same phrase."""
+    """(phrase, entity id) pairs that name one entity for certain: its id, and its full and short names, in every
+    language the world names it in, where no other entity goes by the same phrase."""
     owners: dict[str, set[str]] = defaultdict(set)
     for entity in world.entities:
-        if entity.name:
-            owners[_phrase(entity.name)].add(entity.id)
-            owners[_phrase(_LOCATIVE.sub("", entity.name))].add(entity.id)
+        for name in filter(None, (entity.name, *entity.names.values())):
+            owners[_phrase(name)].add(entity.id)
+            owners[_phrase(_short(name))].add(entity.id)
     pairs = [(ref.lower(), ref) for ref in world.entity_index]
     return pairs + [(phrase, next(iter(refs))) for phrase, refs in owners.items() if phrase and len(refs) == 1]
 

@@ -18,7 +18,7 @@ from pydantic import ValidationError
 from rapidfuzz import fuzz
 from shapely.geometry import LineString, Point
 
-from ir.fidelity import StatedConstraints, ground_mentions
+from ir.fidelity import ZH_LOCATIVE, StatedConstraints, ground_mentions
 from ir.model import (
     EntityRefs,
     ExplanationPlan,
@@ -234,11 +234,13 @@ def _name_variants(name: str) -> list[str]:
     name = name.lower().replace("\u2019", "'").strip()
     name = re.sub(r"^the\s+", "", name)
     head = name.split(",")[0].strip()
-    return [v for v in dict.fromkeys([name, head]) if v]
+    return [v for v in dict.fromkeys([name, head, ZH_LOCATIVE.sub("", name)]) if v]
 
 
 def _name_mentions(text: str, world: World, taken: list[tuple[int, int]]) -> list[Mention]:
-    named = [(e.id, e.name, "entity") for e in world.entities] + [(z.id, z.name, "zone") for z in world.sensitive_zones]
+    # Entities by each of their names (a Chinese request names them by their Chinese name), zones by theirs.
+    named = [(e.id, name, "entity") for e in world.entities for name in (e.name, *e.names.values()) if name]
+    named += [(z.id, z.name, "zone") for z in world.sensitive_zones]
     mentions: list[Mention] = []
     for identifier, name, kind in named:
         for variant in _name_variants(name):

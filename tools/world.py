@@ -122,6 +122,11 @@ class Entity(_Model):
     id: str
     kind: EntityKind
     name: str = Field(default="", description="descriptive name, e.g. 'the children's hospital on the north side'")
+    names: dict[str, str] = Field(
+        default_factory=dict,
+        description="the name in other languages by language code, as OSM's name:<lang> tags, e.g. "
+        "{'zh': '北侧的儿童医院'}: requests in those languages name the entity by it",
+    )
     position: XY
 
     @cached_property

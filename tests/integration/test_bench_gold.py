@@ -84,6 +84,17 @@ def test_checker_rejects_an_unsat_reason_the_tools_do_not_give(lines):
     assert any("but the tools say" in p for p in problems)
 
 
+def test_checker_rejects_a_place_named_in_a_language_the_world_does_not_name_it_in(lines):
+    sample = _first(lines, "SAT")
+    entities = {e["id"]: e for e in sample["world"]["entities"]}
+    mention = next(m for m in sample["instruction"]["mentions"] if m["style"] != "id" and m["id"] in entities)
+    entity = entities[mention["id"]]
+    assert not check_sample(json.dumps(sample))[2]
+    entity["names"] = {}
+    _, _, problems, _ = check_sample(json.dumps(sample))
+    assert any(f"{mention['id']} is named '{mention['zh']}' in the zh request, not in the world" in p for p in problems)
+
+
 def test_checker_rejects_a_refusal_labelled_sat(lines):
     sample = _first(lines, "SAT")
     sample["gold_decision"]["status"] = "safe_refusal"

@@ -49,6 +49,26 @@ def test_a_short_name_two_entities_share_grounds_nothing(world):
     assert ground_mentions(world, "Bring it to the eye hospital on the north side.").places == ["hospital_B"]
 
 
+def _with_chinese_names(world: World, names: dict[str, str]) -> World:
+    entities = [e.model_copy(update={"names": {"zh": names[e.id]}}) if e.id in names else e for e in world.entities]
+    return world.model_copy(update={"entities": entities})
+
+
+def test_a_chinese_request_grounds_by_the_chinese_names_the_world_gives(world):
+    world = _with_chinese_names(world, {"hospital_B": "北侧的儿童医院", "accident_site_3": "东侧的交通事故现场"})
+    full = ground_mentions(world, "请从北侧的儿童医院把药送到东侧的交通事故现场。")
+    assert full.places == ["hospital_B", "accident_site_3"]
+    assert full.origins == ["hospital_B"]  # "从" right before the name fixes its role
+    short = ground_mentions(world, "把药从儿童医院送到交通事故现场")  # the names without their locative phrase
+    assert short.places == ["hospital_B", "accident_site_3"]
+
+
+def test_a_chinese_short_name_two_entities_share_grounds_nothing(world):
+    world = _with_chinese_names(world, {"hospital_A": "南侧的眼科医院", "hospital_B": "北侧的眼科医院"})
+    assert ground_mentions(world, "送到眼科医院").places == []
+    assert ground_mentions(world, "送到北侧的眼科医院").places == ["hospital_B"]
+
+
 def test_an_id_inside_a_longer_word_is_not_a_mention(world):
     assert ground_mentions(world, "see hospital_A2 and xhospital_A").places == []
 

@@ -261,6 +261,20 @@ def test_chinese_kind_words_of_the_benchmark_ground(tiny):
     assert (entities["origin"], entities["destination"]) == ("depot_1", "pad_1")
 
 
+def test_chinese_names_the_world_gives_ground(tiny):
+    entities = [
+        e.model_copy(update={"names": {"zh": {"hospital_A": "南侧的眼科医院", "hospital_B": "北侧的儿童医院"}[e.id]}})
+        if e.id in ("hospital_A", "hospital_B")
+        else e
+        for e in tiny.entities
+    ]
+    world = tiny.model_copy(update={"entities": entities})
+    full = _ir(world, "把化验样本从南侧的眼科医院送到北侧的儿童医院")["entities"]
+    assert (full["origin"], full["destination"]) == ("hospital_A", "hospital_B")
+    short = _ir(world, "把化验样本从儿童医院送到眼科医院")["entities"]
+    assert (short["origin"], short["destination"]) == ("hospital_B", "hospital_A")
+
+
 def test_a_returning_uav_routes_from_its_own_position(tiny):
     ir = _ir(tiny, "Return uav_01 to depot_1")
     route = next(step for step in ir["tool_plan"] if step["tool"] == "plan_route")
