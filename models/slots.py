@@ -86,6 +86,19 @@ def zones_to_keep(request: GenerationRequest) -> list[str]:
     return [z for z in dict.fromkeys([*previous, offending]) if isinstance(z, str) and z in zones]
 
 
+def _place_candidates(
+    stated: StatedConstraints | None, entities: tuple[str, ...]
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(origin, destination) candidates: the grounded places by the roles their cues fix, else every entity."""
+    if stated is None or len(stated.places) < 2:
+        return entities, entities
+    places = tuple(stated.places)
+    origins = tuple(stated.origins) or places
+    if stated.return_leg:  # a round trip ends where it began: any grounded place may be the IR's destination
+        return origins, places
+    return origins, tuple(stated.destinations) or tuple(p for p in places if p not in stated.origins) or places
+
+
 def slots_schema(
     world: World, keep_zones: list[str] | None = None, stated: StatedConstraints | None = None
 ) -> dict[str, Any]:
@@ -94,18 +107,19 @@ def slots_schema(
     `keep_zones` must open avoid_zones (see zones_to_keep). `stated`, what the request names for certain
     (models.rules_parser.stated_constraints): with two or more places grounded, origin and destination are chosen
     among them (null stays open: unresolved, which ends in confirmation); pinned UAVs are the only candidates.
-    The model still decides which place fills which slot.
+    The model still decides which place fills which slot, except where a cue fixes a role for certain ("from X",
+    "to Y"): the slot then offers those places only, as the fidelity gate would reject any other.
     """
     ids = WorldIds.of(world)
-    places = tuple(stated.places) if stated is not None and len(stated.places) >= 2 else ids.entities
+    origins, destinations = _place_candidates(stated, ids.entities)
     uavs = id_list(ids.idle_uavs)
     if stated is not None and stated.uavs:
         uavs = {**bounded_list(string_enum(stated.uavs), len(stated.uavs)), "minItems": 1}
     properties = {
         "intent": string_enum([i.value for i in Intent]),
         "priority": string_enum([p.value for p in Priority]),
-        "origin": nullable_id(places),
-        "destination": nullable_id(places),
+        "origin": nullable_id(origins),
+        "destination": nullable_id(destinations),
         "candidate_uavs": uavs,
         "avoid_zones": avoid_zones_schema(ids.zones, keep_zones or []),
         "deadline": {"anyOf": [{"type": "string", "pattern": DEADLINE_PATTERN}, {"type": "null"}]},

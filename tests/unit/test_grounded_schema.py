@@ -17,13 +17,13 @@ from graph.context import Context
 from ir.validation import validate_ir
 from models.base import GenerationRequest, GenerationResult, IRGenerator, RepairFeedback
 from models.grounded_schema import WorldIds, grounded_answer_schema, ltl_pattern
-from models.rules_parser import RuleBasedGenerator
+from models.rules_parser import RuleBasedGenerator, stated_constraints
 from models.slots import compile_slots, deadline_seconds, slots_of_ir, slots_schema, zones_to_keep
 from nodes import generate_ir as generate_ir_node
 from tests.support.paths import EXAMPLES
 from tools.catalog import default_registry
 from tools.ltl import default_engine
-from tools.world import load_world
+from tools.world import World, load_world
 
 INSTRUCTION = (
     "Send a drone with the defibrillator from hospital_A to accident_site_3 within 10 minutes, keep away from "
@@ -191,6 +191,37 @@ def test_slots_schema_rejects_unknown_ids_and_free_form_deadlines(world):
     assert not accepts(schema, compact(_slots(candidate_uavs=["uav_12"])))  # in maintenance
     assert not accepts(schema, compact(_slots(deadline="ten minutes")))
     assert deadline_seconds("2 h") == 7200.0 and deadline_seconds(None) is None
+
+
+def _grounded_schema(world: World, instruction: str) -> dict[str, Any]:
+    return slots_schema(world, stated=stated_constraints(instruction, world))
+
+
+def test_roles_the_request_fixes_are_the_only_choices_for_their_slots(world):
+    schema = _grounded_schema(world, INSTRUCTION)  # "from hospital_A to accident_site_3"
+    assert accepts(schema, compact(_slots()))
+    assert accepts(schema, compact(_slots(origin=None)))  # unresolved stays open: it ends in confirmation
+    for swapped in ({"destination": "hospital_A"}, {"origin": "accident_site_3"}, {"origin": "hospital_B"}):
+        assert not accepts(schema, compact(_slots(**swapped)))
+
+
+def test_without_role_cues_the_named_places_fill_either_slot(world):
+    schema = _grounded_schema(world, "The AED must reach accident_site_3; pick it up at hospital_A.")
+    assert accepts(schema, compact(_slots()))
+    assert accepts(schema, compact(_slots(origin="accident_site_3", destination="hospital_A")))
+    assert not accepts(schema, compact(_slots(destination="hospital_B")))  # not named
+
+
+def test_with_an_origin_cue_alone_the_destination_is_another_named_place(world):
+    schema = _grounded_schema(world, "We need the AED at accident_site_3, collect from hospital_A.")
+    assert accepts(schema, compact(_slots()))
+    assert not accepts(schema, compact(_slots(destination="hospital_A")))
+
+
+def test_a_round_trip_may_end_where_it_began(world):
+    schema = _grounded_schema(world, "Fly the AED from hospital_A to accident_site_3 and back.")
+    assert accepts(schema, compact(_slots(destination="hospital_A")))
+    assert not accepts(schema, compact(_slots(origin="accident_site_3")))
 
 
 def test_a_repair_keeps_avoided_zones_and_adds_the_offending_one(world):
