@@ -22,7 +22,7 @@ import shapely
 from pydantic import BaseModel, Field
 
 from ir.finding import Finding
-from tools.world import World
+from tools.world import UAVStatus, World
 
 # "the X on the north side", "the X in the city centre", "the X near the river": a name's trailing locative phrase.
 _LOCATIVE = re.compile(r"\s+(?:on|in|at|near|by|beside|off)\s+(?:the\s+)?[\w' .-]+$", re.IGNORECASE)
@@ -65,6 +65,7 @@ class StatedConstraints(Mentions):
     """What the request states, apart from defaults: binding on every execute (repair may tighten, never relax)."""
 
     deadline_sec: float | None = Field(default=None, description="arrive within this many seconds")
+    payload_kg: float | None = Field(default=None, description="the cargo's mass the request states")
     altitude_min_m: float | None = Field(default=None, description="fly no lower than this")
     altitude_max_m: float | None = Field(default=None, description="fly no higher than this")
     return_leg: bool = Field(default=False, description="the request asks the UAV to come back")
@@ -178,6 +179,7 @@ def fidelity_findings(
     if stated.uavs and uav not in stated.uavs:
         message = f"the request pins {', '.join(stated.uavs)}, the plan flies {uav}"
         findings.append(Finding("pinned_uav_replaced", "uav_id", uav, message, allowed=list(stated.uavs)))
+    findings += _payload(world, stated, uav, ir)
     waypoints = [list(map(float, wp)) for wp in candidate.get("waypoints") or []]
     if not waypoints:
         return findings
@@ -219,6 +221,24 @@ def fidelity_findings(
     if missing:
         message = f"the request names {', '.join(named)}; the route never reaches {', '.join(missing)}"
         findings.append(Finding("place_not_visited", "waypoints", _rounded(xy[0]), message, allowed=named))
+    return findings
+
+
+def _payload(world: World, stated: StatedConstraints, uav: Any, ir: dict[str, Any] | None) -> list[Finding]:
+    """The stated cargo is what the plan was checked for (energy, simulation) and what the flying UAV can lift."""
+    payload = stated.payload_kg
+    if not payload:
+        return []
+    findings = []
+    lifters = [u.id for u in world.fleet if u.status is UAVStatus.idle and u.payload_capacity_kg >= payload]
+    written = float(((ir or {}).get("constraints") or {}).get("payload_kg") or 0.0)
+    if ir is not None and written < payload - 1e-9:
+        message = f"the request states {payload:g} kg of cargo; the plan was checked for {written:g} kg"
+        findings.append(Finding("payload_understated", "constraints.payload_kg", written, message, allowed=[payload]))
+    flying = world.uav_index.get(uav) if isinstance(uav, str) else None
+    if flying is not None and flying.payload_capacity_kg < payload - 1e-9:
+        message = f"{uav} lifts {flying.payload_capacity_kg:g} kg; the request states {payload:g} kg of cargo"
+        findings.append(Finding("payload_over_capacity", "uav_id", uav, message, allowed=lifters))
     return findings
 
 

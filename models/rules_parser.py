@@ -380,6 +380,11 @@ def _cn_number(token: str) -> float:
     return float(total + current)
 
 
+def parse_payload(text: str) -> float | None:
+    """The cargo's mass in kg, the first one the (lower-cased) request states."""
+    return float(m.group(1)) if (m := _PAYLOAD_PATTERN.search(text)) else None
+
+
 def parse_deadline(text: str) -> float | None:
     """The first duration in the request, in seconds ('within 10 minutes', '600 s', '10分钟内', '半小时')."""
     found: list[tuple[int, float]] = []
@@ -456,6 +461,7 @@ def stated_constraints(text: str, world: World) -> StatedConstraints:
         **mentions.model_dump(exclude={"uavs"}),
         uavs=pinned,
         deadline_sec=parse_deadline(lowered),
+        payload_kg=parse_payload(lowered),
         altitude_min_m=band.get("altitude_min_m"),
         altitude_max_m=band.get("altitude_max_m"),
         return_leg=bool(_RETURN_LEG.search(lowered)),
@@ -547,7 +553,7 @@ def parse_instruction(instruction: str, world: World) -> ParsedTask:
     defaults = OperationConstraints()
     constraints = OperationConstraints(
         deadline_sec=parse_deadline(rest),
-        payload_kg=float(m.group(1)) if (m := _PAYLOAD_PATTERN.search(rest)) else 0.0,
+        payload_kg=parse_payload(rest) or 0.0,
         **parse_altitude_and_separation(rest, defaults),
     )
     task = ParsedTask(intent, parse_priority(rest, intent), EntityRefs(), constraints)

@@ -131,6 +131,19 @@ def test_a_faithful_plan_has_no_finding(world):
     assert fidelity_findings(world, stated, plan) == []
 
 
+def test_the_stated_cargo_is_what_the_plan_was_checked_for_and_what_the_uav_lifts(world):
+    stated = stated_constraints("Fly a crate of parts (4 kg) from hospital_A to accident_site_3.", world)
+    assert stated.payload_kg == 4.0
+    plan = {"uav_id": "uav_03", "waypoints": _route(world, "hospital_A", "accident_site_3")}  # uav_03 lifts 3 kg
+    findings = fidelity_findings(world, stated, plan, {"constraints": {"payload_kg": 0.0}})
+    assert _types(findings) == ["payload_understated", "payload_over_capacity"]
+    assert findings[0].allowed == [4.0]
+    assert findings[1].allowed == ["uav_09"]  # idle and lifts 5 kg (uav_05 lifts 5 kg but is busy)
+    faithful = {**plan, "uav_id": "uav_09"}
+    assert fidelity_findings(world, stated, faithful, {"constraints": {"payload_kg": 4.0}}) == []
+    assert stated_constraints("送一箱零件(4公斤)", world).payload_kg == 4.0
+
+
 def test_a_replaced_pinned_uav_is_named(world):
     stated = StatedConstraints(uavs=["uav_07"])
     findings = fidelity_findings(world, stated, {"uav_id": "uav_03", "waypoints": _route(world, "hospital_A")})

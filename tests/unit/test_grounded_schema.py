@@ -165,6 +165,7 @@ def _slots(**overrides: Any) -> dict[str, Any]:
         "candidate_uavs": [],
         "avoid_zones": ["school_zone_2", "nfz_temp_1"],
         "deadline": "10 min",
+        "payload_kg": 0,
         "fallback_policy": "ground_transfer_or_human_confirm",
     }
     return {**slots, **overrides}
@@ -216,6 +217,26 @@ def test_with_an_origin_cue_alone_the_destination_is_another_named_place(world):
     schema = _grounded_schema(world, "We need the AED at accident_site_3, collect from hospital_A.")
     assert accepts(schema, compact(_slots()))
     assert not accepts(schema, compact(_slots(destination="hospital_A")))
+
+
+def test_the_payload_is_the_mass_the_request_states(world):
+    schema = _grounded_schema(world, "Fly the AED (1.8 kg) from hospital_A to accident_site_3.")
+    assert accepts(schema, compact(_slots(payload_kg=1.8)))
+    assert not accepts(schema, compact(_slots(payload_kg=0)))  # dropped
+    assert not accepts(schema, compact(_slots(payload_kg=0.5)))  # invented
+    unstated = _grounded_schema(world, INSTRUCTION)
+    assert accepts(unstated, compact(_slots())) and not accepts(unstated, compact(_slots(payload_kg=2)))
+    request = GenerationRequest(instruction=INSTRUCTION, world=world, task_id="t1")
+    assert compile_slots(_slots(payload_kg=1.8), request)["low_altitude_ir"]["constraints"]["payload_kg"] == 1.8
+
+
+def test_a_stated_deadline_is_the_only_deadline(world):
+    schema = _grounded_schema(world, INSTRUCTION)  # "within 10 minutes"
+    assert accepts(schema, compact(_slots(deadline="10 min")))
+    assert not accepts(schema, compact(_slots(deadline="20 s")))
+    assert not accepts(schema, compact(_slots(deadline=None)))
+    unstated = _grounded_schema(world, "Fly the AED from hospital_A to accident_site_3.")
+    assert accepts(unstated, compact(_slots(deadline=None))) and accepts(unstated, compact(_slots(deadline="5 min")))
 
 
 def test_a_round_trip_may_end_where_it_began(world):
