@@ -545,6 +545,14 @@ def _default_endpoints(task: ParsedTask, world: World) -> None:
             task.notes.append(f"origin defaults to the nearest depot {depot}")
 
 
+def fly_back(task: ParsedTask) -> None:
+    """ "... to B and back": B becomes the last stop and the flight ends where it started."""
+    refs = task.entities
+    if refs.origin and refs.destination not in (None, refs.origin):
+        refs.waypoints, refs.destination = [*refs.waypoints, refs.destination], refs.origin
+        task.notes.append(f"return leg: back to {refs.origin} after {refs.waypoints[-1]}")
+
+
 def parse_instruction(instruction: str, world: World) -> ParsedTask:
     text = instruction.lower().replace("\u2019", "'")
     mentions = find_mentions(text, world)
@@ -558,11 +566,8 @@ def parse_instruction(instruction: str, world: World) -> ParsedTask:
     )
     task = ParsedTask(intent, parse_priority(rest, intent), EntityRefs(), constraints)
     _fill_entities(task, mentions, world)
-    refs = task.entities
-    if _RETURN_LEG.search(" ".join(text.split())) and refs.origin and refs.destination not in (None, refs.origin):
-        # "... to B and back": B becomes the last stop and the flight ends where it started.
-        refs.waypoints, refs.destination = [*refs.waypoints, refs.destination], refs.origin
-        task.notes.append(f"return leg: back to {refs.origin} after {refs.waypoints[-1]}")
+    if _RETURN_LEG.search(" ".join(text.split())):
+        fly_back(task)
     destination = world.entity_index.get(task.entities.destination or "")
     if intent is Intent.delivery and destination is not None and destination.kind.value == "accident_site":
         task.intent = Intent.emergency

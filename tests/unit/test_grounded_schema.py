@@ -166,6 +166,7 @@ def _slots(**overrides: Any) -> dict[str, Any]:
         "avoid_zones": ["school_zone_2", "nfz_temp_1"],
         "deadline": "10 min",
         "payload_kg": 0,
+        "return_leg": False,
         "fallback_policy": "ground_transfer_or_human_confirm",
     }
     return {**slots, **overrides}
@@ -239,10 +240,18 @@ def test_a_stated_deadline_is_the_only_deadline(world):
     assert accepts(unstated, compact(_slots(deadline=None))) and accepts(unstated, compact(_slots(deadline="5 min")))
 
 
-def test_a_round_trip_may_end_where_it_began(world):
-    schema = _grounded_schema(world, "Fly the AED from hospital_A to accident_site_3 and back.")
-    assert accepts(schema, compact(_slots(destination="hospital_A")))
-    assert not accepts(schema, compact(_slots(origin="accident_site_3")))
+def test_a_round_trip_is_stated_and_flies_back_to_the_origin(world):
+    instruction = "Fly the AED from hospital_A to accident_site_3 and back."
+    schema = _grounded_schema(world, instruction)
+    assert accepts(schema, compact(_slots(return_leg=True)))
+    assert not accepts(schema, compact(_slots(return_leg=False)))  # dropped
+    assert not accepts(schema, compact(_slots(destination="hospital_A", return_leg=True)))  # "to" fixes the far end
+    assert not accepts(_grounded_schema(world, INSTRUCTION), compact(_slots(return_leg=True)))  # invented
+    request = GenerationRequest(instruction=instruction, world=world, task_id="t1")
+    answer = compile_slots(_slots(return_leg=True), request)
+    entities = answer["low_altitude_ir"]["entities"]
+    assert (entities["destination"], entities["waypoints"]) == ("hospital_A", ["accident_site_3"])
+    assert slots_of_ir(answer) == _slots(return_leg=True)  # the repair prompt shows what the model wrote
 
 
 def test_a_repair_keeps_avoided_zones_and_adds_the_offending_one(world):
