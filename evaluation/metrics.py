@@ -33,7 +33,8 @@ PASS_KS: tuple[int, ...] = (1, 3, 5)
 LATENCY_PERCENTILES: tuple[int, ...] = (50, 90, 95)
 IR_IGNORED_PATHS: tuple[str, ...] = ("task_id",)  # an identifier the harness hands out, not content the LLM infers
 UNATTRIBUTED = "unattributed"
-DEFAULT_ALTITUDE_MAX_M = 120.0  # the IR's defaults: a value at the default is not a stated constraint
+DEFAULT_ALTITUDE_MIN_M = 30.0  # the IR's defaults: a value at the default is not a stated constraint
+DEFAULT_ALTITUDE_MAX_M = 120.0
 DEFAULT_RESERVE = 0.2
 
 
@@ -135,6 +136,8 @@ def stated_facts(gold_ir: Mapping[str, Any], pinned_uavs: Sequence[str]) -> dict
         facts["deadline_sec"] = constraints["deadline_sec"]
     if constraints.get("altitude_max_m", DEFAULT_ALTITUDE_MAX_M) < DEFAULT_ALTITUDE_MAX_M:
         facts["altitude_max_m"] = constraints["altitude_max_m"]
+    if constraints.get("altitude_min_m", DEFAULT_ALTITUDE_MIN_M) > DEFAULT_ALTITUDE_MIN_M:
+        facts["altitude_min_m"] = constraints["altitude_min_m"]
     if constraints.get("battery_reserve_ratio", DEFAULT_RESERVE) > DEFAULT_RESERVE:
         facts["battery_reserve_ratio"] = constraints["battery_reserve_ratio"]
     if constraints.get("payload_kg", 0.0) > 0:

@@ -586,7 +586,13 @@ def test_paired_bootstrap_ci_degenerate_and_clustered_cases() -> None:
 def _stated_record(ir, **fields):
     gold = {
         "entities": {"waypoints": ["park_1"]},
-        "constraints": {"deadline_sec": 300.0, "altitude_max_m": 90.0, "battery_reserve_ratio": 0.2, "payload_kg": 1.5},
+        "constraints": {
+            "deadline_sec": 300.0,
+            "altitude_min_m": 50.0,
+            "altitude_max_m": 90.0,
+            "battery_reserve_ratio": 0.2,
+            "payload_kg": 1.5,
+        },
     }
     return rec(ir=ir, gold_ir=gold, pinned_uavs=["uav_07"], **fields)
 
@@ -594,13 +600,13 @@ def _stated_record(ir, **fields):
 def test_stated_constraint_recall_counts_same_or_tighter_values_only():
     kept_all = {
         "entities": {"candidate_uavs": ["uav_07"], "waypoints": ["park_1"]},
-        "constraints": {"deadline_sec": 240.0, "altitude_max_m": 90.0, "payload_kg": 1.5},
+        "constraints": {"deadline_sec": 240.0, "altitude_min_m": 60.0, "altitude_max_m": 90.0, "payload_kg": 1.5},
     }
-    relaxed = {  # another UAV, a later deadline, a higher ceiling, the via point and the payload dropped
+    relaxed = {  # another UAV, a later deadline, a lower floor, a higher ceiling, the via point and the payload dropped
         "entities": {"candidate_uavs": ["uav_03"], "waypoints": []},
-        "constraints": {"deadline_sec": 600.0, "altitude_max_m": 120.0, "payload_kg": 0.0},
+        "constraints": {"deadline_sec": 600.0, "altitude_min_m": 30.0, "altitude_max_m": 120.0, "payload_kg": 0.0},
     }
-    # 5 stated facts each (pin, via point, deadline, altitude ceiling, payload); the default reserve is not one.
+    # 6 stated facts each (pin, via point, deadline, altitude floor and ceiling, payload); the default reserve is not.
     assert stated_constraint_recall([_stated_record(kept_all)]) == 1.0
     assert stated_constraint_recall([_stated_record(relaxed)]) == 0.0
     assert stated_constraint_recall([_stated_record(kept_all), _stated_record(relaxed)]) == 0.5
