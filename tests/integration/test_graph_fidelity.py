@@ -84,3 +84,21 @@ def test_impossible_or_contradictory_altitude_demands_end_before_any_tool(world,
     assert out.failure["counterexample"]["violated_rule"] == "R8"
     assert "execute_tools" not in ran_nodes(graph, thread)  # spec-level UNSAT: no tool ran
     assert calls == 1  # and no repair round was spent on it
+
+
+def test_cargo_the_plan_was_not_checked_for_is_repaired_then_executed(world, checkpointer):
+    instruction = f"{ROUTE} (2.5 kg), {AVOID}"
+    carrying = ir_with(**{"constraints.payload_kg": 2.5})
+    graph, out, _ = _run(world, checkpointer, "cargo", instruction, answer(GOOD_IR), answer(carrying))
+    assert out.status == "execute" and out.rounds == 1
+    first = trace(graph, "cargo").rounds[0]
+    assert (first.stage, first.error_type) == ("fidelity", "payload_understated")
+    assert first.counterexample["allowed"] == [2.5]
+
+
+def test_cargo_no_idle_uav_can_lift_never_executes(world, checkpointer):
+    # The idle UAVs lift 3 and 5 kg: 6 kg is beyond the fleet, whatever the IR says it carries.
+    instruction = f"{ROUTE} (6 kg), {AVOID}"
+    _, out, _ = _run(world, checkpointer, "heavy", instruction, answer(GOOD_IR), answer(GOOD_IR), max_repairs=1)
+    assert out.status in ("human_confirm", "safe_refusal") and not out.decision.get("waypoints")
+    assert "payload" in out.decision["reason"]
