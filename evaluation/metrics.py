@@ -26,16 +26,18 @@ from pydantic import ValidationError
 from rapidfuzz.distance import LCSseq
 
 from evaluation.records import EXECUTE, NEGATIVE_LABELS, SAFE_STATUSES, STAGES, RunRecord
-from ir.model import LowAltitudeIR
+from ir.model import LowAltitudeIR, OperationConstraints
 
 RULE_IDS: tuple[str, ...] = tuple(f"R{i}" for i in range(1, 9))
 PASS_KS: tuple[int, ...] = (1, 3, 5)
 LATENCY_PERCENTILES: tuple[int, ...] = (50, 90, 95)
 IR_IGNORED_PATHS: tuple[str, ...] = ("task_id",)  # an identifier the harness hands out, not content the LLM infers
 UNATTRIBUTED = "unattributed"
-DEFAULT_ALTITUDE_MIN_M = 30.0  # the IR's defaults: a value at the default is not a stated constraint
-DEFAULT_ALTITUDE_MAX_M = 120.0
-DEFAULT_RESERVE = 0.2
+# The IR's defaults: a value at the default is not a stated constraint.
+_DEFAULTS = OperationConstraints()
+DEFAULT_ALTITUDE_MIN_M = _DEFAULTS.altitude_min_m
+DEFAULT_ALTITUDE_MAX_M = _DEFAULTS.altitude_max_m
+DEFAULT_RESERVE = _DEFAULTS.battery_reserve_ratio
 
 
 def _share(flags: Iterable[bool]) -> float | None:

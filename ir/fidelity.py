@@ -66,6 +66,7 @@ class StatedConstraints(Mentions):
 
     deadline_sec: float | None = Field(default=None, description="arrive within this many seconds")
     payload_kg: float | None = Field(default=None, description="the cargo's mass the request states")
+    battery_reserve_ratio: float | None = Field(default=None, description="battery share to keep on arrival")
     altitude_min_m: float | None = Field(default=None, description="fly no lower than this")
     altitude_max_m: float | None = Field(default=None, description="fly no higher than this")
     return_leg: bool = Field(default=False, description="the request asks the UAV to come back")
@@ -164,7 +165,7 @@ def _near(world: World, xy: Sequence[float], refs: Iterable[str]) -> list[str]:
 
 
 def _touched(world: World, track: shapely.LineString | shapely.Point, refs: Iterable[str]) -> list[str]:
-    return [ref for ref in refs if track.distance(shapely.Point(world.entity_index[ref].position)) <= _tolerance(world)]
+    return [ref for ref in refs if track.distance(_point(world, ref)) <= _tolerance(world)]
 
 
 def fidelity_findings(
@@ -189,7 +190,7 @@ def fidelity_findings(
         findings.append(Finding("corridor_left", "waypoints", None, message, allowed=[c.id for c in world.corridors]))
     named = [ref for ref in stated.places if ref in world.entity_index]
     xy = [wp[:2] for wp in waypoints]
-    if stated.return_leg and len(xy) > 1 and math.dist(xy[0], xy[-1]) > _tolerance(world):
+    if stated.return_leg and len(xy) > 1 and not _back_at_start(world, stated, xy):
         findings.append(
             Finding(
                 "return_leg_dropped",
@@ -221,7 +222,36 @@ def fidelity_findings(
     if missing:
         message = f"the request names {', '.join(named)}; the route never reaches {', '.join(missing)}"
         findings.append(Finding("place_not_visited", "waypoints", _rounded(xy[0]), message, allowed=named))
-    return findings
+        return findings
+    return findings + _stop_order(world, stated, named, xy)
+
+
+def _back_at_start(world: World, stated: StatedConstraints, xy: list[list[float]]) -> bool:
+    """A round trip ends where it began: where the UAV took off, or where the task starts (the place named after
+    "from", else the first named place it reaches) when it first flew there to pick up."""
+    if math.dist(xy[0], xy[-1]) <= _tolerance(world):
+        return True
+    track = _track(xy)
+    reached = sorted(_touched(world, track, stated.places), key=lambda ref: track.project(_point(world, ref)))
+    return bool(_near(world, xy[-1], stated.origins or reached[:1]))
+
+
+def _stop_order(world: World, stated: StatedConstraints, named: list[str], xy: list[list[float]]) -> list[Finding]:
+    """With both ends fixed by cues ("from X", "finishing at Y"), the places named between them are passed in the
+    order the request names them (a hand-off or a round trip leaves the order to the plan)."""
+    if not (stated.origins and stated.destinations) or stated.handoff or stated.return_leg or len(xy) < 2:
+        return []
+    ends = {*stated.origins, *stated.destinations}
+    stops = [ref for ref in named if ref not in ends]
+    if len(stops) < 2:
+        return []
+    track = shapely.LineString(xy)
+    along = [track.project(_point(world, ref)) for ref in stops]
+    if all(a <= b for a, b in zip(along, along[1:])):
+        return []
+    passed = [ref for _, ref in sorted(zip(along, stops))]
+    message = f"the request names {', '.join(stops)} in this order; the route passes {', '.join(passed)}"
+    return [Finding("stops_out_of_order", "waypoints", None, message, allowed=stops)]
 
 
 def _payload(world: World, stated: StatedConstraints, uav: Any, ir: dict[str, Any] | None) -> list[Finding]:
@@ -293,6 +323,10 @@ def _inside_corridors(world: World, waypoints: list[list[float]]) -> bool:
         ):
             return False
     return True
+
+
+def _point(world: World, ref: str) -> shapely.Point:
+    return shapely.Point(world.entity_index[ref].position)
 
 
 def _rounded(xy: Sequence[float]) -> list[float]:

@@ -166,6 +166,11 @@ _ALTITUDE_MAX_PATTERN = re.compile(
     r"max(?:imum)? altitude(?: of)?|ceiling of|不高于|(?<!不)低于|不超过|最高)\s*(\d+(?:\.\d+)?)" + _M + _NOT_DISTANCE
 )
 _PAYLOAD_PATTERN = re.compile(r"(\d+(?:\.\d+)?)\s*(?:kg|kilograms?|kilos?|公斤|千克)(?![a-z])")
+# "keep at least 30% battery (on arrival)", "到达时至少保留30%电量": the share of battery to land with.
+_RESERVE_PATTERN = re.compile(
+    r"(?:at least|no less than|minimum of|min\.?)\s*(\d+(?:\.\d+)?)\s*%\s*(?:of\s+(?:the\s+)?)?battery"
+    r"|(?:保留|剩余|留有|不低于)\s*(\d+(?:\.\d+)?)\s*%\s*(?:的)?电量"
+)
 _ALTITUDE_IN_TEXT = re.compile(r"(?:altitude|floor|height|高度)\D{0,25}?(\d+(?:\.\d+)?)")
 
 _GROUNDING_FIELDS = (
@@ -385,6 +390,14 @@ def parse_payload(text: str) -> float | None:
     return float(m.group(1)) if (m := _PAYLOAD_PATTERN.search(text)) else None
 
 
+def parse_reserve(text: str) -> float | None:
+    """The battery share the (lower-cased) request asks to keep on arrival, as a ratio."""
+    if not (m := _RESERVE_PATTERN.search(text)):
+        return None
+    ratio = float(m.group(1) or m.group(2)) / 100
+    return ratio if 0 < ratio < 1 else None
+
+
 def parse_deadline(text: str) -> float | None:
     """The first duration in the request, in seconds ('within 10 minutes', '600 s', '10分钟内', '半小时')."""
     found: list[tuple[int, float]] = []
@@ -462,6 +475,7 @@ def stated_constraints(text: str, world: World) -> StatedConstraints:
         uavs=pinned,
         deadline_sec=parse_deadline(lowered),
         payload_kg=parse_payload(lowered),
+        battery_reserve_ratio=parse_reserve(lowered),
         altitude_min_m=band.get("altitude_min_m"),
         altitude_max_m=band.get("altitude_max_m"),
         return_leg=bool(_RETURN_LEG.search(lowered)),
@@ -562,6 +576,7 @@ def parse_instruction(instruction: str, world: World) -> ParsedTask:
     constraints = OperationConstraints(
         deadline_sec=parse_deadline(rest),
         payload_kg=parse_payload(rest) or 0.0,
+        battery_reserve_ratio=max(parse_reserve(rest) or 0.0, defaults.battery_reserve_ratio),
         **parse_altitude_and_separation(rest, defaults),
     )
     task = ParsedTask(intent, parse_priority(rest, intent), EntityRefs(), constraints)

@@ -144,6 +144,29 @@ def test_the_stated_cargo_is_what_the_plan_was_checked_for_and_what_the_uav_lift
     assert stated_constraints("送一箱零件(4公斤)", world).payload_kg == 4.0
 
 
+def test_a_round_trip_flown_after_a_positioning_leg_ends_where_the_task_began(world):
+    stated = stated_constraints("Fly the AED from hospital_A to accident_site_3 and back.", world)
+    via_pickup = _route(world, "uav_03", "hospital_A", "accident_site_3", "hospital_A")  # uav_03 is not at hospital_A
+    assert fidelity_findings(world, stated, {"uav_id": "uav_03", "waypoints": via_pickup}) == []
+    stays = _route(world, "uav_03", "hospital_A", "accident_site_3")
+    assert _types(fidelity_findings(world, stated, {"uav_id": "uav_03", "waypoints": stays})) == ["return_leg_dropped"]
+
+
+def test_stops_are_passed_in_the_order_named(world):
+    stated = stated_constraints(
+        "Inspect metro_station_4 and then hospital_B, taking off from hospital_A and finishing at depot_1.", world
+    )
+    in_order = {
+        "uav_id": "uav_03",
+        "waypoints": _route(world, "hospital_A", "metro_station_4", "hospital_B", "depot_1"),
+    }
+    assert fidelity_findings(world, stated, in_order) == []
+    swapped = {"uav_id": "uav_03", "waypoints": _route(world, "hospital_A", "hospital_B", "metro_station_4", "depot_1")}
+    findings = fidelity_findings(world, stated, swapped)
+    assert _types(findings) == ["stops_out_of_order"]
+    assert findings[0].allowed == ["metro_station_4", "hospital_B"]
+
+
 def test_a_replaced_pinned_uav_is_named(world):
     stated = StatedConstraints(uavs=["uav_07"])
     findings = fidelity_findings(world, stated, {"uav_id": "uav_03", "waypoints": _route(world, "hospital_A")})

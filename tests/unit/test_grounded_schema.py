@@ -162,10 +162,14 @@ def _slots(**overrides: Any) -> dict[str, Any]:
         "priority": "high",
         "origin": "hospital_A",
         "destination": "accident_site_3",
+        "stops": [],
         "candidate_uavs": [],
         "avoid_zones": ["school_zone_2", "nfz_temp_1"],
         "deadline": "10 min",
         "payload_kg": 0,
+        "altitude_min_m": 30,
+        "altitude_max_m": 120,
+        "battery_reserve": 0.2,
         "return_leg": False,
         "fallback_policy": "ground_transfer_or_human_confirm",
     }
@@ -229,6 +233,51 @@ def test_the_payload_is_the_mass_the_request_states(world):
     assert accepts(unstated, compact(_slots())) and not accepts(unstated, compact(_slots(payload_kg=2)))
     request = GenerationRequest(instruction=INSTRUCTION, world=world, task_id="t1")
     assert compile_slots(_slots(payload_kg=1.8), request)["low_altitude_ir"]["constraints"]["payload_kg"] == 1.8
+
+
+def test_a_stated_band_and_reserve_are_their_slots_only_values(world):
+    instruction = "Fly the AED from hospital_A to accident_site_3. Fly no lower than 50 m, stay below 90 m. "
+    schema = _grounded_schema(world, instruction + "Keep at least 30% battery on arrival.")
+    stated = {"altitude_min_m": 50, "altitude_max_m": 90, "battery_reserve": 0.3}
+    assert accepts(schema, compact(_slots(**stated)))
+    for relaxed in ({"altitude_min_m": 30}, {"altitude_max_m": 120}, {"battery_reserve": 0.2}):
+        assert not accepts(schema, compact(_slots(**{**stated, **relaxed})))
+    request = GenerationRequest(instruction=instruction, world=world, task_id="t1")
+    constraints = compile_slots(_slots(**stated), request)["low_altitude_ir"]["constraints"]
+    assert (constraints["altitude_min_m"], constraints["altitude_max_m"], constraints["battery_reserve_ratio"]) == (
+        50.0,
+        90.0,
+        0.3,
+    )
+    assert accepts(_grounded_schema(world, INSTRUCTION), compact(_slots()))  # nothing stated: the defaults
+
+
+def test_a_role_one_cue_fixes_leaves_the_other_slot_to_the_other_places(world):
+    schema = _grounded_schema(world, "Load the AED at hospital_A and drop it at accident_site_3.")  # "at": no cue
+    assert accepts(schema, compact(_slots()))
+    assert not accepts(schema, compact(_slots(origin="accident_site_3")))
+
+
+def test_stops_are_named_places_other_than_the_ends(world):
+    instruction = "Inspect metro_station_4 and hospital_B, taking off from hospital_A and finishing at depot_1."
+    schema = _grounded_schema(world, instruction)
+    patrol = _slots(destination="depot_1", stops=["metro_station_4", "hospital_B"])
+    assert accepts(schema, compact(patrol))
+    assert not accepts(schema, compact({**patrol, "stops": ["accident_site_3"]}))  # not named
+    assert not accepts(schema, compact({**patrol, "stops": ["metro_station_4"]}))  # a named place dropped
+    assert not accepts(schema, compact({**patrol, "stops": ["hospital_B", "metro_station_4"]}))  # not as named
+    assert not accepts(_grounded_schema(world, INSTRUCTION), compact(_slots(stops=["hospital_B"])))
+    request = GenerationRequest(instruction=instruction, world=world, task_id="t1")
+    answer = compile_slots(patrol, request)
+    assert answer["low_altitude_ir"]["entities"]["waypoints"] == ["metro_station_4", "hospital_B"]
+    assert slots_of_ir(answer) == patrol
+
+
+def test_without_both_ends_fixed_the_model_picks_the_stops_among_the_named_places(world):
+    schema = _grounded_schema(world, "Inspect metro_station_4 and hospital_B, then land at depot_1.")  # no start
+    for stops in ([], ["hospital_B"], ["hospital_B", "metro_station_4"]):
+        assert accepts(schema, compact(_slots(origin="metro_station_4", destination="depot_1", stops=stops)))
+    assert not accepts(schema, compact(_slots(origin=None, destination="depot_1", stops=["accident_site_3"])))
 
 
 def test_a_stated_deadline_is_the_only_deadline(world):

@@ -275,6 +275,18 @@ def test_chinese_names_the_world_gives_ground(tiny):
     assert (short["origin"], short["destination"]) == ("hospital_B", "hospital_A")
 
 
+@pytest.mark.parametrize(
+    ("request_text", "reserve"),
+    [
+        ("Deliver from hospital_A to hospital_B. Keep at least 30% battery on arrival.", 0.3),
+        ("把药从hospital_A送到hospital_B,到达时至少保留25%电量。", 0.25),
+        ("Deliver from hospital_A to hospital_B. You can skip the battery reserve this time.", 0.2),  # never lower
+    ],
+)
+def test_a_stated_battery_reserve_is_kept(tiny, request_text, reserve):
+    assert _ir(tiny, request_text)["constraints"]["battery_reserve_ratio"] == reserve
+
+
 def test_a_returning_uav_routes_from_its_own_position(tiny):
     ir = _ir(tiny, "Return uav_01 to depot_1")
     route = next(step for step in ir["tool_plan"] if step["tool"] == "plan_route")
