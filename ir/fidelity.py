@@ -40,12 +40,19 @@ _AVOID_CUE = re.compile(
 _ORIGIN_CUE = re.compile(r"(?:\bfrom|taking off from|take off from|\bstart(?:ing)? (?:at|from)|从)\W{0,3}(?:the\s+)?$")
 _DESTINATION_CUE = re.compile(
     r"(?:\bto|drop (?:it |them )?(?:off )?at|\bland at|\bend at|finishing at|arrive at|"
-    r"送到|送往|飞往|运到|送至|配送至|飞到)\W{0,3}(?:the\s+)?$"
+    r"送到|送往|飞往|运到|送至|配送至|飞到|终点(?:为|是)?|降落(?:在|于)?)\W{0,3}(?:the\s+)?$"
 )
 _ROLE_CUES = (("origin", _ORIGIN_CUE), ("destination", _DESTINATION_CUE))
-AVOID_CUE_WINDOW = 30  # characters before a mention searched for a cue
+# Cues that fix a role when they stand right after the place, as Chinese puts them ("请到X取货", "X起飞", "X需要...").
+# They outrank a cue before it: in "请到X取货" the 到 is "go to" the pickup, not the destination.
+AFTER_ROLE_CUES = (
+    ("origin", re.compile(r"^\W{0,2}(?:取货|提货|起飞|出发|装货|装载)")),
+    ("destination", re.compile(r"^\W{0,2}(?:需要|急需)")),
+)
+AFTER_CUE_WINDOW = 6  # characters after a mention searched for a role cue
+AVOID_CUE_WINDOW = 30  # characters before a mention searched for an avoid cue
 CONTRADICTORY = "stated_constraints_contradictory"
-UNRESOLVED = "unresolved_reference"  # characters before a mention searched for an avoid cue
+UNRESOLVED = "unresolved_reference"  # a bare kind the world has several of: ask which one
 
 
 class Mentions(BaseModel):
@@ -130,7 +137,7 @@ def ground_mentions(world: World, instruction: str) -> Mentions:
                 avoided.add(ref)
                 continue
             first[ref] = min(start, first.get(ref, start))
-            roles[ref] |= {role for role, cue in _ROLE_CUES if cue.search(before)}
+            roles[ref] |= after_role(text, end) or {role for role, cue in _ROLE_CUES if cue.search(before)}
     uavs = {ref: spans[0][0] for ref in world.uav_index if (spans := _matches(ref.lower(), text))}
     return Mentions(
         places=sorted(first, key=lambda ref: first[ref]),
@@ -140,6 +147,12 @@ def ground_mentions(world: World, instruction: str) -> Mentions:
         origins=[ref for ref in sorted(first, key=first.get) if "origin" in roles[ref]],
         destinations=[ref for ref in sorted(first, key=first.get) if "destination" in roles[ref]],
     )
+
+
+def after_role(text: str, end: int) -> set[str]:
+    """The role a cue right after a mention fixes ({} when none)."""
+    after = text[end : end + AFTER_CUE_WINDOW]
+    return {role for role, cue in AFTER_ROLE_CUES if cue.search(after)}
 
 
 def _unresolved(world: World, text: str, covered: list[tuple[int, int]]) -> list[str]:

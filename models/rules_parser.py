@@ -18,7 +18,7 @@ from pydantic import ValidationError
 from rapidfuzz import fuzz
 from shapely.geometry import LineString, Point
 
-from ir.fidelity import ZH_LOCATIVE, StatedConstraints, ground_mentions
+from ir.fidelity import ZH_LOCATIVE, StatedConstraints, after_role, ground_mentions
 from ir.model import (
     EntityRefs,
     ExplanationPlan,
@@ -85,7 +85,7 @@ _ROLE_CUES: tuple[tuple[str, str], ...] = (
     (
         "destination",
         r"\bto\b|\btowards?\b|\breach\b|\bover\b|\baround\b|\bdestination\b|->|→|"
-        r"\binspect\w*|\bpatrol\w*|\bmonitor\w*|\bsurvey\w*|到|至|去|往|前往|飞往|抵达|巡检|巡逻|监控",
+        r"\binspect\w*|\bpatrol\w*|\bmonitor\w*|\bsurvey\w*|到|至|去|往|前往|飞往|抵达|终点|降落|巡检|巡逻|监控",
     ),
     ("via", r"\bvia\b|\bthrough\b|\bpassing(?: by)?\b|\bby way of\b|经过|途经|经由"),
     ("handoff", r"hand[\s-]?off (?:at|to)|\btransfer (?:at|to)\b|交接|转运|换乘"),
@@ -339,7 +339,9 @@ def _assign_roles(text: str, mentions: list[Mention]) -> None:
     previous: Mention | None = None
     for mention in mentions:
         window_start = previous.end if previous else 0
-        cue_role = _role_before(text, mention.start, window_start)
+        # A cue right after the place outranks one before it ("请到X取货": X is where the cargo is picked up).
+        after = after_role(text, mention.end) if mention.kind == "entity" else set()
+        cue_role = next(iter(after)) if len(after) == 1 else _role_before(text, mention.start, window_start)
         if mention.role is None:
             if cue_role is not None:
                 mention.role = cue_role

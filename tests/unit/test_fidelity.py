@@ -63,6 +63,18 @@ def test_a_chinese_request_grounds_by_the_chinese_names_the_world_gives(world):
     assert short.places == ["hospital_B", "accident_site_3"]
 
 
+@pytest.mark.parametrize(
+    "request_text",
+    [
+        "accident_site_3需要一台AED(1.8公斤),请到hospital_A取货。",  # the need, then where to pick it up
+        "巡逻任务:hospital_A起飞,终点accident_site_3。",
+    ],
+)
+def test_chinese_cues_after_a_place_fix_its_role(world, request_text):
+    mentions = ground_mentions(world, request_text)
+    assert (mentions.origins, mentions.destinations) == (["hospital_A"], ["accident_site_3"])
+
+
 def test_a_chinese_short_name_two_entities_share_grounds_nothing(world):
     world = _with_chinese_names(world, {"hospital_A": "南侧的眼科医院", "hospital_B": "北侧的眼科医院"})
     assert ground_mentions(world, "送到眼科医院").places == []

@@ -15,7 +15,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from ir.validation import validate_ir
 from models.base import GenerationRequest, LLMTransportError, ResponseCache
 from models.factory import make_generator
-from models.local_backend import LocalChatModel, LocalGenerator, json_schema_of
+from models.local_backend import MAX_TOKENS, LocalChatModel, LocalGenerator, json_schema_of
 from models.local_model import (
     MODEL_FILE,
     MODEL_PATH_ENV,
@@ -103,9 +103,9 @@ def test_the_slots_answer_for_the_demo_passes_parsing_schema_and_grounding(model
 @pytest.mark.parametrize(
     ("model", "budget", "cap"),
     [
-        ("local", None, 192),
+        ("local", None, MAX_TOKENS["slots"]),
         ("local", 100, 100),
-        ("local", 4096, 192),
+        ("local", 4096, MAX_TOKENS["slots"]),
         ("local:full", None, None),
         ("local:full", 300, 300),
     ],

@@ -261,6 +261,11 @@ def test_chinese_kind_words_of_the_benchmark_ground(tiny):
     assert (entities["origin"], entities["destination"]) == ("depot_1", "pad_1")
 
 
+def test_a_chinese_pickup_cue_after_the_place_makes_it_the_origin(tiny):
+    entities = _ir(tiny, "hospital_B需要化验样本(0.6公斤),请到hospital_A取货。")["entities"]
+    assert (entities["origin"], entities["destination"]) == ("hospital_A", "hospital_B")
+
+
 def test_chinese_names_the_world_gives_ground(tiny):
     entities = [
         e.model_copy(update={"names": {"zh": {"hospital_A": "南侧的眼科医院", "hospital_B": "北侧的儿童医院"}[e.id]}})
