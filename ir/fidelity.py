@@ -43,11 +43,11 @@ _DESTINATION_CUE = re.compile(
     r"送到|送往|飞往|运到|送至|配送至|飞到|终点(?:为|是)?|降落(?:在|于)?)\W{0,3}(?:the\s+)?$"
 )
 _ROLE_CUES = (("origin", _ORIGIN_CUE), ("destination", _DESTINATION_CUE))
-# Cues that fix a role when they stand right after the place, as Chinese puts them ("请到X取货", "X起飞", "X需要...").
+# Cues that fix a role when they stand right after the place, as Chinese puts them ("请到X取货", "X起飞", "X需要...", "X发生紧急情况").
 # They outrank a cue before it: in "请到X取货" the 到 is "go to" the pickup, not the destination.
 AFTER_ROLE_CUES = (
     ("origin", re.compile(r"^\W{0,2}(?:取货|提货|起飞|出发|装货|装载)")),
-    ("destination", re.compile(r"^\W{0,2}(?:需要|急需)")),
+    ("destination", re.compile(r"^\W{0,2}(?:需要|急需|发生)")),
 )
 AFTER_CUE_WINDOW = 6  # characters after a mention searched for a role cue
 AVOID_CUE_WINDOW = 30  # characters before a mention searched for an avoid cue
@@ -107,7 +107,8 @@ def _matches(phrase: str, text: str) -> list[tuple[int, int]]:
     return [m.span() for m in re.finditer(rf"(?<![a-z0-9_-]){re.escape(phrase)}(?![a-z0-9_-])", text)]
 
 
-def _short(name: str) -> str:
+def short_name(name: str) -> str:
+    """A name without its place words ("the No. 2 charging pad in the north-west" -> "the No. 2 charging pad")."""
     return ZH_LOCATIVE.sub("", _LOCATIVE.sub("", name.strip()))
 
 
@@ -118,7 +119,7 @@ def _phrases(world: World) -> list[tuple[str, str]]:
     for entity in world.entities:
         for name in filter(None, (entity.name, *entity.names.values())):
             owners[_phrase(name)].add(entity.id)
-            owners[_phrase(_short(name))].add(entity.id)
+            owners[_phrase(short_name(name))].add(entity.id)
     pairs = [(ref.lower(), ref) for ref in world.entity_index]
     return pairs + [(phrase, next(iter(refs))) for phrase, refs in owners.items() if phrase and len(refs) == 1]
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,7 +19,7 @@ from pydantic import ValidationError
 from rapidfuzz import fuzz
 from shapely.geometry import LineString, Point
 
-from ir.fidelity import ZH_LOCATIVE, StatedConstraints, after_role, ground_mentions
+from ir.fidelity import StatedConstraints, after_role, ground_mentions, short_name
 from ir.model import (
     EntityRefs,
     ExplanationPlan,
@@ -36,12 +37,14 @@ from models.base import GenerationRequest, GenerationResult, IRGenerator, Repair
 from tools.rules import MONITORED_RULES
 from tools.world import EntityKind, World
 
-RULES_VERSION = "rules-v1"
+RULES_VERSION = "rules-v2"  # v2: stops before a landing cue, short names, verbatim names first
 
 DEFAULT_HORIZON_SEC = 3600.0  # mission window used for "active NFZ" when the request sets no deadline
 NEAR_LINE_M = 50.0  # a sensitive zone this close to the straight origin->destination line is avoided
 NAME_MATCH_MIN_SCORE = 92.0
-SHORT_NAME_CHARS = 15  # shorter names must appear verbatim (fuzzy 'west depot' ~ 'east depot' scores 90)
+# Shorter names, and names with a number, must appear verbatim (fuzzy 'west depot' ~ 'east depot' scores 90,
+# 'no. 2 charging pad' ~ 'no. 3 charging pad' 94).
+SHORT_NAME_CHARS = 15
 CUE_WINDOW_CHARS = 40
 
 # --- keyword tables (searched in the lower-cased request, with id / name mentions blanked out) -----------------
@@ -73,6 +76,12 @@ _INJECTION_CUES = (
     r"忽略|无视|不用(?:管|避让|验证)|跳过"
 )
 
+# Cues for where the flight ends ("..., then land at Y", "finishing at Y", "最后降落在Y"): the places named to
+# visit before such an end are stops on the way, whatever cue they had ("inspect A and B ... finishing at Y").
+_TERMINAL_CUE = (
+    r"\bland(?:s|ing)? (?:at|on)\b|\bend(?:s|ing)? (?:up )?at\b|\bfinish\w* (?:at|in)\b|\barriv\w* at\b|"
+    r"终点|降落|最后|结束后"
+)
 # Role cues: the last cue between the previous mention and a mention decides its role.
 _ROLE_CUES: tuple[tuple[str, str], ...] = (
     (
@@ -85,7 +94,9 @@ _ROLE_CUES: tuple[tuple[str, str], ...] = (
     (
         "destination",
         r"\bto\b|\btowards?\b|\breach\b|\bover\b|\baround\b|\bdestination\b|->|→|"
-        r"\binspect\w*|\bpatrol\w*|\bmonitor\w*|\bsurvey\w*|到|至|去|往|前往|飞往|抵达|终点|降落|巡检|巡逻|监控",
+        r"\binspect\w*|\bpatrol\w*|\bmonitor\w*|\bsurvey\w*|\bneed(?:s|ed)?\b(?:[^.;]|\.\d){0,40}?\bat\b|"
+        r"\bdrop\w*(?: it| them)?(?: off)? at\b|"
+        r"到|至|去|往|前往|飞往|抵达|终点|降落|巡检|巡逻|监控|" + _TERMINAL_CUE,
     ),
     ("via", r"\bvia\b|\bthrough\b|\bpassing(?: by)?\b|\bby way of\b|经过|途经|经由"),
     ("handoff", r"hand[\s-]?off (?:at|to)|\btransfer (?:at|to)\b|交接|转运|换乘"),
@@ -236,31 +247,47 @@ def _id_mentions(text: str, world: World) -> list[Mention]:
 
 
 def _name_variants(name: str) -> list[str]:
-    name = name.lower().replace("\u2019", "'").strip()
-    name = re.sub(r"^the\s+", "", name)
-    head = name.split(",")[0].strip()
-    return [v for v in dict.fromkeys([name, head, ZH_LOCATIVE.sub("", name)]) if v]
+    name = name.replace("\u2019", "'").strip()
+    variants = (name, name.split(",")[0], short_name(name))
+    return [v for v in dict.fromkeys(re.sub(r"^the\s+", "", v.strip().lower()) for v in variants) if v]
+
+
+def _name_span(variant: str, text: str, *, verbatim: bool) -> tuple[int, int] | None:
+    """Where a name variant stands in the text: verbatim, or (short names and numbered ones never) by a fuzzy match
+    that starts and ends on word edges ('rum building' inside 'Forum building' is not 'UPM building')."""
+    if verbatim or len(variant) < SHORT_NAME_CHARS or any(ch.isdigit() for ch in variant):
+        start = text.find(variant) if verbatim else -1
+        return (start, start + len(variant)) if start >= 0 else None
+    hit = fuzz.partial_ratio_alignment(variant, text, score_cutoff=NAME_MATCH_MIN_SCORE)
+    if hit is None:
+        return None
+    on_edges = (
+        not text[hit.dest_start - 1 : hit.dest_start].isalnum() and not text[hit.dest_end : hit.dest_end + 1].isalnum()
+    )
+    return (hit.dest_start, hit.dest_end) if on_edges else None
 
 
 def _name_mentions(text: str, world: World, taken: list[tuple[int, int]]) -> list[Mention]:
-    # Entities by each of their names (a Chinese request names them by their Chinese name), zones by theirs.
+    # Entities by each of their names (a Chinese request names them by their Chinese name), zones by theirs; a
+    # variant two of them share ("the maternity hospital" for two) is left to the kind words and their qualifiers.
+    # Verbatim matches first, for every name, so a fuzzy match never takes another place's exact name.
     named = [(e.id, name, "entity") for e in world.entities for name in (e.name, *e.names.values()) if name]
     named += [(z.id, z.name, "zone") for z in world.sensitive_zones]
-    mentions: list[Mention] = []
-    for identifier, name, kind in named:
+    owners: dict[str, set[str]] = defaultdict(set)
+    for identifier, name, _ in named:
         for variant in _name_variants(name):
-            if len(variant) < SHORT_NAME_CHARS:
-                start = text.find(variant)
-                span = (start, start + len(variant)) if start >= 0 else None
-            elif len(variant) <= len(text):
-                hit = fuzz.partial_ratio_alignment(variant, text, score_cutoff=NAME_MATCH_MIN_SCORE)
-                span = (hit.dest_start, hit.dest_end) if hit else None
-            else:
-                span = None
-            if span and _free(span, taken):
-                mentions.append(Mention(kind, (identifier,), *span))
-                taken.append(span)
-                break
+            owners[variant].add(identifier)
+    mentions: list[Mention] = []
+    for verbatim in (True, False):
+        for identifier, name, kind in named:
+            if any(m.ids == (identifier,) for m in mentions):
+                continue
+            for variant in (v for v in _name_variants(name) if len(owners[v]) == 1):
+                span = _name_span(variant, text, verbatim=verbatim) if len(variant) <= len(text) else None
+                if span and _free(span, taken):
+                    mentions.append(Mention(kind, (identifier,), *span))
+                    taken.append(span)
+                    break
     return mentions
 
 
@@ -350,6 +377,24 @@ def _assign_roles(text: str, mentions: list[Mention]) -> None:
         previous = mention
 
 
+def _stops_before_the_end(text: str, mentions: list[Mention]) -> None:
+    """Places to visit named before a cue for where the flight ends become stops on the way, in the order named.
+    Without a cued origin the first uncued place stays the origin ("take it at X, then land at Y")."""
+    places = [m for m in mentions if m.kind == "entity"]
+    ends = [
+        i
+        for i, m in enumerate(places)
+        if m.role == "destination"
+        and re.search(_TERMINAL_CUE, text[max(places[i - 1].end if i else 0, m.start - CUE_WINDOW_CHARS) : m.start])
+    ]
+    before = places[: ends[-1]] if ends else []
+    if not any(m.role == "origin" for m in places):
+        before = before[1:] if before and before[0].role is None else before
+    for place in before:
+        if place.role in (None, "destination"):
+            place.role = "via"
+
+
 def find_mentions(text: str, world: World) -> list[Mention]:
     """Ids first, then descriptive names, then zone words and kind words; each span is claimed once."""
     mentions = _id_mentions(text, world)
@@ -359,6 +404,7 @@ def find_mentions(text: str, world: World) -> list[Mention]:
     mentions += _kind_mentions(text, world, taken)
     mentions.sort(key=lambda m: m.start)
     _assign_roles(text, mentions)
+    _stops_before_the_end(text, mentions)
     for mention in mentions:
         if mention.kind == "zone":
             mention.role = "avoid"

@@ -68,6 +68,7 @@ def test_a_chinese_request_grounds_by_the_chinese_names_the_world_gives(world):
     [
         "accident_site_3需要一台AED(1.8公斤),请到hospital_A取货。",  # the need, then where to pick it up
         "巡逻任务:hospital_A起飞,终点accident_site_3。",
+        "accident_site_3发生紧急情况,请从hospital_A派无人机运送AED(1.8公斤)。",
     ],
 )
 def test_chinese_cues_after_a_place_fix_its_role(world, request_text):

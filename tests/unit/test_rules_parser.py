@@ -482,3 +482,65 @@ def test_the_seed_answer_passes_the_validator(downtown):
 
     report = validate_ir(_answer(downtown, SEED_INSTRUCTION), downtown, registry)
     assert report.valid, (report.stage, report.error_type, report.field, report.message)
+
+
+def _renamed(world, names):
+    """The world with some entities renamed (id -> English name)."""
+    entities = [e.model_copy(update={"name": names[e.id]}) if e.id in names else e for e in world.entities]
+    return world.model_copy(update={"entities": entities})
+
+
+@pytest.mark.parametrize(
+    "request_text",
+    [
+        "Fly an inspection round from river depot over tower_7 and hospital_B, then land at pad_1.",
+        "Inspect tower_7 and hospital_B with a drone taking off from river depot and finishing at pad_1.",
+        "从river depot起飞,依次巡检tower_7和hospital_B,最后降落在pad_1。",
+        "安排无人机从river depot出发巡检tower_7和hospital_B,结束后到pad_1。",
+    ],
+)
+def test_places_to_visit_named_before_where_the_flight_ends_are_stops_in_order(tiny, request_text):
+    entities = _ir(tiny, request_text)["entities"]
+    assert (entities["origin"], entities["waypoints"], entities["destination"]) == (
+        "depot_1",
+        ["tower_7", "hospital_B"],
+        "pad_1",
+    )
+
+
+def test_a_place_taken_from_without_a_cue_stays_the_origin_before_a_landing_cue(tiny):
+    entities = _ir(tiny, "Pick the parcel at river depot, then land at pad_1.")["entities"]
+    assert (entities["origin"], entities["waypoints"], entities["destination"]) == ("depot_1", [], "pad_1")
+
+
+@pytest.mark.parametrize(
+    "request_text",
+    [
+        "We need a parcel (1.2 kg) at hospital_B; collect from river depot.",
+        "Load the parcel at river depot and drop it at hospital_B.",
+        "hospital_B发生紧急情况,请从river depot派无人机运送血袋(1公斤)。",
+    ],
+)
+def test_destination_cues_of_need_and_drop_off(tiny, request_text):
+    entities = _ir(tiny, request_text)["entities"]
+    assert (entities["origin"], entities["destination"]) == ("depot_1", "hospital_B")
+
+
+def test_a_name_grounds_without_its_place_words_and_only_by_its_own_number(tiny):
+    world = _renamed(
+        tiny,
+        {"depot_1": "the No. 2 charging pad in the north-west", "pad_1": "the No. 3 charging pad on the east side"},
+    )
+    entities = _ir(world, "Carry a parcel from the No. 3 charging pad to the No. 2 charging pad.")["entities"]
+    assert (entities["origin"], entities["destination"]) == ("pad_1", "depot_1")
+
+
+def test_a_fuzzy_name_match_never_starts_inside_a_word(tiny):
+    world = _renamed(
+        tiny,
+        {"hospital_A": "the UPM building in the city centre", "hospital_B": "the Forum building in the city centre"},
+    )
+    entities = _ir(world, "Carry documents from river depot and drop it at the Forum building in the city centre.")[
+        "entities"
+    ]
+    assert entities["destination"] == "hospital_B"
