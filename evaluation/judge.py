@@ -143,8 +143,9 @@ class Hit:
 def _entry(p: np.ndarray, q: np.ndarray, span: tuple[float, float], poly: Polygon, segment: int) -> Hit | None:
     """Where the part of segment p -> q between parameters `span` enters `poly` (xy), exactly.
 
-    A sub-segment that moves is in when its intersection with the polygon is longer than LENGTH_EPS_M; one that
+    A sub-segment that moves is in when its part in the polygon's interior is longer than LENGTH_EPS_M; one that
     does not move horizontally (a hover, a climb, a single instant) is in when its point is inside the polygon.
+    The boundary is outside, as in the rules (a margin of 0 holds): flying along a buffer's edge enters nothing.
     """
     sa, sb = span
     a, b = p + sa * (q - p), p + sb * (q - p)
@@ -153,7 +154,7 @@ def _entry(p: np.ndarray, q: np.ndarray, span: tuple[float, float], poly: Polygo
     sub = LineString([a[:2], b[:2]])
     if not sub.intersects(poly):
         return None
-    inside = sub.intersection(poly)
+    inside = sub.intersection(poly).difference(poly.boundary)
     if inside.length <= LENGTH_EPS_M:
         return None
     parts = getattr(inside, "geoms", [inside])

@@ -167,6 +167,15 @@ def test_building_and_sensitive_buffer_and_ceiling(city):
     assert [v.rule for v in geometric(execute(too_high), city, origin=None, destination=None).violations] == ["R3"]
 
 
+@pytest.mark.parametrize(("y", "entered"), [(370.0, False), (370.01, True)])
+def test_flying_along_a_buffer_edge_enters_nothing_a_centimetre_inside_does(city, y, entered):
+    # school_zone_2's grounds end at y = 400, so its 30 m buffer's straight edge runs along y = 370 for x 470-530:
+    # a margin of exactly 0 holds, as in the rules (sensitive_clearance >= 0)
+    along_edge = [[440, y, 60, 0], [560, y, 60, 10]]
+    verdict = geometric(execute(along_edge), city, origin=None, destination=None)
+    assert verdict.checks["sensitive_zones"] is not entered
+
+
 def test_sensitive_zone_holding_the_goal_is_exempt(city):
     to_school = [[440, 300, 60, 0], [500, 425, 60, 12]]  # school_2 lies inside school_zone_2
     verdict = geometric(execute(to_school), city, origin=None, destination="school_2")
