@@ -219,7 +219,8 @@ def fidelity_findings(
     entities = (ir or {}).get("entities") or {}
     ends_at = _near(world, xy[-1], named)
     handoffs = [h for h in entities.get("handoff_points") or [] if h in world.entity_index]
-    handed_off = entities.get("destination") in named and bool(_near(world, xy[-1], handoffs))
+    # A hand-off point the IR declares stands in for the destination only where the request allows a hand-off.
+    handed_off = stated.handoff and entities.get("destination") in named and bool(_near(world, xy[-1], handoffs))
     if not (stated.return_leg or len(named) == 1 or ends_at or handed_off):
         findings.append(_place_finding("wrong_destination", "waypoints[-1]", named, xy[-1], world))
         return findings

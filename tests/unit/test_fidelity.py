@@ -217,13 +217,16 @@ def test_a_pickup_leg_that_passes_the_origin_is_faithful(world):
     assert fidelity_findings(world, stated, plan) == []
 
 
-def test_a_declared_hand_off_of_a_named_destination_is_faithful(world):
-    stated = StatedConstraints(places=["hospital_A", "accident_site_3"])
+def test_a_declared_hand_off_of_a_named_destination_is_faithful_where_the_request_allows_one(world):
+    stated = StatedConstraints(places=["hospital_A", "accident_site_3"], handoff=True)
     plan = {"uav_id": "uav_03", "waypoints": _route(world, "hospital_A", "metro_station_4")}
     ir = {"entities": {"destination": "accident_site_3", "handoff_points": ["metro_station_4"]}}
     assert fidelity_findings(world, stated, plan, ir) == []
     elsewhere = {"entities": {"destination": "police_2", "handoff_points": ["metro_station_4"]}}
     assert _types(fidelity_findings(world, stated, plan, elsewhere)) == ["wrong_destination"]
+    # the model declared a hand-off the operator never allowed: the cargo would be left where nobody asked
+    not_allowed = stated.model_copy(update={"handoff": False})
+    assert _types(fidelity_findings(world, not_allowed, plan, ir)) == ["wrong_destination"]
 
 
 def test_a_stated_hand_off_lets_the_route_end_at_the_named_hub(world):
