@@ -12,6 +12,7 @@ import json
 import re
 import time
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -368,6 +369,8 @@ def _assign_roles(text: str, mentions: list[Mention]) -> None:
         window_start = previous.end if previous else 0
         # A cue right after the place outranks one before it ("请到X取货": X is where the cargo is picked up).
         after = after_role(text, mention.end) if mention.kind == "entity" else set()
+        if mention.kind == "entity" and _HANDOFF_AFTER.match(text, mention.end):
+            after = {"handoff"}  # "fly to X and hand over to a courier", "请飞到X,在那里交给地面配送员"
         cue_role = next(iter(after)) if len(after) == 1 else _role_before(text, mention.start, window_start)
         if mention.role is None:
             if cue_role is not None:
@@ -506,6 +509,11 @@ _CORRIDORS_ONLY = re.compile(r"\bonly (?:inside|in|within|along) (?:the )?(?:dro
 _HANDOFF = re.compile(
     r"\bhand (?:it |the parcel |the cargo )?(?:over|off|to)\b|\bground courier\b|交给地面|地面配送|转交"
 )
+_HANDOFF_AFTER = re.compile(r"\W{0,3}(?:and\s+)?(?:hand\s+(?:it\s+|the\s+\w+\s+)?over\b|(?:在那里)?(?:交给|转交))")
+# Places with ground access where a courier can take the cargo over; one this close to a closed zone is no place to
+# hover and hand over.
+HANDOFF_HUB_KINDS = ("metro_station", "vertiport", "park", "police", "fire_station")
+HANDOFF_ZONE_CLEARANCE_M = 35.0
 # A UAV id is pinned when the request asks for it ("use uav_03", "send uav_03", "用uav_03"), not when it is merely
 # mentioned ("uav_03 is in maintenance").
 _PIN_CUE = r"(?:use|using|send|dispatch|assign|take|with|by|用|派|让|安排|指定)\W{0,3}(?:the\s+)?(?:drone\s+|uav\s+)?"
@@ -569,11 +577,17 @@ def safety_prior_zones(world: World, entities: EntityRefs, constraints: Operatio
     """NFZs active at any time of the mission window, and sensitive zones near the straight-line route."""
     horizon = constraints.deadline_sec or DEFAULT_HORIZON_SEC
     zones = [z.id for z in world.no_fly_zones if z.active_window is None or z.active_window.start_sec <= horizon]
-    stops = [entities.origin, *entities.waypoints, entities.destination]
+    stops = [entities.origin, *entities.waypoints, flight_end(entities)]
     if all(s is not None and (s in world.entity_index or s in world.uav_index) for s in stops):
         line = LineString([world.position_of(s) for s in stops])  # type: ignore[arg-type]
         zones += [z.id for z in world.sensitive_zones if z.buffered_shape.distance(line) <= NEAR_LINE_M]
     return zones
+
+
+def _keep_clear(refs: EntityRefs, world: World, constraints: OperationConstraints, avoid: Sequence[str] = ()) -> None:
+    """The zones to avoid: those already listed, the request's, and the safety priors for the route's ends."""
+    refs.avoid_zones = list(dict.fromkeys([*refs.avoid_zones, *avoid, *safety_prior_zones(world, refs, constraints)]))
+    refs.sensitive_zones = [z for z in refs.avoid_zones if z in {s.id for s in world.sensitive_zones}]
 
 
 def _resolve_slot(mention: Mention | None, slot: str, task: ParsedTask) -> str | None:
@@ -615,6 +629,30 @@ def fly_back(task: ParsedTask) -> None:
         task.notes.append(f"return leg: back to {refs.origin} after {refs.waypoints[-1]}")
 
 
+def plan_hand_off(task: ParsedTask, text: str, world: World) -> None:
+    """Where the request allows a ground hand-off and the destination lies in a no-fly zone active in the mission
+    window, the flight ends at a hand-off point: the one the request names, else the hub nearest the destination
+    that keeps clear of every such zone. The destination stays what the operator asked for."""
+    refs = task.entities
+    destination = world.entity_index.get(refs.destination or "")
+    if destination is None or not _HANDOFF.search(text):
+        return
+    horizon = task.constraints.deadline_sec or DEFAULT_HORIZON_SEC
+    zones = [z for z in world.no_fly_zones if z.active_window is None or z.active_window.start_sec <= horizon]
+    if refs.handoff_points or not any(z.shape.covers(destination.point) for z in zones):
+        return
+    named = [m.ids[0] for m in find_mentions(text, world) if m.role == "handoff" and len(m.ids) == 1]
+    hubs = [
+        e
+        for e in world.entities
+        if e.kind.value in HANDOFF_HUB_KINDS
+        and all(z.shape.distance(e.point) >= HANDOFF_ZONE_CLEARANCE_M for z in zones)
+    ]
+    nearest = min(hubs, key=lambda e: (e.point.distance(destination.point), e.id), default=None)
+    refs.handoff_points = named[:1] or ([nearest.id] if nearest else [])
+    _keep_clear(refs, world, task.constraints)
+
+
 def parse_instruction(instruction: str, world: World) -> ParsedTask:
     text = instruction.lower().replace("\u2019", "'")
     mentions = find_mentions(text, world)
@@ -631,6 +669,7 @@ def parse_instruction(instruction: str, world: World) -> ParsedTask:
     _fill_entities(task, mentions, world)
     if _RETURN_LEG.search(" ".join(text.split())):
         fly_back(task)
+    plan_hand_off(task, text, world)
     destination = world.entity_index.get(task.entities.destination or "")
     if intent is Intent.delivery and destination is not None and destination.kind.value == "accident_site":
         task.intent = Intent.emergency
@@ -664,13 +703,17 @@ def _fill_entities(task: ParsedTask, mentions: list[Mention], world: World) -> N
     refs.waypoints = [m.ids[0] for m in places if m.role == "via" and len(m.ids) == 1]
     refs.handoff_points = [m.ids[0] for m in places if m.role == "handoff" and len(m.ids) == 1]
     _default_endpoints(task, world)
-    refs.avoid_zones = list(dict.fromkeys(avoid + safety_prior_zones(world, refs, task.constraints)))
-    refs.sensitive_zones = [z for z in refs.avoid_zones if z in {s.id for s in world.sensitive_zones}]
+    _keep_clear(refs, world, task.constraints, avoid)
 
 
 # --- IR building ----------------------------------------------------------------------------------------------
 def _without_none(args: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in args.items() if v is not None}
+
+
+def flight_end(entities: EntityRefs) -> str | None:
+    """Where the UAV lands: the hand-off point where a courier takes over, else the destination."""
+    return entities.handoff_points[0] if entities.handoff_points else entities.destination
 
 
 def _route_start(task: ParsedTask) -> str | None:
@@ -683,6 +726,7 @@ def _route_start(task: ParsedTask) -> str | None:
 
 def standard_tool_plan(task: ParsedTask, rules: list[str], ltl: list[str]) -> list[ToolCallSpec]:
     refs, c = task.entities, task.constraints
+    end = flight_end(refs)
     band = {"altitude_min_m": c.altitude_min_m, "altitude_max_m": c.altitude_max_m}
     steps = [
         (
@@ -692,7 +736,7 @@ def standard_tool_plan(task: ParsedTask, rules: list[str], ltl: list[str]) -> li
                 "alt_min_m": c.altitude_min_m,
                 "alt_max_m": c.altitude_max_m,
                 "horizon_sec": c.deadline_sec,
-                "destination": refs.destination,
+                "destination": end,
                 "capacity_required": c.corridor_capacity_required,
             },
         ),
@@ -701,7 +745,7 @@ def standard_tool_plan(task: ParsedTask, rules: list[str], ltl: list[str]) -> li
             "assign_uav",
             {
                 "origin": refs.origin,
-                "destination": refs.destination,
+                "destination": end,
                 "candidates": refs.candidate_uavs,
                 "payload_kg": c.payload_kg,
                 "battery_reserve_ratio": c.battery_reserve_ratio,
@@ -713,7 +757,7 @@ def standard_tool_plan(task: ParsedTask, rules: list[str], ltl: list[str]) -> li
             "plan_route",
             {
                 "start": _route_start(task),
-                "goal": refs.destination,
+                "goal": end,
                 "waypoints": refs.waypoints,
                 "avoid_zones": refs.avoid_zones,
                 **band,
@@ -727,7 +771,7 @@ def standard_tool_plan(task: ParsedTask, rules: list[str], ltl: list[str]) -> li
             "verify_ltl_stl",
             {
                 "origin": refs.origin,
-                "goal": refs.destination,
+                "goal": end,
                 "ltl": ltl,
                 "rules": rules,
                 **band,
@@ -764,6 +808,8 @@ def _fallback(task: ParsedTask) -> FallbackPolicy:
     """Nowhere to go is refused (R8); anything else unclear is for a human to confirm."""
     if task.entities.destination is None and not task.ambiguous:
         return FallbackPolicy.safe_refusal
+    if task.entities.handoff_points:
+        return FallbackPolicy.ground_transfer
     if task.intent is Intent.emergency and not task.missing:
         return FallbackPolicy.ground_transfer_or_human_confirm
     return FallbackPolicy.human_confirm

@@ -20,7 +20,7 @@ from ir.fidelity import StatedConstraints
 from ir.model import EntityRefs, FallbackPolicy, Intent, LowAltitudeIR, OperationConstraints, Priority, Uncertainty
 from models.base import GenerationRequest, RepairFeedback
 from models.grounded_schema import WorldIds, bounded_list, id_list, nullable_id, string_enum
-from models.rules_parser import ParsedTask, build_answer, fly_back
+from models.rules_parser import ParsedTask, build_answer, fly_back, plan_hand_off
 from tools.world import NoFlyZone, SensitiveZone, World
 
 # v2: origin, destination and UAVs offered from the request's grounded mentions; v3: the payload slot, the stated
@@ -335,6 +335,7 @@ def compile_slots(slots: dict[str, Any], request: GenerationRequest) -> dict[str
     )
     if slots["return_leg"]:
         fly_back(task)
+    plan_hand_off(task, request.instruction.lower(), world)
     answer = build_answer(task, request.task_id)
     fallback = FallbackPolicy(slots["fallback_policy"])
     ir: LowAltitudeIR = answer.low_altitude_ir.model_copy(update={"fallback_policy": fallback})

@@ -357,3 +357,15 @@ def test_generate_ir_offers_the_grounded_schema_to_backends_that_take_one(monkey
         assert sent == grounded_answer_schema(world, default_registry(), "t7")
     else:
         assert sent is None
+
+
+def test_the_slots_destination_in_a_no_fly_zone_is_handed_off_where_the_request_allows(world):
+    data = world.model_dump(mode="json")
+    office = {"id": "office_9", "kind": "office", "name": "ministry office", "position": [250, 600]}  # in nfz_gov_1
+    closed = World.model_validate({**data, "entities": data["entities"] + [office]})
+    allowed = "Deliver from hospital_A to office_9; if the drone cannot get in, hand it to a ground courier."
+    request = GenerationRequest(instruction=allowed, world=closed, task_id="t1")
+    entities = compile_slots(_slots(destination="office_9"), request)["low_altitude_ir"]["entities"]
+    assert (entities["destination"], entities["handoff_points"]) == ("office_9", ["police_2"])  # the nearest hub
+    request = GenerationRequest(instruction="Deliver from hospital_A to office_9.", world=closed, task_id="t1")
+    assert compile_slots(_slots(destination="office_9"), request)["low_altitude_ir"]["entities"]["handoff_points"] == []

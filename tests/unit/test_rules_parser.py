@@ -544,3 +544,41 @@ def test_a_fuzzy_name_match_never_starts_inside_a_word(tiny):
         "entities"
     ]
     assert entities["destination"] == "hospital_B"
+
+
+@pytest.fixture(scope="module")
+def closed_destination(tiny):
+    """tiny with an office inside the stadium NFZ and two hubs outside it (a metro station nearer than the park)."""
+    extra = [
+        {"id": "office_1", "kind": "office", "name": "stadium office", "position": [200, 200]},
+        {"id": "metro_station_1", "kind": "metro_station", "name": "stadium metro", "position": [200, 280]},
+        {"id": "park_1", "kind": "park", "name": "far park", "position": [330, 200]},
+    ]
+    data = tiny.model_dump(mode="json")
+    return parse_world({**data, "entities": data["entities"] + extra})
+
+
+@pytest.mark.parametrize(
+    ("request_text", "hub"),
+    [
+        (
+            "Deliver from hospital_A to office_1; if the drone cannot get in, hand it to a ground courier.",
+            "metro_station_1",
+        ),
+        ("Deliver from hospital_A to office_1. Fly to park_1 and hand over to a ground courier there.", "park_1"),
+        ("把文件从hospital_A送到office_1。目的地位于禁飞区内:请飞到park_1,在那里交给地面配送员。", "park_1"),
+    ],
+)
+def test_a_destination_in_a_no_fly_zone_is_handed_off_at_the_named_or_nearest_hub(
+    closed_destination, request_text, hub
+):
+    ir = _ir(closed_destination, request_text)
+    assert (ir["entities"]["destination"], ir["entities"]["handoff_points"]) == ("office_1", [hub])
+    goals = {step["tool"]: step["args"].get("goal") for step in ir["tool_plan"]}
+    assert goals["plan_route"] == goals["verify_ltl_stl"] == hub and ir["fallback_policy"] == "ground_transfer"
+
+
+def test_no_hand_off_without_the_requests_leave_or_with_a_reachable_destination(closed_destination):
+    assert _ir(closed_destination, "Deliver from hospital_A to office_1.")["entities"]["handoff_points"] == []
+    reachable = "Deliver from hospital_A to hospital_B; if the drone cannot get in, hand it to a ground courier."
+    assert _ir(closed_destination, reachable)["entities"]["handoff_points"] == []
