@@ -484,6 +484,11 @@ def test_the_seed_answer_passes_the_validator(downtown):
     assert report.valid, (report.stage, report.error_type, report.field, report.message)
 
 
+def _route_places(world, request_text: str) -> tuple[str | None, list[str], str | None]:
+    entities = _ir(world, request_text)["entities"]
+    return entities["origin"], entities["waypoints"], entities["destination"]
+
+
 def _renamed(world, names):
     """The world with some entities renamed (id -> English name)."""
     entities = [e.model_copy(update={"name": names[e.id]}) if e.id in names else e for e in world.entities]
@@ -500,17 +505,11 @@ def _renamed(world, names):
     ],
 )
 def test_places_to_visit_named_before_where_the_flight_ends_are_stops_in_order(tiny, request_text):
-    entities = _ir(tiny, request_text)["entities"]
-    assert (entities["origin"], entities["waypoints"], entities["destination"]) == (
-        "depot_1",
-        ["tower_7", "hospital_B"],
-        "pad_1",
-    )
+    assert _route_places(tiny, request_text) == ("depot_1", ["tower_7", "hospital_B"], "pad_1")
 
 
 def test_a_place_taken_from_without_a_cue_stays_the_origin_before_a_landing_cue(tiny):
-    entities = _ir(tiny, "Pick the parcel at river depot, then land at pad_1.")["entities"]
-    assert (entities["origin"], entities["waypoints"], entities["destination"]) == ("depot_1", [], "pad_1")
+    assert _route_places(tiny, "Pick the parcel at river depot, then land at pad_1.") == ("depot_1", [], "pad_1")
 
 
 @pytest.mark.parametrize(
@@ -522,8 +521,7 @@ def test_a_place_taken_from_without_a_cue_stays_the_origin_before_a_landing_cue(
     ],
 )
 def test_destination_cues_of_need_and_drop_off(tiny, request_text):
-    entities = _ir(tiny, request_text)["entities"]
-    assert (entities["origin"], entities["destination"]) == ("depot_1", "hospital_B")
+    assert _route_places(tiny, request_text) == ("depot_1", [], "hospital_B")
 
 
 def test_a_name_grounds_without_its_place_words_and_only_by_its_own_number(tiny):
