@@ -110,9 +110,20 @@ def test_satisfiability_never_misses_a_short_witness():
             assert verdict is not None
 
 
-def test_satisfiability_gives_up_instead_of_guessing_on_many_atoms():
-    many = [parse_ltl(f"F p{i}") for i in range(ltl.MAX_SAT_ATOMS + 1)]
-    assert satisfiable(many) is None
+def test_satisfiability_gives_up_instead_of_guessing_on_many_atoms_in_one_group():
+    one_group = parse_ltl(" & ".join(f"F p{i}" for i in range(ltl.MAX_SAT_ATOMS + 1)))
+    assert satisfiable([one_group]) is None
+
+
+def test_formulas_sharing_no_atom_are_decided_group_by_group():
+    formulas = [parse_ltl(text) for text in ("G !a", "F b", "F a", "G (b -> X c)", "G !d")]
+    groups = ltl.atom_groups(formulas, ltl.atoms_of)
+    assert [[str(f) for f in group] for group in groups] == [
+        [str(formulas[0]), str(formulas[2])],
+        [str(formulas[1]), str(formulas[3])],
+        [str(formulas[4])],
+    ]
+    assert satisfiable(formulas) is False  # G !a with F a, whatever the rest
 
 
 def test_implication_checks_entailment():
