@@ -36,7 +36,7 @@ from ir.model import (
 )
 from models.base import GenerationRequest, GenerationResult, IRGenerator, RepairFeedback
 from tools.rules import MONITORED_RULES
-from tools.world import EntityKind, World
+from tools.world import EntityKind, NoFlyZone, World
 
 RULES_VERSION = "rules-v2"  # v2: stops before a landing cue, short names, verbatim names first
 
@@ -256,9 +256,11 @@ def _name_variants(name: str) -> list[str]:
 def _name_span(variant: str, text: str, *, verbatim: bool) -> tuple[int, int] | None:
     """Where a name variant stands in the text: verbatim, or (short names and numbered ones never) by a fuzzy match
     that starts and ends on word edges ('rum building' inside 'Forum building' is not 'UPM building')."""
-    if verbatim or len(variant) < SHORT_NAME_CHARS or any(ch.isdigit() for ch in variant):
-        start = text.find(variant) if verbatim else -1
+    if verbatim:
+        start = text.find(variant)
         return (start, start + len(variant)) if start >= 0 else None
+    if len(variant) < SHORT_NAME_CHARS or any(ch.isdigit() for ch in variant):
+        return None
     hit = fuzz.partial_ratio_alignment(variant, text, score_cutoff=NAME_MATCH_MIN_SCORE)
     if hit is None:
         return None
@@ -272,18 +274,19 @@ def _name_mentions(text: str, world: World, taken: list[tuple[int, int]]) -> lis
     # Entities by each of their names (a Chinese request names them by their Chinese name), zones by theirs; a
     # variant two of them share ("the maternity hospital" for two) is left to the kind words and their qualifiers.
     # Verbatim matches first, for every name, so a fuzzy match never takes another place's exact name.
-    named = [(e.id, name, "entity") for e in world.entities for name in (e.name, *e.names.values()) if name]
-    named += [(z.id, z.name, "zone") for z in world.sensitive_zones]
+    names = [(e.id, name, "entity") for e in world.entities for name in (e.name, *e.names.values()) if name]
+    names += [(z.id, z.name, "zone") for z in world.sensitive_zones]
+    named = [(identifier, _name_variants(name), kind) for identifier, name, kind in names]
     owners: dict[str, set[str]] = defaultdict(set)
-    for identifier, name, _ in named:
-        for variant in _name_variants(name):
+    for identifier, variants, _ in named:
+        for variant in variants:
             owners[variant].add(identifier)
     mentions: list[Mention] = []
     for verbatim in (True, False):
-        for identifier, name, kind in named:
+        for identifier, variants, kind in named:
             if any(m.ids == (identifier,) for m in mentions):
                 continue
-            for variant in (v for v in _name_variants(name) if len(owners[v]) == 1):
+            for variant in (v for v in variants if len(owners[v]) == 1):
                 span = _name_span(variant, text, verbatim=verbatim) if len(variant) <= len(text) else None
                 if span and _free(span, taken):
                     mentions.append(Mention(kind, (identifier,), *span))
@@ -368,9 +371,9 @@ def _assign_roles(text: str, mentions: list[Mention]) -> None:
     for mention in mentions:
         window_start = previous.end if previous else 0
         # A cue right after the place outranks one before it ("请到X取货": X is where the cargo is picked up).
-        after = after_role(text, mention.end) if mention.kind == "entity" else set()
-        if mention.kind == "entity" and _HANDOFF_AFTER.match(text, mention.end):
-            after = {"handoff"}  # "fly to X and hand over to a courier", "请飞到X,在那里交给地面配送员"
+        after: set[str] = set()
+        if mention.kind == "entity":  # "fly to X and hand over to a courier", "请飞到X,在那里交给地面配送员"
+            after = {"handoff"} if _HANDOFF_AFTER.match(text, mention.end) else after_role(text, mention.end)
         cue_role = next(iter(after)) if len(after) == 1 else _role_before(text, mention.start, window_start)
         if mention.role is None:
             if cue_role is not None:
@@ -573,10 +576,15 @@ def _pick(mentions: list[Mention], role: str) -> Mention | None:
     return next((m for m in mentions if m.role == role), None)
 
 
+def _active_in_window(world: World, constraints: OperationConstraints) -> list[NoFlyZone]:
+    """NFZs active at any time of the mission window (the deadline, else DEFAULT_HORIZON_SEC)."""
+    horizon = constraints.deadline_sec or DEFAULT_HORIZON_SEC
+    return [z for z in world.no_fly_zones if z.active_window is None or z.active_window.start_sec <= horizon]
+
+
 def safety_prior_zones(world: World, entities: EntityRefs, constraints: OperationConstraints) -> list[str]:
     """NFZs active at any time of the mission window, and sensitive zones near the straight-line route."""
-    horizon = constraints.deadline_sec or DEFAULT_HORIZON_SEC
-    zones = [z.id for z in world.no_fly_zones if z.active_window is None or z.active_window.start_sec <= horizon]
+    zones = [z.id for z in _active_in_window(world, constraints)]
     stops = [entities.origin, *entities.waypoints, flight_end(entities)]
     if all(s is not None and (s in world.entity_index or s in world.uav_index) for s in stops):
         line = LineString([world.position_of(s) for s in stops])  # type: ignore[arg-type]
@@ -637,8 +645,7 @@ def plan_hand_off(task: ParsedTask, text: str, world: World) -> None:
     destination = world.entity_index.get(refs.destination or "")
     if destination is None or not _HANDOFF.search(text):
         return
-    horizon = task.constraints.deadline_sec or DEFAULT_HORIZON_SEC
-    zones = [z for z in world.no_fly_zones if z.active_window is None or z.active_window.start_sec <= horizon]
+    zones = _active_in_window(world, task.constraints)
     if refs.handoff_points or not any(z.shape.covers(destination.point) for z in zones):
         return
     named = [m.ids[0] for m in find_mentions(text, world) if m.role == "handoff" and len(m.ids) == 1]
