@@ -38,7 +38,13 @@ def _add_run_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--without", default="", help=f"comma-separated nodes to drop: {','.join(ABLATABLE)}")
     p.add_argument("--max-repairs", type=int, default=3, help="repair rounds K before fallback")
     p.add_argument("--stress", choices=["low", "medium", "high"], default="medium", help="simulation stress level")
-    p.add_argument("--seed", type=int, default=0, help="simulation seed")
+    p.add_argument("--seed", type=int, default=0, help="seed of the first stress scenario")
+    p.add_argument(
+        "--stress-scenarios",
+        type=int,
+        default=3,
+        help="stress scenarios the route must pass (seeds --seed, --seed + 1, ...; default %(default)s)",
+    )
     _add_memory_args(p)
     add_json_flag(p)
 
@@ -114,6 +120,7 @@ def _context(args: argparse.Namespace, run_config: dict[str, Any], *, interactiv
         max_repairs=run_config.get("max_repairs", 3),
         stress_level=run_config.get("stress_level", "medium"),
         sim_seed=run_config.get("sim_seed", 0),
+        stress_scenarios=run_config.get("stress_scenarios", 1),  # runs stored before the setting flew one scenario
         without=without,
         interactive=interactive,
         memory=open_memory(without, path=args.memory_path, url=args.qdrant_url),
@@ -125,6 +132,8 @@ def _context(args: argparse.Namespace, run_config: dict[str, Any], *, interactiv
 def _context_from_args(args: argparse.Namespace, *, interactive: bool = False) -> Context:
     if args.max_repairs < 0:
         raise CommandError("--max-repairs must be >= 0")
+    if args.stress_scenarios < 1:
+        raise CommandError("--stress-scenarios must be >= 1")
     try:
         without = sorted(parse_without(args.without))
     except AblationError as exc:
@@ -135,6 +144,7 @@ def _context_from_args(args: argparse.Namespace, *, interactive: bool = False) -
         "max_repairs": args.max_repairs,
         "stress_level": args.stress,
         "sim_seed": args.seed,
+        "stress_scenarios": args.stress_scenarios,
         "without": without,
     }
     return _context(args, config, interactive=interactive)

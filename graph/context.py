@@ -45,7 +45,14 @@ class Context:
     stress_level: Literal["low", "medium", "high"] = field(
         default="medium", metadata={"description": "stress of the simulate gate: gusts, crossing traffic, pop-up NFZ"}
     )
-    sim_seed: int = field(default=0, metadata={"description": "seed of the simulate gate's scenario"})
+    sim_seed: int = field(default=0, metadata={"description": "seed of the simulate gate's first scenario"})
+    stress_scenarios: int = field(
+        default=3,
+        metadata={
+            "description": "scenarios the simulate gate flies (seeds sim_seed, sim_seed + 1, ...); the route must "
+            "pass every one, as one lucky draw of traffic or pop-up zones proves little"
+        },
+    )
     without: frozenset[str] = field(
         default_factory=frozenset, metadata={"description": f"ablated parts, a subset of {', '.join(ABLATABLE)}"}
     )

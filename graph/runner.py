@@ -46,6 +46,7 @@ def run_config_of(context: Context) -> dict[str, Any]:
         "max_repairs": context.max_repairs,
         "stress_level": context.stress_level,
         "sim_seed": context.sim_seed,
+        "stress_scenarios": context.stress_scenarios,
         "without": sorted(context.without),
         "top_k_cases": context.top_k_cases,
         "max_new_tokens": context.max_new_tokens,

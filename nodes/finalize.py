@@ -41,15 +41,15 @@ def _remember(state: State, runtime: Runtime[Context], closing_attempts: list[di
 def _certificate(state: State, ctx: Context) -> SafetyCertificate | None:
     """The certificate of the route both gates passed; None when a gate was ablated (nothing to certify)."""
     verdict = (state.get("verdict") or {}).get("result")
-    simulation = ((state.get("simulation") or {}).get("simulate_scenario") or {}).get("result")
-    if not verdict or not simulation:
+    simulations = [r.get("result") for r in ((state.get("simulation") or {}).get("simulate_scenario") or [])]
+    if not verdict or not simulations or not all(simulations):
         return None
     return issue_certificate(
         world_from_state(state),
         gate_args(state, ctx, "verify_ltl_stl"),
         verdict,
         gate_args(state, ctx, "simulate_scenario"),
-        simulation,
+        simulations,
         state.get("ir"),
     )
 

@@ -1,7 +1,7 @@
 """Arguments of the two safety gates (verify, simulate) from the IR, the candidate and the run context.
 
 The gates are the graph's, not the LLM's: whatever rules the IR lists, R1-R6 are always checked, and the
-simulation seed and stress level come from the run context.
+simulation seeds and stress level come from the run context.
 """
 
 from __future__ import annotations
@@ -42,3 +42,8 @@ def gate_args(state: State, ctx: Context, tool: str) -> dict[str, Any]:
     if tool == "simulate_scenario":
         args["seed"], args["stress_level"] = ctx.sim_seed, ctx.stress_level
     return args
+
+
+def stress_seeds(ctx: Context) -> list[int]:
+    """The seeds of the simulate gate's scenarios: sim_seed and the next ones, stress_scenarios in all."""
+    return list(range(ctx.sim_seed, ctx.sim_seed + ctx.stress_scenarios))

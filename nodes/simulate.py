@@ -1,5 +1,10 @@
-"""simulate: stress-simulate the verified route (wind gusts, traffic, pop-up NFZ), then assess its risk;
-the second safety gate."""
+"""simulate: stress-simulate the verified route (wind gusts, traffic, pop-up NFZ) in each of the run's stress
+scenarios, then assess its risk under each; the second safety gate.
+
+One scenario is one random draw of gusts, crossing traffic and pop-up zones: a route that passes one draw may
+still fail most others (held-out runs executed such a route), so the route must pass every scenario the run
+context names. The first failing scenario is the counterexample the repair sees.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +15,7 @@ from langgraph.runtime import Runtime
 from graph.context import Context
 from graph.state import State
 from nodes.failures import failure_from_tool
-from nodes.gates import gate_args
+from nodes.gates import gate_args, stress_seeds
 from nodes.run_world import world_from_state
 from tools.catalog import default_registry
 
@@ -19,13 +24,19 @@ READS = ("candidate", "ir", "world")
 
 def simulate(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     world, registry, ctx = world_from_state(state), default_registry(), runtime.context
-    sim = registry.call("simulate_scenario", world, gate_args(state, ctx, "simulate_scenario"))
-    results = [sim.model_dump(mode="json")]  # appended to the round's tool_results by the state's reducer
-    update: dict[str, Any] = {"simulation": {"simulate_scenario": results[0]}, "tool_results": results}
-    if not sim.ok:
-        return {**update, "failure": failure_from_tool("simulate", sim)}
-    risk_args = {**gate_args(state, ctx, "risk_assess"), "sim_events": (sim.result or {}).get("events", [])}
-    risk = registry.call("risk_assess", world, risk_args)
-    results.append(risk.model_dump(mode="json"))
-    update["simulation"]["risk_assess"] = results[-1]
-    return {**update, "failure": None if risk.ok else failure_from_tool("simulate", risk)}
+    sim_args, risk_args = gate_args(state, ctx, "simulate_scenario"), gate_args(state, ctx, "risk_assess")
+    results: list[dict[str, Any]] = []  # appended to the round's tool_results by the state's reducer
+    simulation: dict[str, list[dict[str, Any]]] = {"simulate_scenario": [], "risk_assess": []}
+    update: dict[str, Any] = {"simulation": simulation, "tool_results": results, "failure": None}
+    for seed in stress_seeds(ctx):
+        sim = registry.call("simulate_scenario", world, {**sim_args, "seed": seed})
+        results.append(sim.model_dump(mode="json"))
+        simulation["simulate_scenario"].append(results[-1])
+        if not sim.ok:
+            return {**update, "failure": failure_from_tool("simulate", sim)}
+        risk = registry.call("risk_assess", world, {**risk_args, "sim_events": (sim.result or {}).get("events", [])})
+        results.append(risk.model_dump(mode="json"))
+        simulation["risk_assess"].append(results[-1])
+        if not risk.ok:
+            return {**update, "failure": failure_from_tool("simulate", risk)}
+    return update

@@ -112,20 +112,23 @@ def issue_certificate(
     verify_args: dict[str, Any],
     verdict: dict[str, Any],
     simulate_args: dict[str, Any],
-    simulation: dict[str, Any],
+    simulations: list[dict[str, Any]],
     ir: dict[str, Any] | None,
 ) -> SafetyCertificate:
-    """The certificate of a route that passed both gates, from the gates' own arguments and results."""
+    """The certificate of a route that passed both gates, from the gates' own arguments and results (one
+    simulation result per stress scenario, each naming its seed)."""
     trajectory, rule_set = _split(verify_args)
     _, sim_args = _split(simulate_args)
-    seed = sim_args.pop("seed", 0)
+    first_seed = sim_args.pop("seed", 0)
     return SafetyCertificate(
         trajectory=trajectory,
         rule_set=rule_set,
         verdicts=verdict.get("rules") or {},
         specs=[*(verdict.get("ltl") or []), *(verdict.get("stl") or [])],
         simulation_args=sim_args,
-        simulations=[_simulation_record(simulation, {**sim_args, "seed": seed})],
+        simulations=[
+            _simulation_record(result, {**sim_args, "seed": result.get("seed", first_seed)}) for result in simulations
+        ],
         engines=dict(verdict.get("engine") or {}),
         versions=_versions(),
         digests=Digests(

@@ -46,7 +46,8 @@ def test_a_fresh_certificate_re_checks(certificate, downtown):
     assert certificate.trajectory.waypoints and certificate.trajectory.uav_id
     assert set(certificate.verdicts) == {"R1", "R2", "R3", "R4", "R5", "R6"}
     assert all(v["status"] == "pass" and v["robustness"] >= 0 for v in certificate.verdicts.values())
-    assert certificate.engines["stl"] == "rtamt" and certificate.simulations[0].success
+    assert certificate.engines["stl"] == "rtamt"
+    assert [(s.seed, s.success) for s in certificate.simulations] == [(0, True), (1, True), (2, True)]
     assert check_certificate(certificate, downtown).valid
 
 
@@ -56,6 +57,15 @@ def test_a_moved_waypoint_fails_and_says_so(certificate, downtown):
     check = check_certificate(moved, downtown)
     assert not check.valid
     assert any(d.startswith("trajectory:") for d in check.differences), check.differences
+
+
+def test_every_certified_stress_scenario_is_flown_again(certificate, downtown):
+    """The check re-flies each seed: a record the simulator does not reproduce, even the last one, fails."""
+    claimed = certificate.model_copy(deep=True)
+    claimed.simulations[-1].events = [*claimed.simulations[-1].events, "near_miss"]
+    check = check_certificate(claimed, downtown)
+    assert not check.valid
+    assert [d.split(" (")[0] for d in check.differences] == ["simulator: seed 2"], check.differences
 
 
 def test_another_world_or_rule_set_fails_and_says_so(certificate, downtown):

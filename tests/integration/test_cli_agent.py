@@ -25,9 +25,12 @@ def test_run_json_then_trace_and_checkpoints(capsys, tmp_path):
     assert code == 0 and run["status"] == "execute"
     assert run["decision"]["uav_id"] == "uav_03"
     assert all(len(wp) == 4 for wp in run["decision"]["waypoints"])
-    assert run["db"] == db and run["thread_id"] and run["rounds"] == 0
+    assert run["db"] == db and run["thread_id"]
     code, report = run_json(capsys, "trace", "--db", db, "--thread", run["thread_id"])
     assert code == 0 and report["final"]["status"] == "execute"
+    # Stress scenario 1's crossing traffic comes too close at the parsed 30 m floor: repairs raise it until all pass.
+    failed = [(r["stage"], r["error_type"]) for r in report["rounds"][:-1]]
+    assert run["rounds"] >= 1 and failed == [("simulate", "near_miss")] * run["rounds"]
     assert set(report["rounds"][0]) >= {"round", "stage", "error_type", "counterexample", "ir_diff"}
     code, listing = run_json(capsys, "checkpoints", "--db", db, "--thread", run["thread_id"])
     assert [c["ran"][0] for c in listing["checkpoints"] if c["ran"]][-1] == "finalize"

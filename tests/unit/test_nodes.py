@@ -13,6 +13,7 @@ from ir.model import HUMAN_CONFIRM_POLICIES, FallbackPolicy
 from nodes.execute_tools import execute_tools
 from nodes.fallback import fallback
 from nodes.repair import repair
+from nodes.simulate import simulate
 from nodes.validate import validate
 from nodes.verify import verify
 from tests.support.graph_fixtures import GOOD_IR, HALLUCINATED_IR, NFZ_FORGOTTEN_IR, ir_with
@@ -97,6 +98,26 @@ def test_the_planned_candidate_of_execute_tools_passes_verify(world_json, runtim
     assert executed["failure"] is None and executed["candidate"]["uav_id"] == "uav_03"
     update = verify({"ir": GOOD_IR, "candidate": executed["candidate"], "world": world_json}, runtime)
     assert update["failure"] is None and update["verdict"]["ok"] is True
+
+
+# simulate
+
+
+def test_simulate_requires_every_stress_scenario_and_stops_at_the_first_that_fails(world_json):
+    """GOOD_IR's planned route flies seed 0 cleanly but meets crossing traffic in seed 1: one scenario would
+    pass it, three refuse it with seed 1's counterexample."""
+    state: dict[str, Any] = {"ir": GOOD_IR, "world": world_json}
+    state["candidate"] = execute_tools(state, fake_runtime(Context(without=frozenset({"memory"}))))["candidate"]
+
+    one = simulate(state, fake_runtime(Context(stress_scenarios=1)))
+    assert one["failure"] is None and [r["tool"] for r in one["tool_results"]] == ["simulate_scenario", "risk_assess"]
+
+    three = simulate(state, fake_runtime(Context(stress_scenarios=3)))
+    failure = three["failure"]
+    assert (failure["stage"], failure["error_type"]) == ("simulate", "near_miss")
+    flown = three["simulation"]["simulate_scenario"]
+    assert [(r["result"]["seed"], r["ok"]) for r in flown] == [(0, True), (1, False)]  # seed 2 never flown
+    assert [r["tool"] for r in three["tool_results"]] == ["simulate_scenario", "risk_assess", "simulate_scenario"]
 
 
 # repair
