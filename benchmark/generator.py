@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from benchmark.citygen import CityDraft, generate_city
-from benchmark.gold import GoldResult, gold_registry, holds_under_evaluation_stress, label_task
+from benchmark.gold import GoldResult, gold_registry, holds_under_checked_stress, label_task
 from benchmark.instructions import write_instruction
 from benchmark.layouts import LAYOUTS
 from benchmark.sample import render_schema
@@ -137,7 +137,7 @@ def _attempt(job: Job, spec: SplitSpec, attempt: int) -> tuple[dict[str, Any], d
         return None
     if task.stated_demand and gold.label != task.intended_label:
         return None  # a new world: the added demand (a via point, a return leg, a floor) must not change the label
-    if gold.label == "SAT" and not holds_under_evaluation_stress(gold, world, gold_registry()):
+    if gold.label == "SAT" and not holds_under_checked_stress(gold, world, gold_registry()):
         return None  # a new world: this one's SAT label would rest on the gold simulation's lucky draw
     instruction = write_instruction(task, draft.labels, gold.deadline_sec, rng, inject)
     modes = _failure_modes(gold, instruction["injected_rule_break"])

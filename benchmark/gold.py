@@ -27,7 +27,7 @@ from tools.catalog import default_registry
 from tools.contract import ToolResult, stable_hash
 from tools.registry import ToolRegistry, ToolSpec
 from tools.rules import ON_THE_WAY_M, nfz_on_the_way
-from tools.simulator import EVALUATION_SEEDS, EVALUATION_STRESS_LEVEL
+from tools.simulator import AGENT_GATE_SEEDS, EVALUATION_SEEDS, EVALUATION_STRESS_LEVEL
 from tools.world import UAVStatus, World
 
 BASE_RULES = ["R1", "R2", "R3", "R4", "R5", "R6"]
@@ -41,6 +41,8 @@ PINNED_UAV_INFEASIBLE = "pinned_uav_infeasible"  # failure mode: the UAV the req
 TIGHT_FACTOR = 1.4
 HOLD_ALLOWANCE_SEC = 60.0
 MEMO_SIZE = 32
+# The judge's held-out stress seeds and the agent gate's defaults, both at the judge's stress level (the gate's default).
+CHECKED_STRESS_SEEDS: tuple[int, ...] = (*AGENT_GATE_SEEDS, *EVALUATION_SEEDS)
 
 # The tool error that proves each built-in reason (unsat_kind -> (tool, error type)).
 EXPECTED_FAILURE: dict[str, tuple[str, str]] = {
@@ -318,9 +320,9 @@ def _probe(
 
 
 def probe_arrival(task: Task, world: World, registry: ToolRegistry, task_id: str, seed: int) -> float | None:
-    """When the gold plan's UAV would arrive: the latest arrival over the gold simulation and the evaluation's
-    stress seeds (a pop-up hold delays some draws), so a tight deadline is one the gold meets under all of them."""
-    arrivals = [_simulated_arrival(task, world, registry, task_id, s) for s in (seed, *EVALUATION_SEEDS)]
+    """When the gold plan's UAV would arrive: the latest arrival over the gold simulation and the checked stress
+    seeds (a pop-up hold delays some draws), so a tight deadline is one the gold meets under all of them."""
+    arrivals = [_simulated_arrival(task, world, registry, task_id, s) for s in (seed, *CHECKED_STRESS_SEEDS)]
     known = [a for a in arrivals if a is not None]
     return max(known) if known else None
 
@@ -554,11 +556,11 @@ def label_task(task: Task, world: World, registry: ToolRegistry, task_id: str, s
     return result
 
 
-def holds_under_evaluation_stress(gold: GoldResult, world: World, registry: ToolRegistry) -> bool:
-    """The gold route also passes the evaluation's held-out stress draws, as the judge will simulate them: a SAT
-    label must not rest on one lucky draw of crossing traffic or pop-up zones."""
+def holds_under_checked_stress(gold: GoldResult, world: World, registry: ToolRegistry) -> bool:
+    """The gold route also passes the checked stress draws, the judge's held-out ones and the agent gate's
+    defaults: a SAT label must not rest on one lucky draw of crossing traffic or pop-up zones."""
     decision = gold.decision
-    for seed in EVALUATION_SEEDS:
+    for seed in CHECKED_STRESS_SEEDS:
         args = ir_tool_args("simulate_scenario", gold.ir, seed=seed, stress_level=EVALUATION_STRESS_LEVEL)
         args.update(waypoints=decision.waypoints, uav_id=decision.uav_id)
         if not registry.call("simulate_scenario", world, args).ok:

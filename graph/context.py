@@ -11,6 +11,7 @@ from typing import Literal, Protocol
 
 from memory.cases import CaseHit, RepairCase
 from memory.store import RuleHit
+from tools.simulator import AGENT_GATE_SEEDS
 
 ABLATABLE = ("ir", "verifier", "simulator", "repair", "memory", "rag", "fidelity")
 DEFAULT_MODEL = "local"  # the embedded offline model (models/local_backend.py): no network, no API key
@@ -45,9 +46,11 @@ class Context:
     stress_level: Literal["low", "medium", "high"] = field(
         default="medium", metadata={"description": "stress of the simulate gate: gusts, crossing traffic, pop-up NFZ"}
     )
-    sim_seed: int = field(default=0, metadata={"description": "seed of the simulate gate's first scenario"})
+    sim_seed: int = field(
+        default=AGENT_GATE_SEEDS[0], metadata={"description": "seed of the simulate gate's first scenario"}
+    )
     stress_scenarios: int = field(
-        default=3,
+        default=len(AGENT_GATE_SEEDS),
         metadata={
             "description": "scenarios the simulate gate flies (seeds sim_seed, sim_seed + 1, ...); the route must "
             "pass every one, as one lucky draw of traffic or pop-up zones proves little"

@@ -33,6 +33,7 @@ from evaluation.methods.prompts import (
     confirmation_run,
     decision_response_format,
     request_block,
+    shown_world,
     state_char_budget,
     state_summary,
 )
@@ -157,7 +158,7 @@ class AutoPlan(ChatBaseline):
         )
         executor.usage = model.usage  # one account for the run
         episode = Episode(task.world, registry)
-        context = f"{request_block(task)}\nSTATE:\n{state_summary(task.world, state_char_budget(budget))}"
+        context = f"{request_block(task)}\nSTATE:\n{state_summary(shown_world(task), state_char_budget(budget))}"
         trace: dict[str, Any] = {}
         try:
             plan = model.invoke([SystemMessage(PLANNING_SYSTEM), HumanMessage(context)], response_format=_plan_format())

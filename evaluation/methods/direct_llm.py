@@ -19,6 +19,7 @@ from evaluation.methods.prompts import (
     confirmation_run,
     method_run,
     request_block,
+    shown_world,
     state_char_budget,
     state_summary,
 )
@@ -94,7 +95,7 @@ class DirectLLM(ChatBaseline):
         messages = [
             SystemMessage(SYSTEM),
             HumanMessage(
-                f"{request_block(task)}\nSTATE:\n{state_summary(task.world, state_char_budget(setup.budget))}\n{FORMAT_REQUEST}"
+                f"{request_block(task)}\nSTATE:\n{state_summary(shown_world(task), state_char_budget(setup.budget))}\n{FORMAT_REQUEST}"
             ),
         ]
         try:

@@ -21,6 +21,7 @@ from evaluation.methods.prompts import (
     json_object_in,
     method_run,
     request_block,
+    shown_world,
     state_char_budget,
     world_json,
 )
@@ -39,7 +40,7 @@ class JsonOnly(ChatBaseline):
 
     def run(self, task: MethodTask, setup: MethodSetup) -> MethodRun:
         model = MeteredModel(self.chat_model(task, setup), setup.model)
-        world = world_json(task.world, state_char_budget(setup.budget))
+        world = world_json(shown_world(task), state_char_budget(setup.budget))
         messages = [
             SystemMessage(SYSTEM),
             HumanMessage(f"{request_block(task)}\nWORLD:\n{world}\nAnswer with the decision JSON."),

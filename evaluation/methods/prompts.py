@@ -50,6 +50,9 @@ MAX_FLIGHT_SEC = 86_400.0
 TRUNCATED_TABLES = ("buildings", "fleet")
 LEFT_OUT_OF_STATE = {"name", "city_layout", "data_sources"}  # names of the world file, not state
 REQUEST_TAG = re.compile(r"</?\s*request\s*>", re.IGNORECASE)
+# The scripts of the languages worlds name places in besides English (Entity.names): a view shows a place's name
+# in a language only to a request written in it, as names the request cannot use only cost prompt tokens.
+NAME_SCRIPTS = {"zh": re.compile(r"[\u3400-\u9fff]")}
 
 FLIGHT_RULES = (
     "A flight is one UAV and its 4D waypoints [x, y, z, t]: metres, and seconds from now (t=0). It starts at the "
@@ -72,6 +75,16 @@ def request_block(task: MethodTask) -> str:
 
 
 # --- state views ----------------------------------------------------------------------------------------------
+def shown_world(task: MethodTask) -> World:
+    """The task's world with each place's other-language names kept only in the languages of the request."""
+    languages = {language for language, script in NAME_SCRIPTS.items() if script.search(task.instruction)}
+    entities = [
+        e.model_copy(update={"names": {k: v for k, v in e.names.items() if k in languages}})
+        for e in task.world.entities
+    ]
+    return task.world.model_copy(update={"entities": entities})
+
+
 def _num(value: float) -> str:
     return f"{value:.1f}".removesuffix(".0")
 
@@ -94,7 +107,10 @@ def state_summary(world: World, max_chars: int | None = None) -> str:
     idle = [u for u in world.fleet if u.status is UAVStatus.idle]
     tallest = max((b.height_m for b in world.buildings), default=0.0)
     sections = {
-        "Places (x,y):": [f"- {e.id} ({_num(e.position[0])},{_num(e.position[1])}) {e.name}" for e in world.entities],
+        "Places (x,y):": [
+            f"- {e.id} ({_num(e.position[0])},{_num(e.position[1])}) {' / '.join(filter(None, (e.name, *e.names.values())))}"
+            for e in world.entities
+        ],
         "No-fly zones:": list(map(_nfz_text, world.no_fly_zones)),
         "Sensitive zones:": [
             f"- {z.id} {_box(z.shape.bounds)} buffer {_num(z.buffer_m)} m" for z in world.sensitive_zones
@@ -154,6 +170,8 @@ def world_json(world: World, max_chars: int) -> str:
     tallest_first = sorted(world.buildings, key=lambda b: -b.height_m)
     state["buildings"] = [{"id": b.id, "bbox": list(b.shape.bounds), "height_m": b.height_m} for b in tallest_first]
     state["fleet"] = sorted(state["fleet"], key=lambda uav: uav["status"] != UAVStatus.idle.value)
+    if not any(e.names for e in world.entities):  # a column of empty objects says nothing
+        state["entities"] = [{k: v for k, v in e.items() if k != "names"} for e in state["entities"]]
     compact = _rounded(as_tables(state))
     text = compact_json(compact)
     for name in TRUNCATED_TABLES:

@@ -34,6 +34,7 @@ from evaluation.methods.prompts import (
     method_run,
     prompt_tokens_allowed,
     request_block,
+    shown_world,
     state_char_budget,
     world_json,
 )
@@ -151,7 +152,7 @@ class ReAct(ChatBaseline):
         model = MeteredModel(chat, setup.model)
         episode = Episode(task.world, registry)
         world = world_json(
-            task.world, state_char_budget(budget, int(CONVERSATION_SHARE * prompt_tokens_allowed(budget)))
+            shown_world(task), state_char_budget(budget, int(CONVERSATION_SHARE * prompt_tokens_allowed(budget)))
         )
         messages: list[BaseMessage] = [
             SystemMessage(SYSTEM),

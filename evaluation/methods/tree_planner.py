@@ -40,6 +40,7 @@ from evaluation.methods.prompts import (
     confirmation_run,
     method_run,
     request_block,
+    shown_world,
     state_char_budget,
     state_summary,
 )
@@ -340,7 +341,7 @@ class TreePlanner(ChatBaseline):
         budget = setup.budget
         registry = action_registry()
         model = MeteredModel(self.chat_model(task, setup), setup.model)
-        view = state_summary(task.world, state_char_budget(budget))
+        view = state_summary(shown_world(task), state_char_budget(budget))
         messages = [SystemMessage(SAMPLING_SYSTEM), HumanMessage(f"{request_block(task)}\nSTATE:\n{view}")]
         try:
             replies = model.sample(

@@ -20,7 +20,13 @@ from evaluation.methods import get_method
 from evaluation.methods.base import Budget, MethodSetup, MethodTask
 from evaluation.methods.direct_llm import DirectLLM, plain_decision
 from evaluation.methods.json_only import JsonOnly
-from evaluation.methods.prompts import decision_response_format, state_char_budget, state_summary, world_json
+from evaluation.methods.prompts import (
+    decision_response_format,
+    shown_world,
+    state_char_budget,
+    state_summary,
+    world_json,
+)
 from evaluation.methods.react import ReAct, action_registry, tool_definitions
 from ir.decision import Decision
 from models.chat import (
@@ -217,6 +223,18 @@ def test_a_cut_world_notes_how_many_rows_it_left_out(downtown):
     assert heights == sorted(heights, reverse=True)  # the lowest buildings are the first to go
     assert cut["buildings"]["omitted_rows"] + len(cut["buildings"]["rows"]) == len(downtown.buildings)
     assert cut["entities"] == full["entities"]
+
+
+@pytest.mark.parametrize(("instruction", "shown"), [("Fly to the eye clinic", False), ("飞往北侧的眼科诊所", True)])
+def test_a_view_names_places_only_in_the_requests_languages(downtown, instruction, shown):
+    first = downtown.entities[0]
+    world = downtown.model_copy(
+        update={"entities": [first.model_copy(update={"names": {"zh": "北侧的眼科诊所"}}), *downtown.entities[1:]]}
+    )
+    task = MethodTask(sample_id="s", instruction=instruction, world=world)
+    views = [world_json(shown_world(task), 1_000_000), state_summary(shown_world(task))]
+    assert all(("北侧的眼科诊所" in view) is shown for view in views)
+    assert all(first.name in view for view in views[1:]) and ('"names"' in views[0]) is shown
 
 
 def _section(summary: str, title: str) -> list[str]:
