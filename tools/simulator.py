@@ -21,6 +21,7 @@ two seconds is an intrusion.
 
 from __future__ import annotations
 
+import bisect
 import math
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -99,13 +100,31 @@ class SimulateArgs(WaypointArgs):
 
 
 # --- the scenario ----------------------------------------------------------------------------------------------
-def _nominal_at(nominal: np.ndarray, s: float) -> np.ndarray:
-    xyz, _ = signals.positions_at(nominal, np.array([s]))
-    return xyz[0]
+class NominalTrack:
+    """The planned track's (x, y, z) at one plan time, as tools.trajectory.positions interpolates it (held at its
+    ends, a hover keeping its last point): the per-second flight loop asks ~4 times a step, and one vectorised
+    interpolation per question was most of a scenario's time."""
+
+    def __init__(self, samples: np.ndarray):
+        keep = np.append(np.diff(samples[:, 3]) > 0, True)
+        self.samples = samples
+        self._times = samples[keep, 3].tolist()
+        self._xyz = samples[keep, :3]
+        self._slopes = np.diff(self._xyz, axis=0) / np.diff(samples[keep, 3])[:, None]
+
+    def at(self, s: float) -> np.ndarray:
+        times = self._times
+        if s <= times[0]:
+            return self._xyz[0]
+        if s >= times[-1]:
+            return self._xyz[-1]
+        i = bisect.bisect_right(times, s) - 1  # times[i] <= s < times[i + 1]
+        return self._slopes[i] * (s - times[i]) + self._xyz[i]  # np.interp's own arithmetic
 
 
-def _popup_zone(nominal: np.ndarray, profile: StressProfile, rng: np.random.Generator) -> NoFlyZone | None:
+def _popup_zone(track: NominalTrack, profile: StressProfile, rng: np.random.Generator) -> NoFlyZone | None:
     """A square no-fly zone centred on a random point of the route, active from some notice before arrival."""
+    nominal = track.samples
     fraction = rng.uniform(0.35, 0.65)
     notice = rng.uniform(*profile.popup_notice_sec)
     duration = rng.uniform(*profile.popup_duration_sec)
@@ -113,7 +132,7 @@ def _popup_zone(nominal: np.ndarray, profile: StressProfile, rng: np.random.Gene
     if half is None or len(nominal) < 2:
         return None
     t0, t1 = nominal[0, 3], nominal[-1, 3]
-    centre = _nominal_at(nominal, t0 + fraction * (t1 - t0))[:2]
+    centre = track.at(t0 + fraction * (t1 - t0))[:2]
     ends = nominal[[0, -1], :2]
     if np.min(np.linalg.norm(ends - centre, axis=1)) <= 2 * half:
         return None  # too short a route to close part of it without closing its origin or goal
@@ -131,18 +150,18 @@ def _popup_zone(nominal: np.ndarray, profile: StressProfile, rng: np.random.Gene
 
 
 def _crossing_tracks(
-    nominal: np.ndarray, profile: StressProfile, min_separation_m: float, rng: np.random.Generator
+    track: NominalTrack, profile: StressProfile, min_separation_m: float, rng: np.random.Generator
 ) -> list[TrafficTrack]:
     """Straight tracks that pass a random point of the route, at a random miss distance, when we are due there."""
     tracks = []
-    t0, t1 = nominal[0, 3], nominal[-1, 3]
+    t0, t1 = track.samples[0, 3], track.samples[-1, 3]
     for k in range(profile.crossing_tracks):
         when = t0 + rng.uniform(0.2, 0.8) * (t1 - t0)
         heading, speed = rng.uniform(0, 2 * math.pi), rng.uniform(*CROSSING_SPEED_MPS)
         miss, tilt = rng.uniform(*profile.crossing_miss) * min_separation_m, rng.uniform(-math.pi / 2, math.pi / 2)
         direction = np.array([math.cos(heading), math.sin(heading)])
         across = np.array([-direction[1], direction[0]])
-        point = _nominal_at(nominal, when)
+        point = track.at(when)
         closest = np.array([*(point[:2] + across * miss * math.cos(tilt)), max(5.0, point[2] + miss * math.sin(tilt))])
         travel = np.array([*(direction * speed * CROSSING_HALF_LENGTH_SEC), 0.0])
         ends = [closest - travel, closest + travel]
@@ -160,8 +179,9 @@ class Flight:
 
 
 def _fly(
-    world: World, nominal: np.ndarray, speed: float, scale: float, popup: NoFlyZone | None, rng: np.random.Generator
+    world: World, track: NominalTrack, speed: float, scale: float, popup: NoFlyZone | None, rng: np.random.Generator
 ) -> Flight:
+    nominal = track.samples
     t_end = nominal[-1, 3]
     s = tau = nominal[0, 3]
     drift = np.zeros(2)
@@ -169,11 +189,11 @@ def _fly(
     rows, gusts, hovering = [[*nominal[0, :3], tau]], [0.0], [False]
     max_steps = int(3 * (t_end - s) + 600)
     while s < t_end - 1e-9 and len(rows) <= max_steps:
-        here = _nominal_at(nominal, s)
+        here = track.at(s)
         region = world.wind_at(here[0], here[1])
         gust = rng.normal(0.0, (region.gust_mps if region else 0.0) * scale, 2)
         drift = DRIFT_KEEP * drift + DRIFT_GAIN * gust
-        ahead = _nominal_at(nominal, min(s + 1.0, t_end))
+        ahead = track.at(min(s + 1.0, t_end))
         heading = ahead[:2] - here[:2]
         norm = np.linalg.norm(heading)
         head_gust = max(0.0, -float(gust @ heading) / norm) if norm > 0 else 0.0
@@ -184,11 +204,11 @@ def _fly(
         hold = (
             hold_area is not None
             and popup.active_during(tau - 1.0, tau)
-            and hold_area.contains(shapely.Point(*_nominal_at(nominal, next_s)[:2]))
+            and hold_area.contains(shapely.Point(*track.at(next_s)[:2]))
             and not hold_area.contains(shapely.Point(*here[:2]))
         )
         s = s if hold else next_s
-        position = _nominal_at(nominal, s)
+        position = track.at(s)
         rows.append([position[0] + drift[0], position[1] + drift[1], position[2], tau])
         gusts.append(float(np.linalg.norm(gust)))
         hovering.append(hold)
@@ -297,11 +317,11 @@ def simulate(world: World, args: SimulateArgs) -> ToolOutput:
     uav = resolve_uav(world, args.uav_id)
     profile = STRESS[args.stress_level]
     rng = np.random.default_rng(args.seed)
-    nominal = Trajectory(waypoints=args.waypoints).sample(1.0)
+    track = NominalTrack(Trajectory(waypoints=args.waypoints).sample(1.0))
     speed = uav.cruise_speed_mps if uav else DEFAULT_SPEED_MPS
-    popup = _popup_zone(nominal, profile, rng)
-    crossing = _crossing_tracks(nominal, profile, args.min_separation_m, rng)
-    flight = _fly(world, nominal, speed, profile.gust_scale, popup, rng)
+    popup = _popup_zone(track, profile, rng)
+    crossing = _crossing_tracks(track, profile, args.min_separation_m, rng)
+    flight = _fly(world, track, speed, profile.gust_scale, popup, rng)
     zones = [*world.no_fly_zones, *([popup] if popup else [])]
     tracks = [*world.traffic, *crossing]
     judged = _judged_track(world, flight, zones, tracks, args.min_separation_m)
@@ -320,7 +340,7 @@ def simulate(world: World, args: SimulateArgs) -> ToolOutput:
         "events": [_event_json(judged, e) for e in events],
         "min_separation_m": _rounded(separation.min()) if separation.min() < far else None,
         "min_obstacle_clearance_m": _rounded(signals.obstacle_clearance(world, flown).values.min()),
-        "delay_sec": None if crashed else _rounded(flight.samples[-1, 3] - nominal[-1, 3]),
+        "delay_sec": None if crashed else _rounded(flight.samples[-1, 3] - track.samples[-1, 3]),
         "hover_sec": int(flight.hovering[flight.samples[:, 3] <= judged[last, 3]].sum()),
         "energy_used_wh": _rounded(energy[last]),
         "final_battery_ratio": None if battery is None else _rounded(battery[last]),
