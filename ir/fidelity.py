@@ -101,7 +101,7 @@ def _phrase(text: str) -> str:
 
 
 def _matches(phrase: str, text: str) -> list[tuple[int, int]]:
-    if not phrase:
+    if not phrase or phrase not in text:  # most of a world's names are absent: no pattern to compile for them
         return []
     # ASCII word boundaries: in Chinese an id stands right beside CJK characters ("从hospital_2送到").
     return [m.span() for m in re.finditer(rf"(?<![a-z0-9_-]){re.escape(phrase)}(?![a-z0-9_-])", text)]

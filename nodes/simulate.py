@@ -8,6 +8,7 @@ context names. The first failing scenario is the counterexample the repair sees.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -18,6 +19,7 @@ from nodes.failures import failure_from_tool
 from nodes.gates import gate_args, stress_seeds
 from nodes.run_world import world_from_state
 from tools.catalog import default_registry
+from tools.contract import ToolResult
 
 READS = ("candidate", "ir", "world")
 
@@ -28,15 +30,20 @@ def simulate(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     results: list[dict[str, Any]] = []  # appended to the round's tool_results by the state's reducer
     simulation: dict[str, list[dict[str, Any]]] = {"simulate_scenario": [], "risk_assess": []}
     update: dict[str, Any] = {"simulation": simulation, "tool_results": results, "failure": None}
+    assessed: dict[str, ToolResult] = {}  # risk assessments by the scenario's events
     for seed in stress_seeds(ctx):
         sim = registry.call("simulate_scenario", world, {**sim_args, "seed": seed})
         results.append(sim.model_dump(mode="json"))
         simulation["simulate_scenario"].append(results[-1])
         if not sim.ok:
             return {**update, "failure": failure_from_tool("simulate", sim)}
-        risk = registry.call("risk_assess", world, {**risk_args, "sim_events": (sim.result or {}).get("events", [])})
-        results.append(risk.model_dump(mode="json"))
-        simulation["risk_assess"].append(results[-1])
+        events = (sim.result or {}).get("events", [])
+        key = json.dumps(events, sort_keys=True)
+        if key not in assessed:  # the same route with the same events is the same assessment: one call
+            assessed[key] = registry.call("risk_assess", world, {**risk_args, "sim_events": events})
+            results.append(assessed[key].model_dump(mode="json"))
+            simulation["risk_assess"].append(results[-1])
+        risk = assessed[key]
         if not risk.ok:
             return {**update, "failure": failure_from_tool("simulate", risk)}
     return update

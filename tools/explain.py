@@ -113,8 +113,7 @@ def _decision_sentence(decision: dict[str, Any]) -> str:
 
 def explain(world: World, args: ExplainArgs) -> ToolOutput:
     sentences = [_decision_sentence(args.decision)]
-    # A call repeated with the same arguments (e.g. one risk assessment per event-free stress scenario) is one result.
-    sentences += [_tool_sentence(t) for t in {t.request_id: t for t in args.tool_results}.values()]
+    sentences += [_tool_sentence(t) for t in args.tool_results]
     rules = list(dict.fromkeys(args.rules))
     sentences += [f"{rule} ({RULE_TEXT[rule]}){_rule_status(rule, args.tool_results)} [{rule}]" for rule in rules]
     citations = list(dict.fromkeys([*(t.request_id for t in args.tool_results), *rules]))

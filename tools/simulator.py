@@ -251,14 +251,13 @@ def _events(
     args: SimulateArgs,
     samples: np.ndarray,
     zones: list[NoFlyZone],
-    tracks: list[TrafficTrack],
     world: World,
     battery: np.ndarray | None,
+    obstacle: signals.Margin,
+    separation: signals.Margin,
 ) -> list[Event]:
     d_min = args.min_separation_m
     nfz = signals.nfz_margin(world, samples, zones)
-    obstacle = signals.obstacle_clearance(world, samples)
-    separation = signals.traffic_separation(world, samples, tracks)
     sep = separation.values
     near = "{value:.1f} m from {entity}"
     events = [
@@ -328,18 +327,20 @@ def simulate(world: World, args: SimulateArgs) -> ToolOutput:
     step_energy = np.concatenate([[0.0], np.cumsum(_energy_steps(world, flight, speed, args.payload_kg))])
     energy = np.interp(judged[:, 3], flight.samples[:, 3], step_energy)
     battery = None if uav is None else uav.battery_ratio - energy / uav.battery_capacity_wh
-    events = _events(args, judged, zones, tracks, world, battery)
+    # Per-sample margins of the judged track, computed once: the flown part is a prefix of it.
+    obstacle = signals.obstacle_clearance(world, judged)
+    separation = signals.traffic_separation(world, judged, tracks)
+    events = _events(args, judged, zones, world, battery, obstacle, separation)
     crashed = bool(events) and events[-1].type == "collision"
     last = events[-1].index if crashed else len(judged) - 1
-    flown = judged[: last + 1]
-    separation = signals.traffic_separation(world, flown, tracks).values
+    flown_separation = separation.values[: last + 1]
     far = signals.far_distance(world)
     decisive = _decisive(events, args.max_risk_level)
     result: dict[str, Any] = {
         "success": decisive is None,
         "events": [_event_json(judged, e) for e in events],
-        "min_separation_m": _rounded(separation.min()) if separation.min() < far else None,
-        "min_obstacle_clearance_m": _rounded(signals.obstacle_clearance(world, flown).values.min()),
+        "min_separation_m": _rounded(flown_separation.min()) if flown_separation.min() < far else None,
+        "min_obstacle_clearance_m": _rounded(obstacle.values[: last + 1].min()),
         "delay_sec": None if crashed else _rounded(flight.samples[-1, 3] - track.samples[-1, 3]),
         "hover_sec": int(flight.hovering[flight.samples[:, 3] <= judged[last, 3]].sum()),
         "energy_used_wh": _rounded(energy[last]),

@@ -119,6 +119,14 @@ def test_simulate_requires_every_stress_scenario_and_stops_at_the_first_that_fai
     assert [(r["result"]["seed"], r["ok"]) for r in flown] == [(0, True), (1, False)]  # seed 2 never flown
     assert [r["tool"] for r in three["tool_results"]] == ["simulate_scenario", "risk_assess", "simulate_scenario"]
 
+    clear = simulate(state, fake_runtime(Context(sim_seed=2, stress_scenarios=3)))  # seeds 2-4: no events
+    assert clear["failure"] is None and [r["result"]["seed"] for r in clear["simulation"]["simulate_scenario"]] == [
+        2,
+        3,
+        4,
+    ]
+    assert [r["tool"] for r in clear["tool_results"]].count("risk_assess") == 1  # one route, one set of events
+
 
 # repair
 
