@@ -74,6 +74,14 @@ def test_unsafe_route_never_escapes_and_stops_after_exactly_k_repairs(world, che
     assert ran_nodes(graph, f"unsafe-{max_repairs}")[-1] == "fallback"
 
 
+def test_an_interactive_run_pauses_with_the_operators_question(world, checkpointer):
+    with OpenAIStubServer(answer(NFZ_FORGOTTEN_IR)) as server:
+        _, out = run_seed(world, scripted_context(server, max_repairs=0, interactive=True), checkpointer, "ask")
+    assert out.status == "human_confirm" and not out.decision.get("waypoints")
+    assert out.interrupted is not None and out.interrupted["best_candidate"]["uav_id"] == "uav_03"
+    assert "spec_violation (R1)" in out.interrupted["reason"]
+
+
 def test_safe_refusal_policy_refuses(world, checkpointer):
     refusing = dict(NFZ_FORGOTTEN_IR, fallback_policy="safe_refusal")
     with OpenAIStubServer(answer(refusing)) as server:
