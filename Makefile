@@ -39,10 +39,12 @@ test: $(STAMP)
 # Every method on 20 dev_mini samples with oracle (the methods that write an IR), rules and the embedded model,
 # judged independently, then report.md with its figures (evaluation/report.py). Starts afresh each time.
 SMOKE_OUT := .cloudbrain/bench-smoke
-# A smoke-sized budget, the same for every method: on 2 cores the embedded model reads ~150 prompt tokens/s, so
-# the world-in-prompt baselines at the full 7k-token view would take ~1 h alone, react at 8 calls ~6 min and
-# tree_planner at the paper's N = 25 plans ~12 min (75 s a run); 4 calls still hold K = 3 repair rounds.
-SMOKE_BUDGET := --max-prompt-tokens 2048 --max-new-tokens 512 --max-llm-calls 4 --plan-samples 5
+# A smoke-sized budget, the same for every method: each of the 2 workers' embedded model reads ~130 prompt tokens/s
+# on one core, so the world-in-prompt baselines at the full 7k-token view would take ~1 h alone, react at 8 calls
+# ~6 min and tree_planner at the paper's N = 25 plans ~12 min (75 s a run). At 2,048 prompt and 512 new tokens, 4
+# calls and 5 plans the local runs alone took ~38 min (react 34 s a run, tree_planner 31 s, json_only 26 s); 3 calls
+# hold K = 2 repair rounds.
+SMOKE_BUDGET := --max-prompt-tokens 1536 --max-new-tokens 384 --max-llm-calls 3 --plan-samples 3
 bench-smoke: $(STAMP)
 	rm -rf $(SMOKE_OUT)
 	$(BIN)/cloudbrain bench run --split dev_mini --limit 20 --method all --model oracle,rules,local --workers 2 $(SMOKE_BUDGET) --out $(SMOKE_OUT)
