@@ -38,11 +38,11 @@ def _add_run_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--without", default="", help=f"comma-separated nodes to drop: {','.join(ABLATABLE)}")
     p.add_argument("--max-repairs", type=int, default=3, help="repair rounds K before fallback")
     p.add_argument("--stress", choices=["low", "medium", "high"], default="medium", help="simulation stress level")
-    p.add_argument("--seed", type=int, default=0, help="seed of the first stress scenario")
+    p.add_argument("--seed", type=int, default=Context.sim_seed, help="seed of the first stress scenario")
     p.add_argument(
         "--stress-scenarios",
         type=int,
-        default=3,
+        default=Context.stress_scenarios,
         help="stress scenarios the route must pass (seeds --seed, --seed + 1, ...; default %(default)s)",
     )
     _add_memory_args(p)

@@ -119,16 +119,14 @@ def issue_certificate(
     simulation result per stress scenario, each naming its seed)."""
     trajectory, rule_set = _split(verify_args)
     _, sim_args = _split(simulate_args)
-    first_seed = sim_args.pop("seed", 0)
+    sim_args.pop("seed", None)  # each scenario's seed is in its own result
     return SafetyCertificate(
         trajectory=trajectory,
         rule_set=rule_set,
         verdicts=verdict.get("rules") or {},
         specs=[*(verdict.get("ltl") or []), *(verdict.get("stl") or [])],
         simulation_args=sim_args,
-        simulations=[
-            _simulation_record(result, {**sim_args, "seed": result.get("seed", first_seed)}) for result in simulations
-        ],
+        simulations=[_simulation_record(result, {**sim_args, "seed": result["seed"]}) for result in simulations],
         engines=dict(verdict.get("engine") or {}),
         versions=_versions(),
         digests=Digests(

@@ -35,7 +35,7 @@ from tools import exact_grid, signals
 from tools.contract import ToolFailure, ToolOutput
 from tools.energy import segment_energies_wh
 from tools.registry import ToolSpec
-from tools.trajectory import Trajectory
+from tools.trajectory import Trajectory, interpolation_knots
 from tools.verifier import (
     WaypointArgs,
     build_counterexample,
@@ -106,11 +106,10 @@ class NominalTrack:
     interpolation per question was most of a scenario's time."""
 
     def __init__(self, samples: np.ndarray):
-        keep = np.append(np.diff(samples[:, 3]) > 0, True)
+        times, self._xyz = interpolation_knots(samples)
         self.samples = samples
-        self._times = samples[keep, 3].tolist()
-        self._xyz = samples[keep, :3]
-        self._slopes = np.diff(self._xyz, axis=0) / np.diff(samples[keep, 3])[:, None]
+        self._times = times.tolist()
+        self._slopes = np.diff(self._xyz, axis=0) / np.diff(times)[:, None]
 
     def at(self, s: float) -> np.ndarray:
         times = self._times

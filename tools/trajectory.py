@@ -38,12 +38,18 @@ def resample(waypoints: np.ndarray, dt: float = 1.0) -> np.ndarray:
     return np.column_stack([positions(waypoints, times), times])
 
 
+def interpolation_knots(waypoints: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(times, xyz) of a 4D track with strictly increasing times, as np.interp needs them: a hover (repeated t)
+    keeps its last position."""
+    t = waypoints[:, 3]
+    keep = np.append(np.diff(t) > 0, True)
+    return t[keep], waypoints[keep, :3]
+
+
 def positions(waypoints: np.ndarray, times: np.ndarray) -> np.ndarray:
     """(n, 3) interpolated x, y, z of a 4D track at `times` (held at its ends outside them)."""
-    t = waypoints[:, 3]
-    # np.interp needs strictly increasing x; a hover (repeated t) keeps its last position.
-    keep = np.append(np.diff(t) > 0, True)
-    return np.column_stack([np.interp(times, t[keep], waypoints[keep, i]) for i in range(3)])
+    t, xyz = interpolation_knots(waypoints)
+    return np.column_stack([np.interp(times, t, xyz[:, i]) for i in range(3)])
 
 
 def path_length(points: np.ndarray) -> float:
