@@ -45,9 +45,6 @@ PROMPT_TOKENS = 900
 MAX_WAYPOINTS = 16
 MAX_REASON_CHARS = 120
 MAX_FLIGHT_SEC = 86_400.0
-# Lists cut when the world does not fit, each ordered so that what is cut matters least: the lowest buildings,
-# then the UAVs that cannot fly (not idle).
-TRUNCATED_TABLES = ("buildings", "fleet")
 LEFT_OUT_OF_STATE = {"name", "city_layout", "data_sources"}  # names of the world file, not state
 REQUEST_TAG = re.compile(r"</?\s*request\s*>", re.IGNORECASE)
 # The scripts of the languages worlds name places in besides English (Entity.names): a view shows a place's name
@@ -165,7 +162,9 @@ def state_char_budget(budget: Budget, reserved_tokens: int = 0) -> int:
 
 def world_json(world: World, max_chars: int) -> str:
     """The world file as compact JSON: lists of records as column tables, numbers rounded, buildings as bounding
-    boxes with heights. Over `max_chars`, rows are cut from the end of TRUNCATED_TABLES, the count noted."""
+    boxes with heights. Over `max_chars`, rows are cut from the end of tables, each cut table noting how many:
+    first the rows that matter least (the lowest buildings, then the UAVs that cannot fly), then, as in
+    `state_summary`, the longest table gives up its last row, until the view fits or every table is empty."""
     state = world.model_dump(mode="json", exclude=LEFT_OUT_OF_STATE)
     tallest_first = sorted(world.buildings, key=lambda b: -b.height_m)
     state["buildings"] = [{"id": b.id, "bbox": list(b.shape.bounds), "height_m": b.height_m} for b in tallest_first]
@@ -173,13 +172,28 @@ def world_json(world: World, max_chars: int) -> str:
     if not any(e.names for e in world.entities):  # a column of empty objects says nothing
         state["entities"] = [{k: v for k, v in e.items() if k != "names"} for e in state["entities"]]
     compact = _rounded(as_tables(state))
+    tables = {name: table for name, table in compact.items() if isinstance(table, dict) and "rows" in table}
+    idle = sum(1 for uav in world.fleet if uav.status is UAVStatus.idle)
+    least_needed = {"buildings": 0, "fleet": idle}  # rows each keeps in the first pass
     text = compact_json(compact)
-    for name in TRUNCATED_TABLES:
-        table = compact[name]
-        while len(text) > max_chars and isinstance(table, dict) and table["rows"]:
-            table["rows"].pop()
-            table["omitted_rows"] = table.get("omitted_rows", 0) + 1
-            text = compact_json(compact)
+
+    def rows(name: str) -> int:
+        return len(tables[name].get("rows", ())) if name in tables else 0
+
+    def cut_row(name: str) -> None:
+        nonlocal text
+        table = tables[name]
+        table["rows"].pop()
+        table["omitted_rows"] = table.get("omitted_rows", 0) + 1
+        if not table["rows"]:  # an empty table's column names say nothing: only its count stays
+            del table["columns"], table["rows"]
+        text = compact_json(compact)
+
+    for name, keep in least_needed.items():
+        while len(text) > max_chars and rows(name) > keep:
+            cut_row(name)
+    while len(text) > max_chars and any(map(rows, tables)):
+        cut_row(max(tables, key=rows))
     return text
 
 

@@ -225,6 +225,24 @@ def test_a_cut_world_notes_how_many_rows_it_left_out(downtown):
     assert cut["entities"] == full["entities"]
 
 
+def test_a_world_over_the_budget_gives_up_rows_until_it_fits(downtown):
+    full = json.loads(world_json(downtown, 1_000_000))
+    bare = world_json(downtown, 0)  # every table emptied: only the counts of what was left out stay
+    tables = [name for name, value in full.items() if isinstance(value, dict) and "rows" in value]
+    assert all(json.loads(bare)[name] == {"omitted_rows": len(full[name]["rows"])} for name in tables)
+    budget = len(bare) + 600
+    cut_text = world_json(downtown, budget)
+    cut = json.loads(cut_text)
+    assert len(cut_text) <= budget and "rows" not in cut["buildings"]  # the lowest buildings went first
+    idle = sum(1 for uav in downtown.fleet if uav.status == "idle")
+    assert 0 < idle < len(downtown.fleet) and len(cut["fleet"].get("rows", [])) <= idle  # then the grounded UAVs
+    kept = {name: len(cut[name].get("rows", [])) for name in tables}
+    shortened = [name for name in tables if cut[name].get("omitted_rows") and name not in ("buildings", "fleet")]
+    assert shortened and min(kept[name] for name in shortened) >= max(kept.values()) - 1  # then the longest first
+    for name in tables:  # each table keeps its first rows
+        assert cut[name].get("rows", []) == full[name]["rows"][: kept[name]]
+
+
 @pytest.mark.parametrize(("instruction", "shown"), [("Fly to the eye clinic", False), ("飞往北侧的眼科诊所", True)])
 def test_a_view_names_places_only_in_the_requests_languages(downtown, instruction, shown):
     first = downtown.entities[0]
