@@ -7,6 +7,7 @@ decentralised execution.
    world's energy model), the wind it can fly in, its sensors.
 2. **Central planning.** The planner reads the request, the places and zones and the team's resumes and assigns
    the task (UAV, origin, destination, zones to avoid, payload), or refuses / asks a human for the whole request.
+   Places and resumes are sized by the prompt budget as the other baselines' state views are (`fitted_lists`).
 3. **Reflection.** The assigned UAV's own agent reads its resume and the assignment (with the distances it would
    fly) and accepts or refuses with a reason. A refusal goes back to the planner, which reassigns among the UAVs
    that have not refused (a correction), up to the budget's model calls.
@@ -32,8 +33,10 @@ from evaluation.methods.prompts import (
     ChatBaseline,
     MeteredModel,
     confirmation_run,
+    fitted_lists,
     method_run,
     request_block,
+    state_char_budget,
 )
 from evaluation.methods.react import Episode, tool_definitions
 from ir.decision import Decision
@@ -157,8 +160,13 @@ class Emos(ChatBaseline):
         world, budget = task.world, setup.budget
         model = MeteredModel(self.chat_model(task, setup), setup.model)
         idle = [u for u in world.fleet if u.status is UAVStatus.idle]
-        places = "\n".join(f"- {e.id} ({e.position[0]:g}, {e.position[1]:g}) {e.name}" for e in world.entities)
+        places = [f"- {e.id} ({e.position[0]:g}, {e.position[1]:g}) {e.name}" for e in world.entities]
         zones = ", ".join(world.zone_index) or "none"
+
+        def planner_view(shown: dict[str, list[str]]) -> str:
+            place_lines, team_lines = "\n".join(shown["PLACES"]), "\n".join(shown["TEAM"]) or "(no UAV left)"
+            return f"PLACES:\n{place_lines}\nZONES: {zones}\nTEAM:\n{team_lines}"
+
         refusals: list[str] = []  # "uav: reason", fed back to the planner
         trace: dict[str, Any] = {"resumes": {u.id: self._profile(world, u) for u in idle}, "rounds": []}
         while True:
@@ -168,15 +176,14 @@ class Emos(ChatBaseline):
                 return method_run(decision, model.usage, trace=trace, corrections=len(refusals))
             if model.usage.llm_calls + 3 > budget.max_llm_calls:  # planning, reflection, execution
                 return self._gave_up("budget exhausted before a UAV accepted", model, refusals, trace)
-            profiles = "\n".join(f"- {self._profile(world, u)}" for u in team) or "(no UAV left)"
+            profiles = [f"- {self._profile(world, u)}" for u in team]
+            view = fitted_lists({"PLACES": places, "TEAM": profiles}, planner_view, state_char_budget(budget))
             feedback = ("\nREFUSED BY THEIR AGENTS:\n" + "\n".join(f"- {r}" for r in refusals)) if refusals else ""
             try:
                 reply = model.invoke(
                     [
                         SystemMessage(PLANNER_SYSTEM),
-                        HumanMessage(
-                            f"{request_block(task)}\nPLACES:\n{places}\nZONES: {zones}\nTEAM:\n{profiles}{feedback}"
-                        ),
+                        HumanMessage(f"{request_block(task)}\n{view}{feedback}"),
                     ],
                     response_format=_format(assignment_schema(world, [u.id for u in team])),
                 )

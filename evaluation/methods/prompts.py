@@ -12,6 +12,7 @@ import json
 import math
 import re
 import time
+from collections.abc import Callable
 from typing import Any, get_args
 
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
@@ -118,21 +119,36 @@ def state_summary(world: World, max_chars: int | None = None) -> str:
             for u in idle
         ],
     }
+
+    def text(shown: dict[str, list[str]]) -> str:
+        lines = [f"Area {_num(grid.width_m)} x {_num(grid.depth_m)} m; flight layers at {layers} m; now t=0 s."]
+        for title, rows in shown.items():
+            lines += [title, *rows]
+        return "\n".join([*lines, f"Buildings: {len(world.buildings)}, up to {_num(tallest)} m tall."])
+
+    return fitted_lists(sections, text, max_chars)
+
+
+def fitted_lists(
+    sections: dict[str, list[str]], render: Callable[[dict[str, list[str]]], str], max_chars: int | None
+) -> str:
+    """`render` of the sections' lines; over `max_chars`, the longest list gives up its last line first, and
+    each cut list ends with a line saying how many it left out."""
+    kept = {title: list(lines) for title, lines in sections.items()}
     omitted = dict.fromkeys(sections, 0)
 
     def text() -> str:
-        lines = [f"Area {_num(grid.width_m)} x {_num(grid.depth_m)} m; flight layers at {layers} m; now t=0 s."]
-        for title, rows in sections.items():
-            lines += [title, *rows] + ([f"- ({omitted[title]} more left out)"] if omitted[title] else [])
-        return "\n".join([*lines, f"Buildings: {len(world.buildings)}, up to {_num(tallest)} m tall."])
+        return render(
+            {t: lines + ([f"- ({omitted[t]} more left out)"] if omitted[t] else []) for t, lines in kept.items()}
+        )
 
-    summary = text()
-    while max_chars is not None and len(summary) > max_chars and any(sections.values()):
-        longest = max(sections, key=lambda title: len(sections[title]))
-        sections[longest].pop()
+    shown = text()
+    while max_chars is not None and len(shown) > max_chars and any(kept.values()):
+        longest = max(kept, key=lambda title: len(kept[title]))
+        kept[longest].pop()
         omitted[longest] += 1
-        summary = text()
-    return summary
+        shown = text()
+    return shown
 
 
 def _rounded(value: Any) -> Any:

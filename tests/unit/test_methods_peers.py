@@ -13,6 +13,7 @@ from evaluation.methods import get_method
 from evaluation.methods.autoplan import REFLEXION, SUMMARISE, AutoPlan, meta_tasks_of, step_cap
 from evaluation.methods.base import Budget, MethodSetup, MethodTask
 from evaluation.methods.emos import BATTERY_RESERVE, Emos, EmosNoResume, range_m, resume
+from evaluation.methods.prompts import state_char_budget
 from evaluation.methods.tree_planner import TreePlanner, backtrack, build_action_tree
 from tests.support.scripted_chat import answer, calls, last_tool_output, scripted
 from tools.catalog import default_registry
@@ -260,3 +261,15 @@ def test_emos_without_resumes_shows_roles_only(task):
     model = task.world.uav_index["uav_03"].model
     assert f"uav_03: a {model} drone of the team" in planner_prompt
     assert "km" not in planner_prompt and "m/s" not in planner_prompt
+
+
+def test_emos_planner_sees_places_and_resumes_within_the_prompt_budget(task):
+    views = {}
+    for cap in (None, 1024):
+        chat, factory = scripted(text({"decision": "safe_refusal", "reason": "test"}))
+        Emos(factory).run(task, setup(max_prompt_tokens=cap))
+        views[cap] = prompt_of(chat.seen[0]).split("</request>\n", 1)[1]
+    idle = [u for u in task.world.fleet if u.status.value == "idle"]
+    assert all(resume(task.world, uav)["text"] in views[None] for uav in idle)
+    assert len(views[1024]) <= state_char_budget(Budget(max_prompt_tokens=1024)) < len(views[None])
+    assert "more left out)" in views[1024] and "more left out)" not in views[None]
