@@ -138,7 +138,9 @@ WIRED_VALUE = re.compile(r"<(?P<step>[^.<>]+)\.(?P<key>[^<>]+)>")  # a gold trac
 _WORKER: dict[str, Any] = {}
 
 
-def _init_worker(out_dir: str, memory_path: str | None, memory_url: str | None, checkpointer: str | None) -> None:
+def _init_worker(
+    out_dir: str, memory_path: str | None, memory_url: str | None, checkpointer: str | None, methods: Sequence[str]
+) -> None:
     folder = Path(out_dir) / CHECKPOINT_DIR
     folder.mkdir(parents=True, exist_ok=True)
     _WORKER["folder"] = folder
@@ -147,6 +149,8 @@ def _init_worker(out_dir: str, memory_path: str | None, memory_url: str | None, 
     # cached answer is still charged to each run at its original cost (graph.state.Usage).
     SHARED_CACHE.share_through(folder / RESPONSES_FILE)
     _WORKER["memory_at"] = {"path": memory_path, "url": memory_url}
+    for name in methods:
+        get_method(name).warm_up()
 
 
 def _memory(method_name: str) -> FrozenMemory | None:
@@ -362,7 +366,7 @@ def run_bench(
         shutil.rmtree(stale, ignore_errors=True)
     started = time.perf_counter()
     bar = tqdm(total=len(jobs), initial=len(jobs) - len(todo), unit="run", disable=not progress, dynamic_ncols=True)
-    initargs = (str(out_dir), config.memory_path, config.memory_url, config.checkpointer)
+    initargs = (str(out_dir), config.memory_path, config.memory_url, config.checkpointer, config.methods)
     with open_engine(engine, workers, _init_worker, initargs, ray_address) as map_unordered:
         for outcome in map_unordered(partial(run_job, config=config), todo):
             store.append_trace(out_dir, outcome["trace"])

@@ -119,6 +119,10 @@ class Method(ABC):
     @abstractmethod
     def run(self, task: MethodTask, setup: MethodSetup) -> MethodRun: ...
 
+    def warm_up(self) -> None:  # noqa: B027 - a hook: most methods load nothing up front
+        """Loads what the method's first run in a process would otherwise load (a benchmark worker calls it
+        before any run, so no run's latency carries the process's start-up)."""
+
 
 def model_kind(model: str) -> ModelKind:
     return "oracle" if model == "oracle" else "rules" if model == "rules" else "llm"

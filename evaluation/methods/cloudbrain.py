@@ -13,6 +13,7 @@ from evaluation.records import Stage
 from graph.context import Context
 from graph.runner import run_task_values
 from ir.decision import Decision
+from memory.embeddings import shared_embedder
 
 # The node (and, for validate, the validator stage) where a failure happened -> the evaluation's stage names.
 VALIDATION_STAGES: dict[str, Stage] = {
@@ -93,6 +94,10 @@ class CloudBrain(Method):
             without=frozenset(without),
             memory=None if "memory" in without else setup.memory,
         )
+
+    def warm_up(self) -> None:
+        # The embedding model of the context node and the memory: ~12 s to import and load, once per process.
+        shared_embedder().encode(["warm-up"])
 
     def run(self, task: MethodTask, setup: MethodSetup) -> MethodRun:
         output, values = run_task_values(
