@@ -12,6 +12,7 @@ them). The re-run verdicts are what the check stands on.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from importlib import metadata
@@ -77,6 +78,7 @@ class CertificateCheck(BaseModel):
     differences: list[str] = Field(default_factory=list)
 
 
+@functools.cache  # read from the installed metadata files: ~5 ms a certificate, fixed for the process
 def _versions() -> dict[str, str]:
     found = {}
     for package in VERSIONED_PACKAGES:
@@ -128,7 +130,7 @@ def issue_certificate(
         simulation_args=sim_args,
         simulations=[_simulation_record(result, {**sim_args, "seed": result["seed"]}) for result in simulations],
         engines=dict(verdict.get("engine") or {}),
-        versions=_versions(),
+        versions=dict(_versions()),
         digests=Digests(
             world_sha256=world_digest(world),
             ir_sha256=sha256_of(ir) if ir is not None else None,
