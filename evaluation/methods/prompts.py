@@ -129,26 +129,48 @@ def state_summary(world: World, max_chars: int | None = None) -> str:
     return fitted_lists(sections, text, max_chars)
 
 
+def cut_to_fit(
+    lists: dict[str, list[Any]],
+    render: Callable[[dict[str, int]], str],
+    max_chars: int | None,
+    first: dict[str, int] | None = None,
+) -> str:
+    """`render(omitted)` of the lists, which are cut in place from their ends until it fits `max_chars`: first each
+    list named in `first` down to the length given there, then the longest list, one item at a time. `omitted`
+    counts the items each list lost."""
+    omitted = dict.fromkeys(lists, 0)
+    text = render(omitted)
+
+    def cut(name: str) -> None:
+        nonlocal text
+        lists[name].pop()
+        omitted[name] += 1
+        text = render(omitted)
+
+    def over() -> bool:
+        return max_chars is not None and len(text) > max_chars
+
+    for name, keep in (first or {}).items():
+        while over() and len(lists.get(name, ())) > keep:
+            cut(name)
+    while over() and any(lists.values()):
+        cut(max(lists, key=lambda name: len(lists[name])))
+    return text
+
+
 def fitted_lists(
     sections: dict[str, list[str]], render: Callable[[dict[str, list[str]]], str], max_chars: int | None
 ) -> str:
     """`render` of the sections' lines; over `max_chars`, the longest list gives up its last line first, and
     each cut list ends with a line saying how many it left out."""
     kept = {title: list(lines) for title, lines in sections.items()}
-    omitted = dict.fromkeys(sections, 0)
 
-    def text() -> str:
+    def shown(omitted: dict[str, int]) -> str:
         return render(
             {t: lines + ([f"- ({omitted[t]} more left out)"] if omitted[t] else []) for t, lines in kept.items()}
         )
 
-    shown = text()
-    while max_chars is not None and len(shown) > max_chars and any(kept.values()):
-        longest = max(kept, key=lambda title: len(kept[title]))
-        kept[longest].pop()
-        omitted[longest] += 1
-        shown = text()
-    return shown
+    return cut_to_fit(kept, shown, max_chars)
 
 
 def _rounded(value: Any) -> Any:
@@ -190,27 +212,18 @@ def world_json(world: World, max_chars: int) -> str:
     compact = _rounded(as_tables(state))
     tables = {name: table for name, table in compact.items() if isinstance(table, dict) and "rows" in table}
     idle = sum(1 for uav in world.fleet if uav.status is UAVStatus.idle)
-    least_needed = {"buildings": 0, "fleet": idle}  # rows each keeps in the first pass
-    text = compact_json(compact)
 
-    def rows(name: str) -> int:
-        return len(tables[name].get("rows", ())) if name in tables else 0
+    def shown(omitted: dict[str, int]) -> str:
+        view = dict(compact)
+        for name, table in tables.items():
+            if omitted[name]:  # an emptied table's column names say nothing: only its count stays
+                view[name] = (
+                    {**table, "omitted_rows": omitted[name]} if table["rows"] else {"omitted_rows": omitted[name]}
+                )
+        return compact_json(view)
 
-    def cut_row(name: str) -> None:
-        nonlocal text
-        table = tables[name]
-        table["rows"].pop()
-        table["omitted_rows"] = table.get("omitted_rows", 0) + 1
-        if not table["rows"]:  # an empty table's column names say nothing: only its count stays
-            del table["columns"], table["rows"]
-        text = compact_json(compact)
-
-    for name, keep in least_needed.items():
-        while len(text) > max_chars and rows(name) > keep:
-            cut_row(name)
-    while len(text) > max_chars and any(map(rows, tables)):
-        cut_row(max(tables, key=rows))
-    return text
+    rows = {name: table["rows"] for name, table in tables.items()}  # the tables' own lists, cut in place
+    return cut_to_fit(rows, shown, max_chars, first={"buildings": 0, "fleet": idle})
 
 
 WORLD_JSON_NOTE = 'Lists of records are tables: {"columns": [...], "rows": [[...], ...]}; buildings are bounding boxes.'
