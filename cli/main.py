@@ -15,6 +15,7 @@ COMMAND_MODULES = (
     "cli.bench",
     "cli.schemas",
     "cli.mcp_server",
+    "cli.selftest",
 )
 
 

@@ -131,7 +131,7 @@ def resolver(nodes: list[str]) -> Callable[[str], str]:
 def _on_node_error(resolve: Callable[[str], str]) -> Callable[[State, NodeError], Command]:
     def handle(state: State, error: NodeError) -> Command:
         transport = isinstance(error.error, LLMTransportError)
-        error_type = "llm_transport_error" if transport else f"node_error:{type(error.error).__name__}"
+        error_type = error.error.error_type if transport else f"node_error:{type(error.error).__name__}"
         failure = failure_record(error.node, error_type, recoverable=False, message=str(error.error)[:500])
         return Command(goto=resolve(routers.route_on_node_error()), update={"failure": failure})
 

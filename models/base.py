@@ -31,11 +31,20 @@ class LLMTransportError(Exception):
     `retryable` is False where repeating the same request cannot help (bad key, unknown model, bad request).
     """
 
+    error_type = "llm_transport_error"  # the failure's error_type when it ends a graph run
+
     def __init__(self, message: str, *, model: str, status_code: int | None = None, retryable: bool = True):
         super().__init__(message)
         self.model = model
         self.status_code = status_code
         self.retryable = retryable
+
+
+class LLMBackendDied(LLMTransportError):
+    """The model's runtime process died (a signal, out of memory): the request is not at fault and the run cannot
+    go on with this backend; the message names the backend and how it died."""
+
+    error_type = "llm_backend_died"
 
 
 class RetrievedContext(BaseModel):

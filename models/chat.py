@@ -32,10 +32,11 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from ir.decision import Decision, Status
 from ir.model import HUMAN_CONFIRM_POLICIES, LLMAnswer, LowAltitudeIR
 from ir.plan_execution import PlannedStep, analyse_plan
-from models.base import GenerationRequest, LLMTransportError
+from models.base import GenerationRequest
 from models.factory import LOCAL_MODES
 from models.local_backend import LocalChatModel
 from models.local_model import LocalModelError
+from models.model_host import transport_error
 from models.rules_parser import RuleBasedGenerator
 from tools.catalog import default_registry
 from tools.contract import ToolResult
@@ -166,7 +167,7 @@ def _transport_errors(model_name: str) -> Iterator[None]:
     try:
         yield
     except LocalModelError as exc:
-        raise LLMTransportError(f"{model_name}: {exc}", model=model_name, retryable=False) from exc
+        raise transport_error(exc, model_name) from exc
     except Exception as exc:
         import openai  # already loaded whenever the model is a ChatOpenAI, the only source of its errors
 

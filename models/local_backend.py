@@ -1,8 +1,9 @@
 """`local` and `local:slots`: the embedded offline model as a LangChain chat model and as an IR writer.
 
-`LocalChatModel` is a LangChain `BaseChatModel` over the packaged GGUF (models/local_model.py): it takes role
-messages and an OpenAI-style `response_format` ({"type": "json_schema", "json_schema": {"schema": ...}}) exactly
-as `ChatOpenAI` does, and enforces the schema token by token. `LocalGenerator` writes the IR with it:
+`LocalChatModel` is a LangChain `BaseChatModel` over the packaged GGUF (models/local_model.py, in a process of its
+own: models/model_host.py): it takes role messages and an OpenAI-style `response_format` ({"type": "json_schema",
+"json_schema": {"schema": ...}}) exactly as `ChatOpenAI` does, and enforces the schema token by token.
+`LocalGenerator` writes the IR with it:
 
 - `full`: the standard prompt (models/prompts.py) and the world-grounded LLMAnswer schema
   (models/grounded_schema.py), the same request a server-side model gets;
@@ -38,7 +39,6 @@ from models.base import (
     SHARED_CACHE,
     ChatIRGenerator,
     GenerationRequest,
-    LLMTransportError,
     ModelReply,
     PreparedCall,
     ResponseCache,
@@ -52,8 +52,8 @@ from models.local_model import (
     Completion,
     LocalModelError,
     packaged_model_path,
-    shared_model,
 )
+from models.model_host import shared_model, transport_error
 from models.prompts import PROMPT_VERSION, build_prompt
 from models.rules_parser import stated_constraints
 from models.slots import SLOTS_VERSION, compile_slots, slots_messages, slots_schema, zones_to_keep
@@ -298,7 +298,7 @@ class LocalGenerator(ChatIRGenerator):
                     messages, response_format=response_format, temperature=temperature, seed=request.round
                 )
             except LocalModelError as exc:
-                raise LLMTransportError(f"{self.model}: {exc}", model=self.model, retryable=False) from exc
+                raise transport_error(exc, self.model) from exc
             raw_text, answer = self._answer(message.text, request)
             used = message.usage_metadata or {}
             usage = TokenUsage(

@@ -19,7 +19,6 @@ import os
 import threading
 import time
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -160,6 +159,14 @@ class EmbeddedModel:
         self.load_seconds = time.perf_counter() - started
         self._lock = threading.Lock()
 
+    def build_info(self) -> dict[str, str]:
+        """Which runtime build answers: its version and the instruction sets it was compiled for."""
+        system_info = self._llama_cpp.llama_print_system_info()
+        return {
+            "runtime": f"llama-cpp-python {self._llama_cpp.__version__}",
+            "system_info": system_info.decode("utf-8", "replace").strip() if isinstance(system_info, bytes) else "",
+        }
+
     def _piece(self, token: int) -> str:
         return self._llm.detokenize([token], special=True).decode("utf-8", errors="replace")
 
@@ -261,9 +268,3 @@ class EmbeddedModel:
                 return output, forced_count, "stop"
             self._llm.eval([token])
         return output, forced_count, "length"
-
-
-@cache
-def shared_model(path: Path, n_ctx: int = DEFAULT_CONTEXT_TOKENS) -> EmbeddedModel:
-    """One loaded model per file and context size per process (loading costs about a second)."""
-    return EmbeddedModel(path, n_ctx)

@@ -29,7 +29,7 @@ from benchmark.sample import Sample, read_samples
 from benchmark.splits import SPLITS
 from graph.context import Context
 from graph.runner import run_task, thread_config
-from models.local_model import packaged_model_path, shared_model
+from models.model_host import self_test
 
 SPEED_TOKENS = 64
 
@@ -50,16 +50,11 @@ def load_samples(args: argparse.Namespace) -> list[Sample]:
 
 
 def raw_speed() -> None:
-    started = time.perf_counter()
-    model = shared_model(packaged_model_path())
-    loaded = time.perf_counter() - started
-    prompt = model.chat_prompt([{"role": "user", "content": "Describe the city's drone traffic rules. " * 12}])
-    model.complete("reset", max_tokens=1)  # empties the KV cache: the prompt below is evaluated in full
-    completion = model.complete(prompt, max_tokens=SPEED_TOKENS)
-    print(f"model: {packaged_model_path().name}, load {loaded:.2f} s")
+    report = self_test(decode_tokens=SPEED_TOKENS)
+    print(f"model: {report.model} on {report.runtime} ({' '.join(report.instruction_sets)}), load {report.load_sec} s")
     print(
-        f"unconstrained: {completion.prompt_tokens} prompt + {completion.completion_tokens} new tokens "
-        f"in {completion.seconds:.2f} s ({completion.completion_tokens / completion.seconds:.1f} tok/s overall)"
+        f"unconstrained: {report.prompt_tokens} prompt tokens at {report.prompt_tokens_per_sec} tok/s, "
+        f"{report.decode_tokens} new tokens at {report.decode_tokens_per_sec} tok/s"
     )
 
 

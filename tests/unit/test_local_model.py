@@ -21,9 +21,9 @@ from models.local_model import (
     MODEL_PATH_ENV,
     packaged_model_path,
     pick_token,
-    shared_model,
     with_decimal_steps,
 )
+from models.model_host import shared_model
 from tests.support.paths import EXAMPLES
 from tools.catalog import default_registry
 from tools.world import load_world
