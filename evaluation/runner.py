@@ -27,7 +27,7 @@ from pydantic import BaseModel, Field
 from tqdm import tqdm
 
 from evaluation import store
-from evaluation.engines import EngineName, open_engine
+from evaluation.engines import EngineName, WorkerDied, open_engine
 from evaluation.judge import DEFAULT_STRESS_SEEDS, StressLevel, judge_sample
 from evaluation.methods import get_method
 from evaluation.methods.base import Budget, MethodRun, MethodSetup, MethodTask, model_kind
@@ -197,6 +197,32 @@ def run_job(job: Job, config: BenchConfig) -> dict[str, Any]:
         run = MethodRun(decision=Decision(status="human_confirm", reason=f"method crashed: {error}"))
     # The run as it costs on its own: wall time plus what the shared response cache saved it (see graph Usage).
     total = time.perf_counter() - started + run.usage.cached_llm_latency_sec
+    proposed = (memory.proposed - proposed_before) if memory else 0
+    return outcome_of(job, config, world, run, thread_id=setup.thread_id, error=error, seconds=total, proposed=proposed)
+
+
+def died_outcome(job: Job, config: BenchConfig, cause: str) -> dict[str, Any]:
+    """The stored outcome of a run whose worker process died: no decision of the method's, an error that a
+    resumed run retries (store.done_keys leaves it out)."""
+    error = f"{store.WORKER_DIED}: {cause}"
+    world = parse_world(job.sample["world"], f"{job.sample['sample_id']}.world")
+    run = MethodRun(decision=Decision(status="human_confirm", reason=error))
+    return outcome_of(job, config, world, run, thread_id=None, error=error, seconds=0.0, proposed=0)
+
+
+def outcome_of(
+    job: Job,
+    config: BenchConfig,
+    world: World,
+    run: MethodRun,
+    *,
+    thread_id: str | None,
+    error: str | None,
+    seconds: float,
+    proposed: int,
+) -> dict[str, Any]:
+    """A run judged independently, as the rows and trace line the main process stores."""
+    sample = job.sample
     judgement = judge_sample(run.decision, sample, stress_seeds=config.stress_seeds, stress_level=config.stress_level)
     calls = tool_calls(run)
     record = RunRecord(
@@ -225,9 +251,9 @@ def run_job(job: Job, config: BenchConfig) -> dict[str, Any]:
         corrections=run.repair_rounds if run.corrections is None else run.corrections,
         answered=run.answered and error is None,
         first_failing_stage=run.first_failing_stage,
-        llm_latency_sec=min(run.usage.llm_latency_sec, total),
-        tool_latency_sec=max(0.0, total - run.usage.llm_latency_sec),
-        total_latency_sec=total,
+        llm_latency_sec=min(run.usage.llm_latency_sec, seconds),
+        tool_latency_sec=max(0.0, seconds - run.usage.llm_latency_sec),
+        total_latency_sec=seconds,
         prompt_tokens=run.usage.prompt_tokens,
         completion_tokens=run.usage.completion_tokens,
         llm_calls=run.usage.llm_calls,
@@ -235,7 +261,7 @@ def run_job(job: Job, config: BenchConfig) -> dict[str, Any]:
     decision = run.decision
     return {
         "run_key": job.run_key,
-        "thread_id": setup.thread_id,
+        "thread_id": thread_id,
         "error": error,
         "record": record.model_dump(mode="json"),
         "decision_row": {
@@ -257,10 +283,10 @@ def run_job(job: Job, config: BenchConfig) -> dict[str, Any]:
         ],
         "trace": {
             "run_key": job.run_key,
-            "thread_id": setup.thread_id,
+            "thread_id": thread_id,
             "decision": decision.model_dump(mode="json"),
             "judgement": judgement.model_dump(mode="json"),
-            "memory_cases_proposed": (memory.proposed - proposed_before) if memory else 0,
+            "memory_cases_proposed": proposed,
             "method_trace": run.trace,
             "error": error,
         },
@@ -368,7 +394,8 @@ def run_bench(
     bar = tqdm(total=len(jobs), initial=len(jobs) - len(todo), unit="run", disable=not progress, dynamic_ncols=True)
     initargs = (str(out_dir), config.memory_path, config.memory_url, config.checkpointer, config.methods)
     with open_engine(engine, workers, _init_worker, initargs, ray_address) as map_unordered:
-        for outcome in map_unordered(partial(run_job, config=config), todo):
+        for result in map_unordered(partial(run_job, config=config), todo):
+            outcome = died_outcome(result.item, config, result.cause) if isinstance(result, WorkerDied) else result
             store.append_trace(out_dir, outcome["trace"])
             store.write_run(db, outcome)
             bar.update(1)

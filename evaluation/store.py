@@ -3,8 +3,8 @@ nothing it wrote and a resumed run counts nothing twice.
 
 One run (method x model x sample x repeat, its `run_key`) is written by the one writer, the runner's main process:
 first its trace line (flushed and fsynced), then all its rows in one transaction. A run is done exactly when its
-`runs` row exists; on resume, trace lines of runs that never reached the database are dropped before anything new
-is appended. Tables: runs (one RunRecord each), decisions, attempts (repair rounds of the graph methods),
+`runs` row exists and its worker did not die running it (a resumed run retries that one and replaces its rows); on
+resume, trace lines of runs that are not done are dropped before anything new is appended. Tables: runs (one RunRecord each), decisions, attempts (repair rounds of the graph methods),
 tool_calls, and metrics (recomputed from `runs` at the end).
 """
 
@@ -22,6 +22,7 @@ from evaluation.records import RunRecord
 
 DB_FILE = "results.sqlite"
 TRACES_FILE = "traces.jsonl"
+WORKER_DIED = "worker died"  # the error of a run whose worker process died: not done, a resumed run retries it
 
 
 def run_key(method: str, model: str, sample_id: str, repeat: int) -> str:
@@ -36,7 +37,11 @@ def open_db(out_dir: Path) -> sqlite_utils.Database:
 
 
 def done_keys(db: sqlite_utils.Database) -> set[str]:
-    return {row["run_key"] for row in db["runs"].rows} if db["runs"].exists() else set()
+    """The runs a resumed benchmark skips: every stored run but those whose worker died."""
+    if not db["runs"].exists():
+        return set()
+    rows = db["runs"].rows_where(select="run_key, error")
+    return {row["run_key"] for row in rows if not (row["error"] or "").startswith(WORKER_DIED)}
 
 
 def compact_traces(out_dir: Path, keep: set[str]) -> int:
@@ -82,9 +87,13 @@ def write_run(db: sqlite_utils.Database, outcome: dict[str, Any]) -> None:
     # transaction, so every insert committed on its own and a kill between them left a `runs` row without its
     # attempts (a resumed run then skipped it).
     with db.atomic():
-        db["runs"].insert({"run_key": key, **row, **extra}, pk="run_key", alter=True)
+        # replace: a retried run (its worker died before) takes the place of its earlier row
+        db["runs"].insert({"run_key": key, **row, **extra}, pk="run_key", alter=True, replace=True)
         db["decisions"].insert(
-            {"run_key": key, **{k: _cell(v) for k, v in outcome["decision_row"].items()}}, pk="run_key", alter=True
+            {"run_key": key, **{k: _cell(v) for k, v in outcome["decision_row"].items()}},
+            pk="run_key",
+            alter=True,
+            replace=True,
         )
         db["attempts"].insert_all(
             ({"run_key": key, **a} for a in outcome.get("attempts", [])), pk=("run_key", "round"), alter=True
