@@ -7,26 +7,63 @@ DEMO_DB := .cloudbrain/demo.sqlite
 DEMO_WORLD := examples/downtown.json
 DEMO_INSTRUCTION := Send a drone with the defibrillator from hospital_A to accident_site_3 within 10 minutes, keep away from the school and the temporary no-fly zone.
 
-.PHONY: install demo lint test perf bench-smoke clean
+.PHONY: install rebuild-model-runtime demo lint test perf bench-smoke clean
 
-$(STAMP): pyproject.toml
+# llama.cpp, the embedded model's runtime, is compiled here from llama-cpp-python's sdist. It is built for a fixed
+# instruction-set baseline, never for this host's own (GGML_NATIVE, -march=native): a build that used this CPU's
+# AVX-512 or AMX kernels dies with SIGSEGV / SIGILL on a machine of the same kind whose CPU or hypervisor refuses them.
+# x86-64: x86-64-v3 (AVX, AVX2, FMA, F16C, BMI2), which every machine of this project's kind has; elsewhere the
+# compiler's generic baseline. No multimodal library (not needed). The stamp's name is a digest of version and flags,
+# so a change of either (or a venv built before this rule) rebuilds the runtime; --no-cache-dir keeps pip from
+# handing back a wheel it built earlier with other flags.
+LLAMA_CPP := $(shell grep -o 'llama-cpp-python==[0-9.]*' pyproject.toml)
+ifeq ($(shell uname -m),x86_64)
+LLAMA_CPU_FLAGS := -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON -DGGML_AVX_VNNI=OFF \
+	-DGGML_AVX512=OFF -DGGML_AVX512_VBMI=OFF -DGGML_AVX512_VNNI=OFF -DGGML_AVX512_BF16=OFF \
+	-DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF
+endif
+LLAMA_CMAKE_ARGS := -DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF $(LLAMA_CPU_FLAGS)
+RUNTIME_STAMP := $(VENV)/.model-runtime-$(shell echo '$(LLAMA_CPP) $(LLAMA_CMAKE_ARGS)' | md5sum | cut -c1-12)
+
+$(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
-	# The CPU build of torch first: left to the resolver, sentence-transformers pulls a multi-GB CUDA build.
+
+# About 5 min on 2 idle cores.
+$(RUNTIME_STAMP): | $(BIN)/python
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) \
+		$(BIN)/pip install --quiet --no-cache-dir --force-reinstall --no-deps "$(LLAMA_CPP)"
+	rm -f $(VENV)/.model-runtime-*
+	touch $@
+
+# The CPU build of torch first: left to the resolver, sentence-transformers pulls a multi-GB CUDA build. The
+# self-test last: it loads the model in a child process and decodes a few tokens, so a runtime that cannot run here
+# is one line naming what failed and how to rebuild, not a crash in the first run.
+$(STAMP): pyproject.toml $(RUNTIME_STAMP)
 	$(BIN)/pip install --quiet torch==2.13.0
-	# llama-cpp-python (the embedded model's runtime) is an sdist: pip compiles llama.cpp here, about 5 min on
-	# 2 idle cores; the multimodal library it would also build is not needed.
-	CMAKE_ARGS="-DLLAVA_BUILD=OFF" CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) $(BIN)/pip install --quiet -e '.[test,spot,ray]'
+	$(BIN)/pip install --quiet -e '.[test,spot,ray]'
+	$(BIN)/cloudbrain selftest
 	touch $@
 
 install: $(STAMP)
 
+# Rebuild llama.cpp for the baseline above (e.g. after the self-test said the runtime cannot run on this machine).
+rebuild-model-runtime:
+	rm -f $(VENV)/.model-runtime-* $(STAMP)
+	$(MAKE) install
+
+# Exits 0 whenever the agent reached a decision (run's exit 0 execute, 4 safe_refusal / human_confirm): declining
+# to fly is a result; a crash, bad input or a dead model backend is not.
 demo: $(STAMP)
 	@thread=demo-$$(date +%Y%m%d-%H%M%S); \
 	$(BIN)/cloudbrain run --world $(DEMO_WORLD) --instruction "$(DEMO_INSTRUCTION)" --db $(DEMO_DB) --thread $$thread; \
 	status=$$?; \
-	echo; echo "== repair trajectory (cloudbrain trace --db $(DEMO_DB) --thread $$thread) =="; \
-	$(BIN)/cloudbrain trace --db $(DEMO_DB) --thread $$thread; \
-	exit $$status
+	case $$status in 0|4) ;; *) exit $$status;; esac; \
+	echo; echo "== repair trajectory (cloudbrain trace --db $(DEMO_DB) --thread $$thread; --verbose for the IR patches) =="; \
+	$(BIN)/cloudbrain trace --db $(DEMO_DB) --thread $$thread || exit $$?; \
+	if [ $$status = 0 ]; then \
+		echo; echo "== the certificate, re-checked (cloudbrain certify --db $(DEMO_DB) --thread $$thread) =="; \
+		$(BIN)/cloudbrain certify --db $(DEMO_DB) --thread $$thread --world $(DEMO_WORLD) || exit $$?; \
+	fi
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
