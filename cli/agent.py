@@ -15,9 +15,10 @@ from cli.stepper import Stepper
 from graph.builder import AblationError, build_graph, parse_without
 from graph.checkpoint import DEFAULT_DB, CheckpointerError, display_name, open_checkpointer
 from graph.context import ABLATABLE, DEFAULT_MODEL, Context
-from graph.history import UnknownRunError, checkpoints, fork, replay, trace
+from graph.history import TraceRound, UnknownRunError, checkpoints, fork, replay, trace
 from graph.runner import RunOutput, new_thread_id, run_config_of, run_task, summarise, thread_config
 from memory.access import open_memory
+from models.base import LLMBackendDied
 
 EXIT_NOT_EXECUTED = 4  # the run ended in safe_refusal or human_confirm: a valid outcome, but not "execute"
 
@@ -77,6 +78,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("trace", help="the repair trajectory of a checkpointed run")
     _add_db_args(p, thread_required=True)
     p.add_argument("--checkpoint", default=None, help="trace the branch ending at this checkpoint")
+    p.add_argument("--verbose", action="store_true", help="each round's counterexample and full IR patch too")
     add_json_flag(p)
     p.set_defaults(run=run_trace)
 
@@ -160,23 +162,63 @@ def _gold(args: argparse.Namespace) -> dict[str, Any] | None:
     return read_json_file(args.gold_ir, "gold IR")
 
 
-def _render_run(out: RunOutput) -> str:
+HEADLINES = {"execute": "EXECUTE", "human_confirm": "NEEDS AN OPERATOR", "safe_refusal": "REFUSED"}
+
+
+def _render_run(out: RunOutput, world_path: str | None) -> str:
+    """The outcome as a person reads it first: what will fly (or what blocked it and what to do), then the detail."""
     d = out.decision
-    lines = [f"status: {out.status}   rounds: {out.rounds}   thread: {out.thread_id}   db: {out.db}"]
+    where = f"--db {out.db} --thread {out.thread_id}" if out.db else f"--thread {out.thread_id}"
+    certificate = d.get("certificate") or {}
+    lines = []
     if out.status == "execute":
+        flight = certificate.get("trajectory") or {}
+        route = f" {flight['origin']} -> {flight['goal']}" if flight.get("origin") and flight.get("goal") else ""
         lines.append(
-            f"decision: {d.get('uav_id')} flies {len(d.get('waypoints') or [])} waypoints, "
-            f"ETA {d.get('eta_sec')} s, {d.get('energy_wh')} Wh"
+            f"EXECUTE: {d.get('uav_id')} flies{route}, ETA {d.get('eta_sec')} s, {d.get('energy_wh')} Wh, "
+            f"{len(d.get('waypoints') or [])} waypoints"
             + (" (operator approved)" if d.get("approved_by_operator") else "")
         )
-    lines.append(f"reason: {d.get('reason', '')}")
+        checks = ["verified" if d.get("verified") else "NOT verified (verifier ablated)"]
+        checks.append("simulated" if d.get("simulated") else "NOT simulated (simulator ablated)")
+        simulations = certificate.get("simulations") or []
+        seeds = ", ".join(str(s["seed"]) for s in simulations)
+        lines.append(
+            f"  checks: {' and '.join(checks)}"
+            + (f" ({len(simulations)} stress scenario(s), seeds {seeds})" if simulations else "")
+            + f"; {out.rounds} repair round(s)"
+        )
+        if certificate:
+            lines.append(
+                f"  certificate: trajectory sha256 {certificate['digests']['trajectory_sha256'][:16]}...; re-check it: "
+                f"cloudbrain certify {where} --world {world_path or 'WORLD.json'}"
+            )
+    else:
+        lines.append(f"{HEADLINES[out.status]}: {d.get('reason', '')}")
+        failure = out.failure or {}
+        if failure.get("stage"):
+            lines.append(f"  blocked at {failure['stage']}: {failure.get('message') or failure.get('error_type')}")
+        if out.status == "human_confirm":
+            lines.append(
+                "  what you can do: decide on the proposal interactively (cloudbrain step), fork the run with an "
+                f"edit (cloudbrain checkpoints {where}, then cloudbrain fork ... --set PATH=VALUE), or restate the "
+                "request with what the reason names"
+            )
+        else:
+            lines.append("  what you can do: change what the reason names (place, time, altitude, UAV) and ask again")
+    if d.get("reason") and out.status == "execute":
+        lines.append(f"reason: {d['reason']}")
     if out.explanation:
         lines.append(f"explanation: {out.explanation.get('text', '')}")
+    lines.append(f"rounds: {out.rounds}   thread: {out.thread_id}   db: {out.db}   (cloudbrain trace {where})")
     return "\n".join(lines)
 
 
-def _emit_run(out: RunOutput, as_json: bool) -> int:
-    emit(out, as_json, _render_run(out))
+def _emit_run(out: RunOutput, as_json: bool, world_path: str | None = None) -> int:
+    failure = out.failure or {}
+    if failure.get("error_type") == LLMBackendDied.error_type:  # no decision to show: the backend is broken
+        raise CommandError(f"model backend {failure.get('message')} (stored as thread {out.thread_id})")
+    emit(out, as_json, _render_run(out, world_path))
     return EXIT_OK if out.status == "execute" else EXIT_NOT_EXECUTED
 
 
@@ -193,7 +235,7 @@ def run_agent(args: argparse.Namespace) -> int:
         task_id=args.task_id,
         gold_ir=_gold(args),
     )
-    return _emit_run(out, args.json)
+    return _emit_run(out, args.json, args.world)
 
 
 def run_step(args: argparse.Namespace) -> int:
@@ -213,7 +255,7 @@ def run_step(args: argparse.Namespace) -> int:
     if values is None:
         return EXIT_OK
     out = summarise(values, thread_id=stepper.thread_id, db=display_name(args.db))
-    return _emit_run(out, args.json)
+    return _emit_run(out, args.json, args.world)
 
 
 def _saver(target: str) -> BaseCheckpointSaver:
@@ -234,6 +276,38 @@ def _stored_graph(args: argparse.Namespace):
     return build_graph(run_config.get("without", ()), checkpointer=saver), run_config
 
 
+def _outcome_of_round(r: TraceRound) -> str:
+    if not r.stage:
+        return "passed"
+    ce = r.counterexample or {}
+    details = [
+        f"{ce['violated_rule']}" if ce.get("violated_rule") else "",
+        f"t={ce['time_sec']} s" if ce.get("time_sec") is not None else "",
+        f"robustness {ce['robustness']}" if ce.get("robustness") is not None else "",
+        f"{ce['offending_entity']}" if ce.get("offending_entity") else "",
+        f"{ce['field']}={json.dumps(ce.get('value'), ensure_ascii=False)}" if ce.get("field") else "",
+    ]
+    detail = ", ".join(d for d in details if d)
+    return f"failed at {r.stage}: {r.error_type}" + (f" ({detail})" if detail else "")
+
+
+def _round_lines(r: TraceRound, verbose: bool) -> list[str]:
+    """One line a round (what the IR said or changed, then what happened); with --verbose the counterexample and
+    the IR's JSON patch under it."""
+    if r.changes:
+        said = ("wrote " if r.round == 0 else "changed ") + "; ".join(r.changes)
+    else:
+        said = "no IR" if r.round == 0 else "no IR change"
+    lines = [f"round {r.round}: {said} => {_outcome_of_round(r)}"]
+    if verbose:
+        if r.counterexample:
+            lines.append(f"  counterexample: {json.dumps(r.counterexample, ensure_ascii=False)}")
+        lines += [
+            f"  ir {op['op']} {op['path']}: {json.dumps(op.get('value'), ensure_ascii=False)}" for op in r.ir_diff
+        ]
+    return lines
+
+
 def run_trace(args: argparse.Namespace) -> int:
     graph, _ = _stored_graph(args)
     try:
@@ -242,28 +316,7 @@ def run_trace(args: argparse.Namespace) -> int:
         raise CommandError(str(exc)) from None
     lines = [f"thread {report.thread_id}: {len(report.rounds)} round(s)"]
     for r in report.rounds:
-        ce = r.counterexample or {}
-        lines.append(f"round {r.round}: " + (f"failed at {r.stage}: {r.error_type}" if r.stage else "passed"))
-        if ce:
-            detail = {
-                k: ce[k]
-                for k in (
-                    "violated_rule",
-                    "time_sec",
-                    "robustness",
-                    "offending_entity",
-                    "field",
-                    "value",
-                    "allowed",
-                    "suggested_repair",
-                )
-                if ce.get(k) not in (None, [], "")
-            }
-            lines.append(f"  counterexample: {json.dumps(detail, ensure_ascii=False)}")
-        for op in r.ir_diff[:12]:
-            lines.append(f"  ir {op['op']} {op['path']}: {json.dumps(op.get('value'), ensure_ascii=False)[:120]}")
-        if len(r.ir_diff) > 12:
-            lines.append(f"  ... {len(r.ir_diff) - 12} more IR changes")
+        lines += _round_lines(r, args.verbose)
     final = report.final
     decision = final.get("decision") or {}
     lines.append(f"final: {final.get('status')} - {decision.get('reason', '')}")
@@ -274,7 +327,6 @@ def run_trace(args: argparse.Namespace) -> int:
             f"certificate: trajectory sha256 {certificate['digests']['trajectory_sha256'][:16]}..., world sha256 "
             f"{certificate['digests']['world_sha256'][:16]}..., engines {json.dumps(certificate['engines'])}",
             f"  margins: {margins}; simulated seeds: {seeds}",
-            "  re-check offline: cloudbrain certify --check CERT.json --world WORLD.json",
         ]
     emit(report, args.json, "\n".join(lines))
     return EXIT_OK

@@ -18,6 +18,8 @@ from cli.common import (
     open_world,
     read_json_file,
 )
+from graph.checkpoint import DEFAULT_DB, CheckpointerError, display_name, open_checkpointer
+from graph.runner import thread_config
 from ir.validation import validate_ir
 from tools.catalog import default_registry
 from tools.certificate import SafetyCertificate, check_certificate
@@ -78,9 +80,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(run=run_simulate)
 
     p = subparsers.add_parser("certify", help="re-check an execute's safety certificate offline")
-    p.add_argument(
-        "--check", required=True, metavar="CERT", help="certificate JSON, or a `run --json` output that holds one"
-    )
+    source = p.add_mutually_exclusive_group(required=True)
+    source.add_argument("--check", metavar="CERT", help="certificate JSON, or a `run --json` output that holds one")
+    source.add_argument("--thread", help="the certificate of this checkpointed run (with --db), and its final IR")
+    p.add_argument("--db", "--checkpointer", dest="db", default=DEFAULT_DB, help="checkpoints (default: %(default)s)")
     add_world_arg(p)
     p.add_argument("--ir", default=None, help="the run's IR JSON, to check it is the certified one")
     add_json_flag(p)
@@ -230,18 +233,37 @@ def run_simulate(args: argparse.Namespace) -> int:
     return code
 
 
+def _stored_certificate(db: str, thread_id: str) -> tuple[Any, dict[str, Any] | None]:
+    """(the certificate, the final IR) of a checkpointed run."""
+    try:
+        stored = open_checkpointer(db).get_tuple(thread_config(thread_id))
+    except CheckpointerError as exc:
+        raise CommandError(str(exc)) from None
+    if stored is None:
+        raise CommandError(f"no thread {thread_id!r} in {display_name(db)}")
+    values = stored.checkpoint["channel_values"]
+    irs = [attempt["ir"] for attempt in values.get("attempts") or [] if attempt.get("ir")]
+    return (values.get("decision") or {}).get("certificate"), (irs[-1] if irs else None)
+
+
 def run_certify(args: argparse.Namespace) -> int:
     world = open_world(args.world)
-    document = read_json_file(args.check, "certificate")
-    if isinstance(document, dict) and "decision" in document:  # a `cloudbrain run --json` output
-        document = (document.get("decision") or {}).get("certificate")
+    if args.thread:
+        source = f"thread {args.thread}"
+        document, ir = _stored_certificate(args.db, args.thread)
+    else:
+        source = args.check
+        document = read_json_file(args.check, "certificate")
+        if isinstance(document, dict) and "decision" in document:  # a `cloudbrain run --json` output
+            document = (document.get("decision") or {}).get("certificate")
+        ir = None
     if not isinstance(document, dict):
-        raise CommandError(f"{args.check} holds no certificate (only an execute carries one)")
+        raise CommandError(f"{source} holds no certificate (only an execute carries one)")
     try:
         certificate = SafetyCertificate.model_validate(document)
     except ValidationError as exc:
-        raise CommandError(f"{args.check} is not a certificate: {exc.errors()[0]['msg']}") from None
-    ir = read_json_file(args.ir, "IR") if args.ir else None
+        raise CommandError(f"{source} is not a certificate: {exc.errors()[0]['msg']}") from None
+    ir = read_json_file(args.ir, "IR") if args.ir else ir
     check = check_certificate(certificate, world, ir)
     text = (
         "valid: the certificate re-checks"

@@ -8,7 +8,7 @@ from typing import Any
 
 import jsonpatch
 from langgraph.graph.state import CompiledStateGraph
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from graph.context import Context
 from graph.runner import RunOutput, summarise, thread_config
@@ -19,7 +19,8 @@ class TraceRound(BaseModel):
     stage: str | None
     error_type: str | None
     counterexample: dict[str, Any] | None
-    ir_diff: list[dict[str, Any]]
+    changes: list[str] = Field(description="the IR against the previous round's, one phrase per changed field")
+    ir_diff: list[dict[str, Any]] = Field(description="the same change as a JSON patch")
     usage: dict[str, Any]
 
 
@@ -50,6 +51,59 @@ def _snapshot(graph: CompiledStateGraph, thread_id: str, checkpoint_id: str | No
     return snapshot
 
 
+# What a first IR is summed up by: the request as the model read it.
+FIRST_IR_FIELDS = (
+    ("entities", "origin"),
+    ("entities", "destination"),
+    ("entities", "waypoints"),
+    ("entities", "candidate_uavs"),
+    ("entities", "avoid_zones"),
+    ("constraints", "deadline_sec"),
+    ("constraints", "altitude_min_m"),
+    ("constraints", "altitude_max_m"),
+)
+
+
+def _phrase(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False) if isinstance(value, str | dict | list) else str(value)
+
+
+def _field_change(name: str, old: Any, new: Any) -> str:
+    if isinstance(old, list | None) and isinstance(new, list | None) and (old or new):
+        old, new = old or [], new or []
+        if all(not isinstance(item, dict | list) for item in old + new):
+            moves = [f"+{_phrase(x)}" for x in new if x not in old] + [f"-{_phrase(x)}" for x in old if x not in new]
+            return f"{name} {' '.join(moves) or 'reordered'}"
+        return f"{name} {len(old)} -> {len(new)} items" if len(old) != len(new) else f"{name} edited"
+    if isinstance(old, dict) or isinstance(new, dict):
+        return f"{name} edited"
+    return f"{name} {_phrase(old)} -> {_phrase(new)}"
+
+
+def ir_changes(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
+    """The IR's change in words, one phrase per changed field ('constraints.altitude_min_m 60 -> 100',
+    'entities.avoid_zones +"nfz_temp_1"'); a first IR (nothing before it) is summed up by FIRST_IR_FIELDS."""
+    if not after:
+        return []
+    if not before:
+        fields = [(f"{s}.{k}", (after.get(s) or {}).get(k)) for s, k in FIRST_IR_FIELDS]
+        return [f"{name} {_phrase(value)}" for name, value in fields if value not in (None, [], "")]
+    changes = []
+    for section in dict.fromkeys([*before, *after]):
+        old, new = before.get(section), after.get(section)
+        if old == new:
+            continue
+        if isinstance(old, dict) and isinstance(new, dict):
+            changes += [
+                _field_change(f"{section}.{key}", old.get(key), new.get(key))
+                for key in dict.fromkeys([*old, *new])
+                if old.get(key) != new.get(key)
+            ]
+        else:
+            changes.append(_field_change(section, old, new))
+    return changes
+
+
 def trace(graph: CompiledStateGraph, thread_id: str, checkpoint_id: str | None = None) -> TraceReport:
     """Per round: the failing stage, error type, counterexample and the IR diff against the previous round."""
     snapshot = _snapshot(graph, thread_id, checkpoint_id)
@@ -64,6 +118,7 @@ def trace(graph: CompiledStateGraph, thread_id: str, checkpoint_id: str | None =
                 stage=failure.get("stage"),
                 error_type=failure.get("error_type"),
                 counterexample=failure.get("counterexample"),
+                changes=ir_changes(previous_ir, ir),
                 ir_diff=list(jsonpatch.make_patch(previous_ir, ir)),
                 usage=attempt.get("usage") or {},
             )

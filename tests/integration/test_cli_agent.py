@@ -45,3 +45,41 @@ def test_graph_prints_mermaid_without_the_dropped_node(capsys):
     code, out, _ = run_cli(capsys, "graph", "--without", "simulator")
     assert code == 0 and "graph TD" in out
     assert "simulate(" not in out and "verify(" in out
+
+
+def test_the_text_output_leads_with_the_outcome_and_the_trace_is_a_line_per_round(capsys, tmp_path):
+    """What a person reads first: what will fly and how it was checked; then one line per round naming what the IR
+    said or changed and where it failed; the printed re-check command re-checks the certificate."""
+    db = str(tmp_path / "runs.sqlite")
+    argv = ["--world", DOWNTOWN, "--instruction", SEED_INSTRUCTION, "--model", "rules", "--without", "memory"]
+    code, out, _ = run_cli(capsys, "run", *argv, "--db", db, "--thread", "t1")
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0].startswith("EXECUTE: uav_03 flies hospital_A -> accident_site_3, ETA ")
+    assert lines[1].startswith("  checks: verified and simulated (3 stress scenario(s), seeds 0, 1, 2); ")
+    recheck = f"cloudbrain certify --db {db} --thread t1 --world {DOWNTOWN}"
+    assert lines[2].startswith("  certificate: trajectory sha256 ") and lines[2].endswith(f"re-check it: {recheck}")
+    code, out, _ = run_cli(capsys, *recheck.split()[1:])
+    assert code == 0 and out.strip() == "valid: the certificate re-checks"
+
+    code, out, _ = run_cli(capsys, "trace", "--db", db, "--thread", "t1")
+    rounds = [line for line in out.splitlines() if line.startswith("round ")]
+    assert len(rounds) >= 2 and not any(line.startswith("  ir ") for line in out.splitlines())
+    assert rounds[0].startswith('round 0: wrote entities.origin "hospital_A"; entities.destination "accident_site_3"')
+    assert " => failed at simulate: near_miss (" in rounds[0]
+    assert rounds[1].startswith("round 1: changed constraints.altitude_min_m 30.0 -> ")
+    assert rounds[-1].endswith("=> passed")
+    code, verbose, _ = run_cli(capsys, "trace", "--db", db, "--thread", "t1", "--verbose")
+    assert "  counterexample: {" in verbose and "  ir replace /constraints/altitude_min_m: " in verbose
+
+
+def test_a_run_that_is_not_executed_says_what_blocked_it_and_what_to_do(capsys, tmp_path):
+    code, out, _ = run_cli(
+        capsys, "run", "--world", DOWNTOWN, "--instruction", "Send a drone with a first-aid kit to the hospital.",
+        "--model", "rules", "--without", "memory", "--db", str(tmp_path / "runs.sqlite"), "--thread", "t2",
+    )  # fmt: skip
+    assert code == 4
+    headline, *rest = out.splitlines()
+    assert headline.startswith(("REFUSED: ", "NEEDS AN OPERATOR: "))
+    assert any(line.startswith("  what you can do: ") for line in rest)
+    assert "certify" not in out
