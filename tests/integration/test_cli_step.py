@@ -29,7 +29,7 @@ def test_step_through_a_full_run_with_scripted_keystrokes(capsys, monkeypatch, t
     assert "[before generate_ir] reads:" in out and "[after generate_ir] changed:" in out
     assert "raw_output" in out  # what generate_ir changed
     assert '"accident_site_3"' in out  # show ir.entities.destination after validate
-    assert "run finished" in out and "status: execute" in out
+    assert "run finished" in out and "\nEXECUTE: " in out
 
 
 def test_step_edit_changes_the_state_the_next_node_reads(capsys, monkeypatch, tmp_path):
@@ -37,7 +37,7 @@ def test_step_edit_changes_the_state_the_next_node_reads(capsys, monkeypatch, tm
     with OpenAIStubServer(answer(NFZ_FORGOTTEN_IR)) as server:
         code, out = _step(capsys, monkeypatch, server, keys, "--db", str(tmp_path / "s.sqlite"))
     assert "set ir.entities.avoid_zones" in out
-    assert code == 0 and "status: execute" in out
+    assert code == 0 and "\nEXECUTE: " in out
 
 
 def test_step_fallback_asks_the_operator_and_records_approval(capsys, monkeypatch, tmp_path):

@@ -95,4 +95,4 @@ def test_without_memory_never_opens_qdrant(monkeypatch, capsys, tmp_path):
         ]
     )
     assert code == 0
-    assert "status: execute" in capsys.readouterr().out
+    assert capsys.readouterr().out.startswith("EXECUTE: ")
