@@ -76,14 +76,19 @@ class _Worker:
         self.connection = ours
         self.item: Any = None
         self.busy = False
+
+    def await_ready(self) -> _Worker:
+        """Waits for its set-up; a worker that fails or dies there is an EngineError (no worker, no run)."""
         try:
-            kind, detail = ours.recv()
+            kind, detail = self.connection.recv()
         except EOFError:
+            cause = self.cause_of_death()
             self.stop()
-            raise EngineError(f"a worker died while starting: {describe_exit(self.process.exitcode)}") from None
+            raise EngineError(f"a worker died while starting: {cause}") from None
         if kind == "init_failed":
             self.stop()
             raise EngineError(f"a worker could not start: {detail}")
+        return self
 
     def assign(self, fn: Callable[[Any], Any], item: Any) -> None:
         self.item, self.busy = item, True
@@ -110,8 +115,10 @@ class _Worker:
 def process_engine(workers: int, initializer: Callable[..., None], initargs: tuple) -> Iterator[MapUnordered]:
     """`workers` processes, one item each at a time; the next item is sent before a result is handed on, so a
     worker is busy while the main process stores what it returned."""
-    pool = [_Worker(initializer, initargs) for _ in range(workers)]
+    pool = [_Worker(initializer, initargs) for _ in range(workers)]  # set up in parallel
     try:
+        for worker in pool:
+            worker.await_ready()
 
         def map_unordered(fn: Callable[[Any], Any], items: Iterable[Any]) -> Iterator[Any]:
             queue = iter(items)
@@ -127,7 +134,7 @@ def process_engine(workers: int, initializer: Callable[..., None], initargs: tup
                     pool[index].assign(fn, item)
                 except OSError:
                     pool[index].stop()
-                    pool[index] = _Worker(initializer, initargs)
+                    pool[index] = _Worker(initializer, initargs).await_ready()
                     pool[index].assign(fn, item)
 
             for index in range(len(pool)):
@@ -143,7 +150,7 @@ def process_engine(workers: int, initializer: Callable[..., None], initargs: tup
                     except (EOFError, OSError):
                         cause = worker.cause_of_death()
                         worker.stop()
-                        pool[index] = _Worker(initializer, initargs)
+                        pool[index] = _Worker(initializer, initargs).await_ready()
                         feed(index)
                         yield WorkerDied(item, cause)
                         continue
