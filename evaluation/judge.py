@@ -32,11 +32,9 @@ or human_confirm is a success exactly on UNSAT / AMBIGUOUS samples (on SAT: neit
 an execute on SAT succeeds when it is safe (no violation at all) and lands at the right place (a task that names
 no place at all leaves `right_place` None, which does not block success).
 
-Note on stress: the default level is the agent's own gate's ("medium"). Measured on dev_mini's 179 gold executes
-with the three default seeds: low 179 pass, medium 116, high 27 (crossing traffic down to 0.5 x min separation,
-pop-up zones with no notice), so at "high" a score mostly measures the simulator's dice. `simulated` keeps every
-seed's outcome and each violation says its `source` ("geometry", "simulation" or "outcome"), so reports can
-separate the two.
+Stress: the default level is the agent gate's default ("medium"), on held-out seeds. `simulated` keeps every seed's
+outcome and each violation says its `source` ("geometry", "simulation" or "outcome"), so reports can separate the
+two.
 """
 
 from __future__ import annotations
@@ -53,11 +51,9 @@ from shapely.geometry import LineString, Point, Polygon
 from ir.decision import Decision
 from tools.contract import ToolFailure
 from tools.simulator import (
-    EVALUATION_SEEDS,
-    EVALUATION_STRESS_LEVEL,
     EVENT_RULE,
-    TERMINAL_EVENTS,
     SimulateArgs,
+    counted_events,
     simulate,
 )
 from tools.world import UAV, TrafficTrack, UAVStatus, World, parse_world
@@ -66,7 +62,10 @@ Label = Literal["SAT", "UNSAT", "AMBIGUOUS"]
 StressLevel = Literal["low", "medium", "high"]
 LABELS = ("SAT", "UNSAT", "AMBIGUOUS")
 
-DEFAULT_STRESS_SEEDS: tuple[int, ...] = EVALUATION_SEEDS
+# The judge's held-out stress seeds: neither the agent's gate (0, 1, 2 by default) nor the benchmark generator's
+# label check (benchmark/gold.py) flies them; the stress level is the agent gate's default.
+DEFAULT_STRESS_SEEDS: tuple[int, ...] = (9001, 9002, 9003)
+EVALUATION_STRESS_LEVEL: StressLevel = "medium"
 LENGTH_EPS_M = 1e-9  # an intersection longer than this is an entry
 MOVE_EPS_M = 1e-6  # a "move" shorter than this in zero time is a repeated waypoint, not a jump
 TIME_EPS_SEC = 1e-6
@@ -456,9 +455,7 @@ def _simulate(
                 outcomes.append(SeedOutcome(seed=seed, stress_level=stress_level, passed=None, error=error))
                 continue
         events = list(result.get("events", []))
-        counted = [
-            e for e in events if e["type"] in TERMINAL_EVENTS or (e["type"] == "near_miss" and max_risk_level != "high")
-        ]
+        counted = counted_events(result, max_risk_level)
         for e in counted:
             detail = f"stress seed {seed} ({stress_level}): {e['type']}: {e['detail']}"
             rule = EVENT_RULE.get(e["type"], "R2")

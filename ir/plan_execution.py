@@ -225,6 +225,7 @@ def ir_tool_args(
         "simulate_scenario": {
             "seed": seed,
             "stress_level": stress_level,
+            **band,
             **safety,
             "max_risk_level": cons.max_risk_level.value,
         },

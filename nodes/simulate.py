@@ -1,9 +1,9 @@
 """simulate: stress-simulate the verified route (wind gusts, traffic, pop-up NFZ) in each of the run's stress
 scenarios, then assess its risk under each; the second safety gate.
 
-One scenario is one random draw of gusts, crossing traffic and pop-up zones: a route that passes one draw may
-still fail most others (held-out runs executed such a route), so the route must pass every scenario the run
-context names. The first failing scenario is the counterexample the repair sees.
+One scenario is one random draw of gusts, unknown traffic (met by the simulated UAV's detect-and-avoid) and pop-up
+zones; the route must pass every scenario the run context names, and the first failing one is the counterexample
+the repair sees.
 """
 
 from __future__ import annotations

@@ -4,9 +4,14 @@ Everything random comes from one numpy Generator seeded with `seed`, so the same
 byte-identical result. The stress level scales three disturbances:
 - wind gusts (from the world's weather regions): a lateral drift (a first-order autoregressive offset from the
   nominal path), slower progress in head-wind gusts, and extra energy per m/s of gust;
-- other traffic: the world's tracks, plus random tracks crossing the route near a random point of it, so separation
-  is tested where the route actually goes (medium: one, passing at 1.6-4 x min separation, outside the near-miss
-  band when on time; high: two, at 0.5-3 x);
+- other traffic: the world's tracks (known traffic, which the plan itself must keep clear of: the verifier's R2), and
+  unknown traffic, straight level tracks over the task's area (the box round the route's two ends, 150 m wider) at
+  random points, times, headings, speeds and altitudes, never aimed at the route (medium: 6, high: 12). The UAV
+  meets unknown traffic with a modelled detect-and-avoid (`DetectAndAvoid`): a track within 250 m whose closest
+  approach in the next 20 s, both flying on as they fly now, comes within 2 x min separation is a conflict; the UAV
+  climbs or descends (3 m/s, never out of its altitude band nor within min separation of a roof) to pass 2 x min
+  separation above or below it, or holds (hovers) where there is no such room, then returns to its planned altitude. Manoeuvres cost energy (climb, hover)
+  and time (hold) and are reported; a near miss with unknown traffic therefore means the plan left no room to avoid;
 - a pop-up no-fly zone on the route (medium and high): a square centred on a random point of the route, announced
   with some notice before the UAV gets there (high: sometimes none). The UAV holds (hovers) outside it until it
   expires, which costs time and energy; a zone that pops up over the UAV is an intrusion.
@@ -35,6 +40,7 @@ from tools import exact_grid, signals
 from tools.contract import ToolFailure, ToolOutput
 from tools.energy import segment_energies_wh
 from tools.registry import ToolSpec
+from tools.rules import safety_baseline
 from tools.trajectory import Trajectory, interpolation_knots
 from tools.verifier import (
     WaypointArgs,
@@ -51,15 +57,15 @@ DRIFT_GAIN = 0.25  # metres of drift per m/s of gust
 GUST_ENERGY_PER_MPS = 0.03  # extra energy share per m/s of gust
 COLLISION_RADIUS_M = 3.0
 NEAR_MISS_FACTOR = 1.5  # other traffic closer than this x min separation is a near miss
-# The evaluation's held-out stress seeds (evaluation/judge.py), and the seeds the agent's own simulate gate flies by
-# default (graph/context.py). A benchmark SAT label's gold route passes both sets, and tight deadlines are set over its
-# latest arrival under them: the label must not rest on one lucky draw, nor fail the agent's gate for a lucky judge.
-EVALUATION_SEEDS: tuple[int, ...] = (9001, 9002, 9003)
-AGENT_GATE_SEEDS: tuple[int, ...] = (0, 1, 2)
-EVALUATION_STRESS_LEVEL = "medium"
 HOLD_MARGIN_M = 5.0  # the UAV stops this far outside a pop-up zone
-CROSSING_SPEED_MPS = (8.0, 12.0)
-CROSSING_HALF_LENGTH_SEC = 60.0
+INTRUDER_SPEED_MPS = (8.0, 12.0)
+INTRUDER_HALF_LENGTH_SEC = 60.0
+INTRUDER_AREA_MARGIN_M = 150.0
+INTRUDER_TIME_MARGIN_SEC = 30.0
+DETECT_RANGE_M = 250.0
+LOOKAHEAD_SEC = 20.0
+CLIMB_RATE_MPS = 3.0
+AVOID_FACTOR = 2.0  # the miss distance detect-and-avoid aims for, in multiples of min separation
 TERMINAL_EVENTS = ("collision", "nfz_intrusion", "separation_violation", "battery_depleted", "deadline_missed")
 EVENT_RULE = {
     "nfz_intrusion": "R1",
@@ -75,17 +81,16 @@ DIGITS = 3
 @dataclass(frozen=True)
 class StressProfile:
     gust_scale: float
-    crossing_tracks: int
-    crossing_miss: tuple[float, float]  # closest approach, in multiples of min separation
+    intruders: int  # unknown traffic tracks over the task's area
     popup_half_size_m: float | None  # None: no pop-up zone
     popup_notice_sec: tuple[float, float] = (0.0, 0.0)
     popup_duration_sec: tuple[float, float] = (0.0, 0.0)
 
 
 STRESS = {
-    "low": StressProfile(gust_scale=0.5, crossing_tracks=0, crossing_miss=(0.0, 0.0), popup_half_size_m=None),
-    "medium": StressProfile(1.0, 1, (1.6, 4.0), 20.0, popup_notice_sec=(20.0, 40.0), popup_duration_sec=(10.0, 40.0)),
-    "high": StressProfile(1.6, 2, (0.5, 3.0), 30.0, popup_notice_sec=(-5.0, 25.0), popup_duration_sec=(30.0, 90.0)),
+    "low": StressProfile(gust_scale=0.5, intruders=0, popup_half_size_m=None),
+    "medium": StressProfile(1.0, 6, 20.0, popup_notice_sec=(20.0, 40.0), popup_duration_sec=(10.0, 40.0)),
+    "high": StressProfile(1.6, 12, 30.0, popup_notice_sec=(-5.0, 25.0), popup_duration_sec=(30.0, 90.0)),
 }
 
 
@@ -97,6 +102,8 @@ class SimulateArgs(WaypointArgs):
     min_separation_m: float = Field(default=10.0, ge=0)
     battery_reserve_ratio: float = Field(default=0.2, ge=0, le=1)
     max_risk_level: Literal["low", "medium", "high"] = "medium"
+    altitude_min_m: float | None = Field(default=None, ge=0, description="detect-and-avoid's floor; None = 30 m")
+    altitude_max_m: float | None = Field(default=None, gt=0, description="and ceiling; None = the airspace's")
 
 
 # --- the scenario ----------------------------------------------------------------------------------------------
@@ -148,26 +155,101 @@ def _popup_zone(track: NominalTrack, profile: StressProfile, rng: np.random.Gene
     )
 
 
-def _crossing_tracks(
-    track: NominalTrack, profile: StressProfile, min_separation_m: float, rng: np.random.Generator
+def _intruders(
+    world: World, track: NominalTrack, profile: StressProfile, rng: np.random.Generator
 ) -> list[TrafficTrack]:
-    """Straight tracks that pass a random point of the route, at a random miss distance, when we are due there."""
+    """Unknown traffic: straight, level tracks through random points of the task's area at random times of the
+    flight's window, with random headings, speeds and altitudes; none is aimed at the route."""
+    nominal = track.samples
+    ends = nominal[[0, -1], :2]
+    low = np.maximum(ends.min(axis=0) - INTRUDER_AREA_MARGIN_M, 0.0)
+    high = np.minimum(ends.max(axis=0) + INTRUDER_AREA_MARGIN_M, [world.grid.width_m, world.grid.depth_m])
+    t0, t1 = nominal[0, 3] - INTRUDER_TIME_MARGIN_SEC, nominal[-1, 3] + INTRUDER_TIME_MARGIN_SEC
     tracks = []
-    t0, t1 = track.samples[0, 3], track.samples[-1, 3]
-    for k in range(profile.crossing_tracks):
-        when = t0 + rng.uniform(0.2, 0.8) * (t1 - t0)
-        heading, speed = rng.uniform(0, 2 * math.pi), rng.uniform(*CROSSING_SPEED_MPS)
-        miss, tilt = rng.uniform(*profile.crossing_miss) * min_separation_m, rng.uniform(-math.pi / 2, math.pi / 2)
-        direction = np.array([math.cos(heading), math.sin(heading)])
-        across = np.array([-direction[1], direction[0]])
-        point = track.at(when)
-        closest = np.array([*(point[:2] + across * miss * math.cos(tilt)), max(5.0, point[2] + miss * math.sin(tilt))])
-        travel = np.array([*(direction * speed * CROSSING_HALF_LENGTH_SEC), 0.0])
-        ends = [closest - travel, closest + travel]
-        times = [when - CROSSING_HALF_LENGTH_SEC, when + CROSSING_HALF_LENGTH_SEC]
-        waypoints = [tuple(round(float(v), 3) for v in (*end, t)) for end, t in zip(ends, times)]
-        tracks.append(TrafficTrack(id=f"crossing_{k + 1}", waypoints=waypoints))
+    for k in range(profile.intruders):
+        point, when = rng.uniform(low, high), rng.uniform(t0, t1)
+        heading, speed = rng.uniform(0, 2 * math.pi), rng.uniform(*INTRUDER_SPEED_MPS)
+        altitude = rng.uniform(world.grid.layer_base_m, world.grid.ceiling_m)
+        travel = np.array([math.cos(heading), math.sin(heading)]) * speed * INTRUDER_HALF_LENGTH_SEC
+        ends_xy = [point - travel, point + travel]
+        times = [when - INTRUDER_HALF_LENGTH_SEC, when + INTRUDER_HALF_LENGTH_SEC]
+        waypoints = [tuple(round(float(v), 3) for v in (*xy, altitude, t)) for xy, t in zip(ends_xy, times)]
+        tracks.append(TrafficTrack(id=f"intruder_{k + 1}", waypoints=waypoints))
     return tracks
+
+
+@dataclass(frozen=True)
+class Manoeuvre:
+    intruder: str
+    time_sec: float
+    action: Literal["climb", "descend", "hold"]
+
+
+class DetectAndAvoid:
+    """The UAV's tactical response to unknown traffic (see the module's docstring), asked once a simulated second."""
+
+    def __init__(self, world: World, intruders: list[TrafficTrack], min_separation_m: float, band: tuple[float, float]):
+        self._world = world
+        self._tracks = [(t.id, np.asarray(t.waypoints, dtype=float)) for t in intruders]
+        self.min_separation_m = min_separation_m
+        self.protect_m = AVOID_FACTOR * min_separation_m
+        self.band = band
+        self.manoeuvres: list[Manoeuvre] = []
+        self.offset = 0.0  # metres above (+) or below the planned altitude
+
+    def _state(self, waypoints: np.ndarray, t: float) -> tuple[np.ndarray, np.ndarray] | None:
+        """Position and velocity of a straight track at t; None before it appears or after it is gone."""
+        (start, end) = waypoints[0], waypoints[-1]
+        if not start[3] <= t <= end[3]:
+            return None
+        velocity = (end[:3] - start[:3]) / (end[3] - start[3])
+        return start[:3] + velocity * (t - start[3]), velocity
+
+    def conflict(self, position: np.ndarray, velocity: np.ndarray, t: float) -> tuple[str, float] | None:
+        """The most imminent conflict: (intruder, its altitude), or None."""
+        worst: tuple[float, str, float] | None = None
+        for track_id, waypoints in self._tracks:
+            state = self._state(waypoints, t)
+            if state is None or np.linalg.norm(state[0] - position) > DETECT_RANGE_M:
+                continue
+            relative, closing = state[0] - position, state[1] - velocity
+            speed2 = float(closing @ closing)
+            t_cpa = 0.0 if speed2 == 0 else float(np.clip(-(relative @ closing) / speed2, 0.0, LOOKAHEAD_SEC))
+            if np.linalg.norm(relative + closing * t_cpa) < self.protect_m and (worst is None or t_cpa < worst[0]):
+                worst = (t_cpa, track_id, float(state[0][2]))
+        return None if worst is None else (worst[1], worst[2])
+
+    def _open(self, position: np.ndarray, z: float) -> bool:
+        """An escape altitude inside the band and clear of the buildings round the UAV."""
+        lo, hi = self.band
+        if not lo <= z <= hi:
+            return False
+        point = np.array([[position[0], position[1], z, 0.0]])
+        return float(signals.obstacle_clearance(self._world, point).values[0]) >= self.min_separation_m
+
+    def respond(self, position: np.ndarray, velocity: np.ndarray, planned_z: float, t: float) -> tuple[float, bool]:
+        """(the altitude to fly at after this second, hold?) for a UAV at `position` about to fly `velocity`, whose
+        plan puts it at `planned_z`: the plan's altitude plus an avoidance offset that changes at most CLIMB_RATE_MPS
+        a second (so a flight that meets no conflict flies its plan exactly)."""
+        found = self.conflict(position, velocity, t)
+        if found is None:
+            # back towards the plan, unless the altitude it would reach is in conflict again
+            back = self.offset - float(np.clip(self.offset, -CLIMB_RATE_MPS, CLIMB_RATE_MPS))
+            if self.conflict(np.array([*position[:2], planned_z + back]), velocity, t) is None:
+                self.offset = back
+            return planned_z + self.offset, False
+        intruder, intruder_z = found
+        escapes = [e for e in (intruder_z + self.protect_m, intruder_z - self.protect_m) if self._open(position, e)]
+        if escapes:
+            target = min(escapes, key=lambda e: abs(e - position[2]))
+            action: Literal["climb", "descend", "hold"] = "climb" if target >= position[2] else "descend"
+            self.offset += float(np.clip(target - planned_z - self.offset, -CLIMB_RATE_MPS, CLIMB_RATE_MPS))
+            result = planned_z + self.offset, False
+        else:
+            action, result = "hold", (float(position[2]), True)
+        if not self.manoeuvres or (self.manoeuvres[-1].intruder, self.manoeuvres[-1].action) != (intruder, action):
+            self.manoeuvres.append(Manoeuvre(intruder, round(float(t), DIGITS), action))
+        return result
 
 
 @dataclass(frozen=True)
@@ -178,7 +260,13 @@ class Flight:
 
 
 def _fly(
-    world: World, track: NominalTrack, speed: float, scale: float, popup: NoFlyZone | None, rng: np.random.Generator
+    world: World,
+    track: NominalTrack,
+    speed: float,
+    scale: float,
+    popup: NoFlyZone | None,
+    avoid: DetectAndAvoid,
+    rng: np.random.Generator,
 ) -> Flight:
     nominal = track.samples
     t_end = nominal[-1, 3]
@@ -206,11 +294,13 @@ def _fly(
             and hold_area.contains(shapely.Point(*track.at(next_s)[:2]))
             and not hold_area.contains(shapely.Point(*here[:2]))
         )
-        s = s if hold else next_s
+        planned = track.at(s if hold else next_s)
+        altitude, avoid_hold = avoid.respond(np.asarray(rows[-1][:3]), planned - here, float(planned[2]), tau - 1.0)
+        s = s if hold or avoid_hold else next_s
         position = track.at(s)
-        rows.append([position[0] + drift[0], position[1] + drift[1], position[2], tau])
+        rows.append([position[0] + drift[0], position[1] + drift[1], altitude, tau])
         gusts.append(float(np.linalg.norm(gust)))
-        hovering.append(hold)
+        hovering.append(hold or avoid_hold)
     return Flight(np.asarray(rows), np.asarray(gusts), np.asarray(hovering))
 
 
@@ -285,10 +375,34 @@ def _events(
     return [e for e in events if collision is None or e.index <= collision]  # nothing happens after a crash
 
 
-def _decisive(events: list[Event], max_risk_level: str) -> Event | None:
+def excused_intruders(intruder_ids: list[str], manoeuvres: list[dict[str, Any]]) -> set[str]:
+    """Unknown traffic that detect-and-avoid met with room to manoeuvre (it never had to hold for it): a near miss
+    with one of these is the scenario's luck, not the plan's fault."""
+    return set(intruder_ids) - {m["intruder"] for m in manoeuvres if m["action"] == "hold"}
+
+
+def counts_against_plan(event_type: str, entity: str | None, max_risk_level: str, excused: set[str]) -> bool:
+    """Whether an event fails the plan: every terminal event; a near miss unless the task accepts high risk or it
+    was with excused unknown traffic (then it is reported: a warning, and a factor of the risk assessment)."""
+    if event_type in TERMINAL_EVENTS:
+        return True
+    return event_type == "near_miss" and max_risk_level != "high" and entity not in excused
+
+
+def counted_events(result: dict[str, Any], max_risk_level: str) -> list[dict[str, Any]]:
+    """The events of a simulate_scenario result that fail the plan, by the rule the tool itself applies."""
+    ids = [t["id"] for t in result.get("intruder_tracks", [])]
+    excused = excused_intruders(ids, result.get("avoidance", []))
+    return [
+        e for e in result.get("events", []) if counts_against_plan(e["type"], e.get("entity"), max_risk_level, excused)
+    ]
+
+
+def _decisive(events: list[Event], max_risk_level: str, excused: set[str]) -> Event | None:
     """The event that fails the run: a collision first, else the earliest terminal event, else a near miss."""
-    for kinds in (("collision",), TERMINAL_EVENTS, () if max_risk_level == "high" else ("near_miss",)):
-        found = next((e for e in events if e.type in kinds), None)
+    counted = [e for e in events if counts_against_plan(e.type, e.entity, max_risk_level, excused)]
+    for kinds in (("collision",), TERMINAL_EVENTS, ("near_miss",)):
+        found = next((e for e in counted if e.type in kinds), None)
         if found:
             return found
     return None
@@ -318,10 +432,15 @@ def simulate(world: World, args: SimulateArgs) -> ToolOutput:
     track = NominalTrack(Trajectory(waypoints=args.waypoints).sample(1.0))
     speed = uav.cruise_speed_mps if uav else DEFAULT_SPEED_MPS
     popup = _popup_zone(track, profile, rng)
-    crossing = _crossing_tracks(track, profile, args.min_separation_m, rng)
-    flight = _fly(world, track, speed, profile.gust_scale, popup, rng)
+    intruders = _intruders(world, track, profile, rng)
+    band = (
+        args.altitude_min_m if args.altitude_min_m is not None else safety_baseline(world).altitude_min_m,
+        args.altitude_max_m if args.altitude_max_m is not None else safety_baseline(world).altitude_max_m,
+    )
+    avoid = DetectAndAvoid(world, intruders, args.min_separation_m, band)
+    flight = _fly(world, track, speed, profile.gust_scale, popup, avoid, rng)
     zones = [*world.no_fly_zones, *([popup] if popup else [])]
-    tracks = [*world.traffic, *crossing]
+    tracks = [*world.traffic, *intruders]
     judged = _judged_track(world, flight, zones, tracks, args.min_separation_m)
     step_energy = np.concatenate([[0.0], np.cumsum(_energy_steps(world, flight, speed, args.payload_kg))])
     energy = np.interp(judged[:, 3], flight.samples[:, 3], step_energy)
@@ -334,7 +453,9 @@ def simulate(world: World, args: SimulateArgs) -> ToolOutput:
     last = events[-1].index if crashed else len(judged) - 1
     flown_separation = separation.values[: last + 1]
     far = signals.far_distance(world)
-    decisive = _decisive(events, args.max_risk_level)
+    manoeuvres = [{"intruder": m.intruder, "time_sec": m.time_sec, "action": m.action} for m in avoid.manoeuvres]
+    excused = excused_intruders([t.id for t in intruders], manoeuvres)
+    decisive = _decisive(events, args.max_risk_level, excused)
     result: dict[str, Any] = {
         "success": decisive is None,
         "events": [_event_json(judged, e) for e in events],
@@ -348,7 +469,8 @@ def simulate(world: World, args: SimulateArgs) -> ToolOutput:
         "stress_level": args.stress_level,
         "seed": args.seed,
         "popup_nfz": popup.model_dump(include={"id", "polygon", "active_window"}) if popup else None,
-        "crossing_tracks": [t.model_dump() for t in crossing],
+        "intruder_tracks": [t.model_dump() for t in intruders],
+        "avoidance": manoeuvres,
         "counterexample": None if decisive is None else _counterexample(world, flight.samples, judged, decisive),
     }
     if decisive is None:
@@ -396,8 +518,8 @@ SPEC = ToolSpec(
     name="simulate_scenario",
     description=(
         "Fly a 4D trajectory through a seeded stress scenario (1 s steps): wind-gust drift, delay and extra energy, "
-        "other traffic plus random crossing tracks, and (medium/high) a pop-up no-fly zone on the route. Returns "
-        "success, events (nfz_intrusion, separation_violation, near_miss, battery_depleted, deadline_missed, "
+        "known traffic, unknown traffic met by detect-and-avoid, and (medium/high) a pop-up no-fly zone on the route. "
+        "Returns success, events (nfz_intrusion, separation_violation, near_miss, battery_depleted, deadline_missed, "
         "collision), min separation, delay, energy used, final battery and a counterexample."
     ),
     args_model=SimulateArgs,

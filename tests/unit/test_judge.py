@@ -17,7 +17,7 @@ from ir.decision import Decision
 from tools import route
 from tools.contract import ToolFailure
 from tools.registry import ToolRegistry
-from tools.simulator import SimulateArgs, simulate
+from tools.simulator import SimulateArgs, counted_events, simulate
 from tools.trajectory import resample
 from tools.world import World, load_world
 
@@ -259,36 +259,36 @@ def test_simulated_collision_with_a_building_is_flagged(city):
     assert any(v.source == "simulation" and v.rule == "R2" and "collision" in v.detail for v in verdict.violations)
 
 
-def _simulator_verdicts(world: World, waypoints, seeds) -> dict[int, bool]:
+def _simulator_verdicts(world: World, waypoints, seeds, deadline_sec: float) -> dict[int, bool]:
     passed = {}
     for seed in seeds:
         args = SimulateArgs(
-            waypoints=waypoints, uav_id="uav_03", seed=seed, stress_level="high", payload_kg=1.0, deadline_sec=600.0
+            waypoints=waypoints,
+            uav_id="uav_03",
+            seed=seed,
+            stress_level="high",
+            payload_kg=1.0,
+            deadline_sec=deadline_sec,
         )
         try:
-            simulate(world, args)
-            passed[seed] = True
+            passed[seed] = bool(simulate(world, args).result)
         except ToolFailure as exc:
-            passed[seed] = not {e["type"] for e in exc.result["events"]} & {
-                "collision",
-                "nfz_intrusion",
-                "separation_violation",
-                "battery_depleted",
-                "deadline_missed",
-            }
+            passed[seed] = not counted_events(exc.result, "medium")
     return passed
 
 
 def test_a_stress_seed_with_a_terminal_event_is_flagged(city, detour):
-    verdicts = _simulator_verdicts(city, detour, range(8))
+    # 40 s over the planned arrival: some high-stress draws (gusts, pop-up zones to wait out) arrive late, some not
+    task = {**TASK, "deadline_sec": detour[-1][3] + 40}
+    verdicts = _simulator_verdicts(city, detour, range(8), task["deadline_sec"])
     failing = next(seed for seed, ok in verdicts.items() if not ok)
     passing = next(seed for seed, ok in verdicts.items() if ok)
-    flagged = judge(execute(detour), city, label="SAT", stress_seeds=(failing,), stress_level="high", **TASK)
+    flagged = judge(execute(detour), city, label="SAT", stress_seeds=(failing,), stress_level="high", **task)
     assert not flagged.safe and not flagged.success
     assert flagged.checks["nfz"] is True  # the nominal route is clear: the disturbance broke it
     assert flagged.simulated[0].passed is False and flagged.simulated[0].counted
     assert all(v.source == "simulation" for v in flagged.violations)
-    clean = judge(execute(detour), city, label="SAT", stress_seeds=(passing,), stress_level="high", **TASK)
+    clean = judge(execute(detour), city, label="SAT", stress_seeds=(passing,), stress_level="high", **task)
     assert clean.success, clean.violations
 
 

@@ -104,35 +104,56 @@ def test_the_planned_candidate_of_execute_tools_passes_verify(world_json, runtim
 
 
 def test_simulate_requires_every_stress_scenario_and_stops_at_the_first_that_fails(world_json):
-    """GOOD_IR's planned route flies seed 0 cleanly but meets crossing traffic in seed 1: one scenario would
-    pass it, three refuse it with seed 1's counterexample."""
+    """GOOD_IR's route with a deadline 8 s after its planned arrival: the draws of seeds 0 and 1 (gusts, pop-up
+    zones to wait out) arrive in time, seed 2's does not. One or two scenarios would pass it; three refuse it with
+    seed 2's counterexample."""
     state: dict[str, Any] = {"ir": GOOD_IR, "world": world_json}
-    state["candidate"] = execute_tools(state, fake_runtime(Context(without=frozenset({"memory"}))))["candidate"]
+    candidate = execute_tools(state, fake_runtime(Context(without=frozenset({"memory"}))))["candidate"]
+    deadline = round(candidate["waypoints"][-1][3] + 8, 1)
+    state = {"ir": ir_with(**{"constraints.deadline_sec": deadline}), "world": world_json}
+    state["candidate"] = candidate
 
-    one = simulate(state, fake_runtime(Context(stress_scenarios=1)))
-    assert one["failure"] is None and [r["tool"] for r in one["tool_results"]] == ["simulate_scenario", "risk_assess"]
+    two = simulate(state, fake_runtime(Context(stress_scenarios=2)))
+    assert two["failure"] is None
+    assert [r["tool"] for r in two["tool_results"]] == ["simulate_scenario", "risk_assess", "simulate_scenario"]
 
     three = simulate(state, fake_runtime(Context(stress_scenarios=3)))
     failure = three["failure"]
-    assert (failure["stage"], failure["error_type"]) == ("simulate", "near_miss")
+    assert (failure["stage"], failure["counterexample"]["failure_type"]) == ("simulate", "deadline_missed")
     flown = three["simulation"]["simulate_scenario"]
-    assert [(r["result"]["seed"], r["ok"]) for r in flown] == [(0, True), (1, False)]  # seed 2 never flown
-    assert [r["tool"] for r in three["tool_results"]] == ["simulate_scenario", "risk_assess", "simulate_scenario"]
+    assert [(r["result"]["seed"], r["ok"]) for r in flown] == [(0, True), (1, True), (2, False)]
 
-    clear = simulate(state, fake_runtime(Context(sim_seed=2, stress_scenarios=3)))  # seeds 2-4: no events
-    assert clear["failure"] is None and [r["result"]["seed"] for r in clear["simulation"]["simulate_scenario"]] == [
-        2,
-        3,
-        4,
-    ]
-    assert [r["tool"] for r in clear["tool_results"]].count("risk_assess") == 1  # one route, one set of events
+    later = simulate(state, fake_runtime(Context(sim_seed=5, stress_scenarios=1)))
+    assert later["failure"] is None and later["simulation"]["simulate_scenario"][0]["result"]["seed"] == 5
 
 
 # repair
 
 
-def test_repair_without_memory_retrieves_no_cases_and_hands_back_the_counterexample(runtime):
-    state = {"round": 0, "failure": NFZ_FAILURE, "ir": NFZ_FORGOTTEN_IR, "context": {"rules": ["R1"]}}
+def test_repair_offers_the_candidates_of_a_world_failure(runtime, world_json):
+    state = {"round": 0, "failure": NFZ_FAILURE, "ir": NFZ_FORGOTTEN_IR, "world": world_json, "instruction": "Fly."}
+    update = repair(state, runtime)
+    assert update["repair_exhausted"] is False
+    assert [c["id"] for c in update["feedback"]["counterexample"]["repairs"]] == ["avoid:nfz_temp_1"]
+
+
+def test_repair_ends_the_loop_at_once_when_no_candidate_is_left(runtime, world_json):
+    """The IR already keeps out of nfz_temp_1: another round could only fail the same way."""
+    state = {"round": 0, "failure": NFZ_FAILURE, "ir": GOOD_IR, "world": world_json, "instruction": "Fly."}
+    update = repair(state, runtime)
+    assert update["repair_exhausted"] is True and update["round"] == 1
+    assert update["failure"]["message"].endswith("(no repair left that changes the plan's cause)")
+    assert "feedback" not in update
+
+
+def test_repair_without_memory_retrieves_no_cases_and_hands_back_the_counterexample(runtime, world_json):
+    state = {
+        "round": 0,
+        "failure": NFZ_FAILURE,
+        "ir": NFZ_FORGOTTEN_IR,
+        "context": {"rules": ["R1"]},
+        "world": world_json,
+    }
     update = repair(state, runtime)
     assert update["round"] == 1 and update["repair_exhausted"] is False
     assert update["context"]["repair_cases"] == []
@@ -142,8 +163,8 @@ def test_repair_without_memory_retrieves_no_cases_and_hands_back_the_counterexam
     assert "attempts" not in update  # no round was open
 
 
-def test_repair_closes_the_open_round_as_an_attempt(runtime):
-    state = {"round": 1, "failure": NFZ_FAILURE, "ir": NFZ_FORGOTTEN_IR, "attempt_open": True}
+def test_repair_closes_the_open_round_as_an_attempt(runtime, world_json):
+    state = {"round": 1, "failure": NFZ_FAILURE, "ir": NFZ_FORGOTTEN_IR, "attempt_open": True, "world": world_json}
     update = repair(state, runtime)
     assert update["attempt_open"] is False
     [attempt] = update["attempts"]
