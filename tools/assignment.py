@@ -1,8 +1,8 @@
 """assign_uav: pick the UAV for a task (origin -> destination) from the candidates or the whole fleet.
 
 A UAV is feasible when it is idle, can lift the payload, keeps the battery reserve after flying to the origin
-and on to the destination (straight legs inflated by a detour factor, energy from tools/energy.py), and the
-sustained wind along those legs stays within its limit. Feasible UAVs are ranked by the objective; every
+and on to the destination (straight legs inflated by a detour factor, energy from tools/energy.py), and the wind
+plus gusts along those legs stay within its limit. Feasible UAVs are ranked by the objective; every
 rejected one says why.
 """
 
@@ -55,23 +55,27 @@ class Candidate:
         }[objective]
 
 
-def _max_wind(world: World, points: list[XY]) -> float:
-    """Strongest sustained wind sampled along the polyline through `points` (each sample in the first weather
-    region that contains it, as `World.wind_at`)."""
+def strongest_wind(world: World, points: list[XY]) -> tuple[float, str | None]:
+    """The strongest wind plus gusts sampled along the polyline through `points` (each sample in the first weather
+    region that holds it, as `World.wind_at`), and that region's id: the measure risk_assess holds a UAV's wind limit
+    to, so a UAV assigned here is not one the risk gate must then refuse."""
     legs = [
         np.linspace(a, b, max(2, int(math.dist(a, b) // WIND_SAMPLE_SPACING_M) + 1)) for a, b in zip(points, points[1:])
     ]
     if not legs or not world.weather:
-        return 0.0
+        return 0.0, None
     xy = np.concatenate(legs)
     speed = np.zeros(len(xy))
+    region_of = np.full(len(xy), -1)
     unassigned = np.ones(len(xy), dtype=bool)
-    for region in world.weather:  # most specific first: a sample takes the first region that holds it
+    for index, region in enumerate(world.weather):  # most specific first: a sample takes the first region holding it
         x0, y0, x1, y1 = region.bbox
         inside = unassigned & (xy[:, 0] >= x0) & (xy[:, 0] <= x1) & (xy[:, 1] >= y0) & (xy[:, 1] <= y1)
-        speed[inside] = region.wind_speed_mps
+        speed[inside] = region.wind_speed_mps + region.gust_mps
+        region_of[inside] = index
         unassigned &= ~inside
-    return float(speed.max())
+    worst = int(np.argmax(speed))
+    return float(speed[worst]), (world.weather[region_of[worst]].id if region_of[worst] >= 0 else None)
 
 
 def evaluate(world: World, uav: UAV, origin: XY, destination: XY, args: AssignUavArgs) -> Candidate:
@@ -90,9 +94,12 @@ def evaluate(world: World, uav: UAV, origin: XY, destination: XY, args: AssignUa
             f"battery {uav.battery_ratio:.2f} minus the task's {energy:.1f} Wh leaves {after:.2f}, "
             f"below the reserve {args.battery_reserve_ratio:.2f}"
         )
-    wind = _max_wind(world, [uav.position, origin, destination])
+    wind, region = strongest_wind(world, [uav.position, origin, destination])
     if wind > uav.max_wind_mps:
-        reasons.append(f"wind {wind:g} m/s on the way exceeds its limit {uav.max_wind_mps:g} m/s")
+        reasons.append(
+            f"wind + gusts {wind:g} m/s in {region} on its way (repositioning leg included) exceed its limit "
+            f"{uav.max_wind_mps:g} m/s"
+        )
     return Candidate(uav, distance / uav.cruise_speed_mps, energy, after, reasons)
 
 
@@ -168,9 +175,10 @@ def _no_feasible_failure(
             suggested_actions=[f"choose from: {', '.join(others)}"],
             result=result,
         )
+    why = "; ".join(f"{r['uav_id']}: {r['reasons'][0]}" for r in rejected)
     return ToolFailure(
         "no_available_uav",
-        "no UAV in the fleet can fly this task (status, payload, battery reserve or wind)",
+        f"no UAV in the fleet can fly this task ({why})",
         recoverable=False,
         suggested_actions=["ground transfer", "wait for a UAV to charge or return", "ask a human operator"],
         result=result,

@@ -21,8 +21,26 @@ def _reasons(result) -> dict[str, str]:
     return {r["uav_id"]: " ".join(r["reasons"]) for r in result.result["rejected"]}
 
 
-def test_picks_the_nearby_charged_idle_uav_and_says_why_others_fail(call, downtown):
-    result = call(downtown, **TASK, payload_kg=1.0)
+@pytest.fixture(scope="module")
+def calm(downtown: World) -> World:
+    """Downtown with the north's gusts at 4 m/s (13 m/s with the wind): uav_09, idle at the depot there, can fly."""
+    data = downtown.model_dump(mode="json")
+    next(r for r in data["weather"] if r["id"] == "north_gusts")["gust_mps"] = 4.0
+    return World.model_validate(data)
+
+
+def test_wind_plus_gusts_on_the_repositioning_leg_rule_a_uav_out(call, downtown):
+    """uav_09 waits in the gusty north (wind 9 + gusts 6 m/s against its 14 m/s limit): the risk gate would refuse
+    any route it flies, so assignment does not choose it, and says why."""
+    result = call(downtown, **TASK)
+    assert result.ok and result.result["uav_id"] == "uav_03"
+    assert _reasons(result)["uav_09"] == (
+        "wind + gusts 15 m/s in north_gusts on its way (repositioning leg included) exceed its limit 14 m/s"
+    )
+
+
+def test_picks_the_nearby_charged_idle_uav_and_says_why_others_fail(call, calm):
+    result = call(calm, **TASK, payload_kg=1.0)
     assert result.ok and result.result["uav_id"] == "uav_03"
     reasons = _reasons(result)
     assert "reserve" in reasons["uav_07"]  # 15 % battery
@@ -44,31 +62,31 @@ def test_reserve_ratio_is_part_of_the_battery_check(call, downtown):
     assert "reserve" in _reasons(strict)["uav_03"]
 
 
-def test_payload_over_capacity_is_rejected(call, downtown):
-    result = call(downtown, **TASK, payload_kg=4.0)
+def test_payload_over_capacity_is_rejected(call, calm):
+    result = call(calm, **TASK, payload_kg=4.0)
     assert result.result["uav_id"] == "uav_09"  # 5 kg capacity
     assert "payload 4 kg exceeds" in _reasons(result)["uav_03"]
 
 
-def test_wind_over_the_uav_limit_is_rejected(call, downtown):
-    data = downtown.model_dump(mode="json")
-    data["weather"].insert(0, {"id": "storm", "bbox": [600, 380, 700, 460], "wind_speed_mps": 13})
+def test_wind_over_the_uav_limit_is_rejected(call, calm):
+    data = calm.model_dump(mode="json")
+    data["weather"].insert(0, {"id": "storm", "bbox": [600, 380, 700, 460], "wind_speed_mps": 11, "gust_mps": 2})
     stormy = World.model_validate(data)
     result = call(stormy, **TASK)
     assert result.result["uav_id"] == "uav_09"  # 14 m/s limit
-    assert "wind 13 m/s" in _reasons(result)["uav_03"]
+    assert "wind + gusts 13 m/s in storm" in _reasons(result)["uav_03"]
 
 
-def test_objectives_rank_by_their_own_metric(call, downtown):
+def test_objectives_rank_by_their_own_metric(call, calm):
     for objective, key, best in (("min_delay_safe", "eta_sec", min), ("min_energy", "energy_wh", min)):
-        ranking = call(downtown, **TASK, objective=objective).result["ranking"]
-        assert ranking[0][key] == best(r[key] for r in ranking)
-    ranking = call(downtown, **TASK, objective="max_reserve").result["ranking"]
+        ranking = call(calm, **TASK, objective=objective).result["ranking"]
+        assert len(ranking) == 2 and ranking[0][key] == best(r[key] for r in ranking)
+    ranking = call(calm, **TASK, objective="max_reserve").result["ranking"]
     assert ranking[0]["battery_after_ratio"] == max(r["battery_after_ratio"] for r in ranking)
 
 
-def test_named_candidates_that_all_fail_suggest_fleet_uavs(call, downtown):
-    result = call(downtown, **TASK, candidates=["uav_07", "uav_05"])
+def test_named_candidates_that_all_fail_suggest_fleet_uavs(call, calm):
+    result = call(calm, **TASK, candidates=["uav_07", "uav_05"])
     assert not result.ok and result.error.type == "low_battery_candidates" and result.error.recoverable
     assert "uav_03" in result.error.suggested_actions[0] and "uav_09" in result.error.suggested_actions[0]
     assert set(_reasons(result)) == {"uav_07", "uav_05"}
