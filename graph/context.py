@@ -11,7 +11,6 @@ from typing import Literal, Protocol
 
 from memory.cases import CaseHit, RepairCase
 from memory.store import RuleHit
-from tools.simulator import AGENT_GATE_SEEDS
 
 ABLATABLE = ("ir", "verifier", "simulator", "repair", "memory", "rag", "fidelity")
 DEFAULT_MODEL = "local"  # the embedded offline model (models/local_backend.py): no network, no API key
@@ -44,13 +43,11 @@ class Context:
         metadata={"description": "K: repair rounds before fallback (the loop's own cap, not recursion_limit)"},
     )
     stress_level: Literal["low", "medium", "high"] = field(
-        default="medium", metadata={"description": "stress of the simulate gate: gusts, crossing traffic, pop-up NFZ"}
+        default="medium", metadata={"description": "stress of the simulate gate: gusts, unknown traffic, pop-up NFZ"}
     )
-    sim_seed: int = field(
-        default=AGENT_GATE_SEEDS[0], metadata={"description": "seed of the simulate gate's first scenario"}
-    )
+    sim_seed: int = field(default=0, metadata={"description": "seed of the simulate gate's first scenario"})
     stress_scenarios: int = field(
-        default=len(AGENT_GATE_SEEDS),
+        default=3,
         metadata={
             "description": "scenarios the simulate gate flies (seeds sim_seed, sim_seed + 1, ...); the route must "
             "pass every one, as one lucky draw of traffic or pop-up zones proves little"
