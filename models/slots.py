@@ -21,6 +21,7 @@ from ir.model import EntityRefs, FallbackPolicy, Intent, LowAltitudeIR, Operatio
 from models.base import GenerationRequest, RepairFeedback
 from models.grounded_schema import WorldIds, bounded_list, id_list, nullable_id, string_enum
 from models.rules_parser import ParsedTask, build_answer, fly_back, plan_hand_off
+from tools.signals import zones_containing
 from tools.world import NoFlyZone, SensitiveZone, World
 
 # v2: origin, destination and UAVs offered from the request's grounded mentions; v3: the payload slot, the stated
@@ -312,6 +313,11 @@ def compile_slots(slots: dict[str, Any], request: GenerationRequest) -> dict[str
     A refusal needs no human confirmation; any other policy keeps the missing endpoints as open questions.
     """
     world = request.world
+    # a sensitive zone that holds the task's own origin or destination cannot be kept clear of (the planner and the
+    # verifier's R2 exempt it): listing it would only write a spec no route can meet
+    ends = [world.position_of(p) for p in (slots["origin"], slots["destination"]) if p in world.entity_index]
+    own = set(zones_containing(world, ends))
+    avoid = [z for z in dict.fromkeys(slots["avoid_zones"]) if z not in own]
     sensitive = {z.id for z in world.sensitive_zones}
     task = ParsedTask(
         intent=Intent(slots["intent"]),
@@ -321,8 +327,8 @@ def compile_slots(slots: dict[str, Any], request: GenerationRequest) -> dict[str
             destination=slots["destination"],
             waypoints=[p for p in dict.fromkeys(slots["stops"]) if p not in (slots["origin"], slots["destination"])],
             candidate_uavs=list(dict.fromkeys(slots["candidate_uavs"])),
-            avoid_zones=list(dict.fromkeys(slots["avoid_zones"])),
-            sensitive_zones=[z for z in dict.fromkeys(slots["avoid_zones"]) if z in sensitive],
+            avoid_zones=avoid,
+            sensitive_zones=[z for z in avoid if z in sensitive],
         ),
         constraints=OperationConstraints(
             deadline_sec=deadline_seconds(slots["deadline"]),

@@ -2,7 +2,9 @@
 
 Masked: buildings (+ min_separation_m), the altitude band, congested corridors (load >= capacity) unless told
 otherwise, and ONLY the zones named in avoid_zones. No-fly zones that are not named are deliberately left
-unmasked: the verifier is what catches a plan that forgot an active zone, and that failure drives the repair.
+unmasked: the verifier is what catches a plan that forgot an active zone, and that failure drives the repair. A
+sensitive zone whose buffer holds the route's start or goal (a delivery to the school) is not masked: the task
+cannot keep clear of it, and the verifier's R2 exempts it likewise.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from tools.contract import ToolFailure, ToolOutput
 from tools.grid_masks import MaskSpec, build_occupancy
 from tools.planner import DEFAULT_SPEED_MPS, NoPathError, plan_through
 from tools.registry import ToolSpec
+from tools.signals import zones_containing
 from tools.world import World
 
 
@@ -78,8 +81,10 @@ def _plan_route(world: World, args: PlanRouteArgs) -> ToolOutput:
         stops.insert(0, (uav.id, uav.position))  # pickup leg: the UAV flies empty to the start first
         payloads.insert(0, 0.0)
     congested = [c.id for c in world.corridors if c.load >= c.capacity] if args.avoid_congested_corridors else []
+    ends = [world.position_of(args.start), world.position_of(args.goal)]
+    own = [z for z in zones_containing(world, ends) if z in args.avoid_zones]
     spec = MaskSpec(
-        avoid_zones=tuple(sorted(set(args.avoid_zones))),
+        avoid_zones=tuple(sorted(set(args.avoid_zones) - set(own))),
         avoid_corridors=tuple(congested),
         altitude_min_m=args.altitude_min_m,
         altitude_max_m=args.altitude_max_m,
@@ -113,6 +118,9 @@ def _plan_route(world: World, args: PlanRouteArgs) -> ToolOutput:
         "cruise_speed_mps": uav.cruise_speed_mps if uav else DEFAULT_SPEED_MPS,
     }
     warnings = [f"congested corridor(s) kept clear: {', '.join(congested)}"] if congested else []
+    warnings += [
+        f"{z} holds the route's start or goal: its buffer is not kept (the verifier's R2 exempts it too)" for z in own
+    ]
     if args.deadline_sec is not None and route.eta_sec > args.deadline_sec:
         raise ToolFailure(
             "deadline_risk",

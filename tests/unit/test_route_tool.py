@@ -98,11 +98,22 @@ def test_deadline_risk_is_recoverable_and_keeps_the_route(call):
     assert result.result["eta_sec"] > 30 and len(result.result["waypoints"]) >= 2
 
 
-def test_goal_inside_an_avoided_zone_is_no_path(call):
-    result = call(start="hospital_A", goal="school_2", avoid_zones=["school_zone_2"])
-    assert not result.ok and result.error.type == "no_path" and result.error.recoverable
-    assert "school_zone_2" in result.error.message
-    assert any("school_zone_2" in action for action in result.error.suggested_actions)
+def test_a_sensitive_zone_holding_the_goal_is_not_kept_clear_but_a_no_fly_zone_is(call, downtown):
+    """A delivery to the school: its own zone cannot be kept clear of (the verifier's R2 exempts it too), and the
+    route says so; a no-fly zone over the goal still blocks it."""
+    to_school = call(start="hospital_A", goal="school_2", avoid_zones=["school_zone_2", "nfz_temp_1"])
+    assert to_school.ok, to_school.error
+    assert to_school.result["avoided_zones"] == ["nfz_temp_1"]
+    assert any(w.startswith("school_zone_2 holds the route's start or goal") for w in to_school.warnings)
+    data = downtown.model_dump(mode="json")
+    over_site = [[630, 400], [670, 400], [670, 440], [630, 440]]  # round accident_site_3 (650, 420)
+    data["no_fly_zones"].append({"id": "nfz_site", "polygon": over_site, "alt_min_m": 0, "alt_max_m": 500})
+    closed = ToolRegistry([route.SPEC]).call(
+        "plan_route",
+        World.model_validate(data),
+        {"start": "hospital_A", "goal": "accident_site_3", "avoid_zones": ["nfz_site"]},
+    )
+    assert not closed.ok and closed.error.type == "no_path" and "nfz_site" in closed.error.message
 
 
 def test_altitude_band_without_a_layer_is_no_path(call):
