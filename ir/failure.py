@@ -21,6 +21,12 @@ class Counterexample(BaseModel):
     field: str | None = None
     value: Any = None
     allowed: list[Any] = Field(default_factory=list, description="the validator's nearest valid values")
+    reasons: list[str] = Field(
+        default_factory=list, description="a risk failure's top reasons, each with its share of the score"
+    )
+    repairs: list[dict[str, Any]] = Field(
+        default_factory=list, description="the repair candidates derived for it (ir/repairs.py): id, summary, changes"
+    )
 
 
 class Failure(BaseModel):

@@ -121,7 +121,8 @@ class PreparedCall:
 
 class ChatIRGenerator(IRGenerator):
     """The steps every chat-model backend shares (template method): temperature by round, the response cache,
-    timing, the result record. A backend says how to prepare one completion for a request."""
+    timing, the result record. A backend says how to prepare one completion for a request, and how to complete
+    messages under a JSON Schema (for the grounded repair choice, models/repair_choice.py)."""
 
     _cache: ResponseCache
     _temperatures: tuple[float, float]  # first answer, repair rounds
@@ -129,8 +130,41 @@ class ChatIRGenerator(IRGenerator):
     @abstractmethod
     def _prepare(self, request: GenerationRequest, temperature: float) -> PreparedCall: ...
 
+    @abstractmethod
+    def _identity(self) -> tuple[Any, ...]:
+        """What besides the prompt decides an answer (model, server or file, token cap): part of every cache key."""
+
+    @abstractmethod
+    def _complete_json(
+        self, messages: list[dict[str, str]], schema: dict[str, Any], temperature: float
+    ) -> tuple[str, TokenUsage, bool]:
+        """(text, usage, whether the server was held to the schema) of one completion."""
+
+    def _prepare_choice(self, request: GenerationRequest, temperature: float) -> PreparedCall | None:
+        """A repair round with candidates: the model only chooses one, code applies it; None = no candidates."""
+        from models import repair_choice  # imports ir.repairs, which the first rounds never need
+
+        candidates = repair_choice.offered(request)
+        if not candidates:
+            return None
+        messages = repair_choice.choice_messages(request, candidates)
+        schema = repair_choice.choice_schema(candidates)
+        previous = request.feedback.previous_ir if request.feedback else None
+        key = ResponseCache.key(*self._identity(), repair_choice.REPAIR_CHOICE_VERSION, temperature, messages, previous)
+
+        def run() -> ModelReply:
+            text, usage, structured = self._complete_json(messages, schema, temperature)
+            chosen, named = repair_choice.read_choice(text, candidates)
+            answer = repair_choice.repaired_answer(request, chosen, named=named)
+            # what the validator reads is the repaired answer, as for compiled slots; the choice is its rationale
+            raw = json.dumps(answer, ensure_ascii=False)
+            return ModelReply(raw, answer, usage, repair_choice.REPAIR_CHOICE_VERSION, structured)
+
+        return PreparedCall(key, run)
+
     def generate(self, request: GenerationRequest) -> GenerationResult:
-        call = self._prepare(request, self._temperatures[0 if request.round == 0 else 1])
+        temperature = self._temperatures[0 if request.round == 0 else 1]
+        call = self._prepare_choice(request, temperature) or self._prepare(request, temperature)
         if (hit := self._cache.get(call.cache_key)) is not None:
             return hit.model_copy(update={"cached": True})
         started = time.perf_counter()

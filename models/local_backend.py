@@ -288,9 +288,7 @@ class LocalGenerator(ChatIRGenerator):
     def _prepare(self, request: GenerationRequest, temperature: float) -> PreparedCall:
         messages, schema = self._messages_and_schema(request)
         response_format = {"type": "json_schema", "json_schema": {"name": SCHEMA_NAME, "schema": schema}}
-        key = ResponseCache.key(
-            self.model, self._chat.model_path, self._chat.max_tokens, temperature, request.round, schema, messages
-        )
+        key = ResponseCache.key(*self._identity(), temperature, request.round, schema, messages)
 
         def run() -> ModelReply:
             try:
@@ -308,6 +306,21 @@ class LocalGenerator(ChatIRGenerator):
             return ModelReply(raw_text, answer, usage, version, structured_output=True)
 
         return PreparedCall(key, run)
+
+    def _identity(self) -> tuple[Any, ...]:
+        return (self.model, self._chat.model_path, self._chat.max_tokens)
+
+    def _complete_json(
+        self, messages: list[dict[str, str]], schema: dict[str, Any], temperature: float
+    ) -> tuple[str, TokenUsage, bool]:
+        response_format = {"type": "json_schema", "json_schema": {"name": "choice", "schema": schema}}
+        try:
+            message = self._chat.invoke(messages, response_format=response_format, temperature=temperature)
+        except LocalModelError as exc:
+            raise transport_error(exc, self.model) from exc
+        used = message.usage_metadata or {}
+        usage = TokenUsage(prompt_tokens=used.get("input_tokens", 0), completion_tokens=used.get("output_tokens", 0))
+        return message.text, usage, True
 
     def _answer(self, text: str, request: GenerationRequest) -> tuple[str, dict[str, Any] | None]:
         """(what the validator reads, the envelope); slots are compiled, a cut-off answer stays unparsed text."""

@@ -98,16 +98,25 @@ class OpenAIGenerator(ChatIRGenerator):
             use_responses_api=False,
         )
 
+    def _identity(self) -> tuple[Any, ...]:
+        return (self.model, self.base_url, self._max_tokens)
+
     def _prepare(self, request: GenerationRequest, temperature: float) -> PreparedCall:
         prompt = build_prompt(request, self._registry)
         response_format = answer_response_format(request.json_schema) if self._structured_output else None
-        key = ResponseCache.key(self.model, self.base_url, temperature, self._max_tokens, response_format, prompt.text)
+        key = ResponseCache.key(*self._identity(), temperature, response_format, prompt.text)
 
         def run() -> ModelReply:
             raw_text, usage, structured = self._complete(prompt.messages(), temperature, response_format)
             return ModelReply(raw_text, extract_answer(raw_text), usage, PROMPT_VERSION, structured)
 
         return PreparedCall(key, run)
+
+    def _complete_json(
+        self, messages: list[dict[str, str]], schema: dict[str, Any], temperature: float
+    ) -> tuple[str, TokenUsage, bool]:
+        response_format = {"type": "json_schema", "json_schema": {"name": "choice", "schema": schema, "strict": True}}
+        return self._complete(messages, temperature, response_format if self._structured_output else None)
 
     def _complete(
         self, messages: list[dict[str, str]], temperature: float, response_format: dict[str, Any] | None

@@ -35,7 +35,9 @@ from ir.model import (
     VerificationSpecs,
 )
 from models.base import GenerationRequest, GenerationResult, IRGenerator, RepairFeedback
+from models.repair_choice import offered, repaired_answer
 from tools.rules import MONITORED_RULES
+from tools.signals import zones_containing
 from tools.world import EntityKind, NoFlyZone, World
 
 RULES_VERSION = "rules-v2"  # v2: stops before a landing cue, short names, verbatim names first
@@ -583,12 +585,17 @@ def _active_in_window(world: World, constraints: OperationConstraints) -> list[N
 
 
 def safety_prior_zones(world: World, entities: EntityRefs, constraints: OperationConstraints) -> list[str]:
-    """NFZs active at any time of the mission window, and sensitive zones near the straight-line route."""
+    """NFZs active at any time of the mission window, and sensitive zones near the straight-line route except those
+    that hold the task's own origin or end (a delivery to the school: the verifier's R2 exempts them too)."""
     zones = [z.id for z in _active_in_window(world, constraints)]
     stops = [entities.origin, *entities.waypoints, flight_end(entities)]
     if all(s is not None and (s in world.entity_index or s in world.uav_index) for s in stops):
-        line = LineString([world.position_of(s) for s in stops])  # type: ignore[arg-type]
-        zones += [z.id for z in world.sensitive_zones if z.buffered_shape.distance(line) <= NEAR_LINE_M]
+        points = [world.position_of(s) for s in stops]  # type: ignore[arg-type]
+        line = LineString(points)
+        own = set(zones_containing(world, [points[0], points[-1]]))
+        zones += [
+            z.id for z in world.sensitive_zones if z.buffered_shape.distance(line) <= NEAR_LINE_M and z.id not in own
+        ]
     return zones
 
 
@@ -991,17 +998,22 @@ def _repaired_task(request: GenerationRequest) -> ParsedTask:
 
 
 class RuleBasedGenerator(IRGenerator):
-    """The `rules` backend: parse on the first round, repair deterministically on feedback rounds."""
+    """The `rules` backend: parse on the first round; on feedback rounds take the repair node's first candidate
+    where it offers some (models/repair_choice.py), else repair deterministically from the counterexample."""
 
     model = "rules"
 
     def generate(self, request: GenerationRequest) -> GenerationResult:
         started = time.perf_counter()
-        if request.feedback is None:
-            task = parse_instruction(request.instruction, request.world)
+        if candidates := offered(request):  # the repair node's candidates, in its order: the first is taken
+            answer = repaired_answer(request, candidates[0])
         else:
-            task = _repaired_task(request)
-        answer = build_answer(task, request.task_id).model_dump(mode="json")
+            task = (
+                parse_instruction(request.instruction, request.world)
+                if request.feedback is None
+                else _repaired_task(request)
+            )
+            answer = build_answer(task, request.task_id).model_dump(mode="json")
         return GenerationResult(
             raw_text=json.dumps(answer, ensure_ascii=False),
             answer=answer,

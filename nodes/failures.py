@@ -21,5 +21,9 @@ def failure_from_tool(stage: str, result: ToolResult, *, step_id: str | None = N
             "field": f"tool_plan[{step_id}]" if step_id else None,
             "suggested_repair": "; ".join(error.suggested_actions) if error and error.suggested_actions else None,
         }
+        factors = (result.result or {}).get("factors") or []
+        if factors:  # a risk assessment: what it is about, and the reasons with their shares
+            details["offending_entity"] = factors[0].get("entity")
+            details["reasons"] = (result.result or {}).get("top_reasons") or []
     recoverable = bool(error and error.recoverable)
     return failure_record(stage, error_type, recoverable=recoverable, message=error.message if error else "", **details)

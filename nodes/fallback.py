@@ -40,8 +40,8 @@ def _reason(state: State) -> str:
     ce = failure.get("counterexample") or {}
     rule = f" ({ce['violated_rule']})" if ce.get("violated_rule") else ""
     rounds = state.get("round", 0)
-    said = f": {failure.get('message')}" if failure.get("stage") == FIDELITY_STAGE else ""  # name the constraint
-    return f"{failure.get('stage')}: {failure.get('error_type')}{rule}{said} after {rounds} repair round(s)"
+    said = f": {failure['message']}" if failure.get("message") else ""  # what, where, which limit: in words
+    return f"{failure.get('stage')}: {failure.get('error_type')}{rule} after {rounds} repair round(s){said}"
 
 
 def _best_candidate(state: State) -> dict[str, Any] | None:

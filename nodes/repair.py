@@ -2,6 +2,11 @@
 
 The round cap is the graph's own (Context.max_repairs, default 3): LangGraph's recursion limit is no guard.
 Similar past repairs come from the safety memory, filtered by failure type, as few-shot examples.
+
+A failure whose cause lies in the world (ir/repairs.py: a zone in the way, a UAV that cannot cover the route, traffic
+or a roof too close, a risk above the task's limit) gets its repair candidates, derived here and handed to the model
+in the counterexample (`repairs`) to choose from; when none is left that an earlier round did not already carry, the
+run goes to fallback now: another round could only fail the same way.
 """
 
 from __future__ import annotations
@@ -12,9 +17,13 @@ from langgraph.runtime import Runtime
 
 from graph.context import Context
 from graph.state import State
+from ir.model import LowAltitudeIR
+from ir.repairs import RepairCandidate, addressable, derive_candidates, tried_repairs
+from models.rules_parser import stated_constraints
 from nodes.attempts import close_attempt
+from nodes.run_world import world_from_state
 
-READS = ("failure", "ir", "round", "instruction", "context")
+READS = ("failure", "ir", "round", "instruction", "context", "world", "candidate", "simulation", "attempts")
 
 
 def _similar_repairs(state: State, ctx: Context, failure: dict[str, Any]) -> list[str]:
@@ -28,18 +37,48 @@ def _similar_repairs(state: State, ctx: Context, failure: dict[str, Any]) -> lis
     return [ctx.memory.format_case_for_prompt(hit) for hit in hits]
 
 
+def _candidates(state: State, failure: dict[str, Any]) -> list[RepairCandidate]:
+    world = world_from_state(state)
+    candidate = state.get("candidate") or {}
+    risk = ((state.get("simulation") or {}).get("risk_assess") or [{}])[-1]
+    return derive_candidates(
+        world,
+        LowAltitudeIR.model_validate(state["ir"]),
+        failure,
+        route=candidate.get("waypoints"),
+        flying_uav=candidate.get("uav_id"),
+        risk_factors=(risk.get("result") or {}).get("factors") or [] if not risk.get("ok", True) else [],
+        stated=stated_constraints(state.get("instruction") or "", world),
+        tried=tried_repairs(state.get("attempts") or [], state["ir"]),
+    )
+
+
 def repair(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     ctx = runtime.context
     failure = state.get("failure") or {}
     next_round = state.get("round", 0) + 1
-    update: dict[str, Any] = {**close_attempt(state), "round": next_round}
     if next_round > ctx.max_repairs:
-        return {**update, "repair_exhausted": True}
+        return {**close_attempt(state), "round": next_round, "repair_exhausted": True}
+    if state.get("ir") and addressable(failure):
+        candidates = _candidates(state, failure)
+        if not candidates:
+            message = f"{failure.get('message', '')} (no repair left that changes the plan's cause)".strip()
+            failure = {**failure, "message": message}
+            return {
+                **close_attempt({**state, "failure": failure}),
+                "round": next_round,
+                "repair_exhausted": True,
+                "failure": failure,
+            }
+        # the offer is part of the round's record: `trace --verbose` shows what the model could choose from
+        counterexample = {**failure.get("counterexample", {}), "repairs": [c.model_dump() for c in candidates]}
+        failure = {**failure, "counterexample": counterexample}
     counterexample = failure.get("counterexample") or {}
     context = dict(state.get("context") or {})
     context["repair_cases"] = _similar_repairs(state, ctx, failure)
     return {
-        **update,
+        **close_attempt({**state, "failure": failure}),
+        "round": next_round,
         "repair_exhausted": False,
         "context": context,
         "feedback": {

@@ -67,6 +67,7 @@ class Factor:
     name: str
     contribution: float
     detail: str
+    entity: str | None = None  # the region, zone, building, track or UAV it is about: what a repair acts on
 
 
 def level_of(score: float) -> str:
@@ -91,14 +92,16 @@ def _weather(world: World, samples: np.ndarray, uav_limit: float | None, uav_id:
             WEATHER_RISK[worst.risk_level.value],
             f"weather region {worst.id}: risk {worst.risk_level.value}, wind {worst.wind_speed_mps:g} m/s, "
             f"gusts {worst.gust_mps:g} m/s",
+            worst.id,
         )
     ]
     if uav_limit is not None:
-        strongest = max(r.wind_speed_mps + r.gust_mps for r in present)
+        windiest = max(present, key=lambda r: r.wind_speed_mps + r.gust_mps)
+        strongest = windiest.wind_speed_mps + windiest.gust_mps
         ratio = strongest / uav_limit
         share = 0.8 if ratio >= 1 else _ramp(ratio, WIND_CAUTION_RATIO, 1.0, 0.4)
-        detail = f"wind + gusts {strongest:g} m/s vs {uav_id}'s limit {uav_limit:g} m/s"
-        factors.append(Factor("wind_limit", share, detail))
+        detail = f"wind + gusts {strongest:g} m/s in {windiest.id} vs {uav_id}'s limit {uav_limit:g} m/s"
+        factors.append(Factor("wind_limit", share, detail, uav_id))
     return factors
 
 
@@ -109,21 +112,26 @@ def _margins(world: World, samples: np.ndarray) -> list[Factor]:
     _, sensitive, sensitive_zone = signals.sensitive_clearance(world, samples).worst()
     _, separation, track = signals.traffic_separation(world, samples).worst()
     return [
-        Factor("nfz", 0.9 if nfz < 0 else _ramp(nfz, NFZ_NEAR_M, 0.0, 0.15), f"{nfz:.1f} m from no-fly zone {zone}"),
+        Factor(
+            "nfz", 0.9 if nfz < 0 else _ramp(nfz, NFZ_NEAR_M, 0.0, 0.15), f"{nfz:.1f} m from no-fly zone {zone}", zone
+        ),
         Factor(
             "obstacles",
             1.0 if clearance <= 0 else 0.6 if clearance < d_min else _ramp(clearance, 2 * d_min, d_min, 0.1),
             f"{clearance:.1f} m from building {building}",
+            building,
         ),
         Factor(
             "sensitive_zones",
             0.4 if sensitive < 0 else 0.0,
             f"{-sensitive:.1f} m inside the buffer of {sensitive_zone}",
+            sensitive_zone,
         ),
         Factor(
             "traffic",
             0.7 if separation < d_min else _ramp(separation, 3 * d_min, d_min, 0.2),
             f"{separation:.1f} m from traffic {track}",
+            track,
         ),
     ]
 
@@ -134,7 +142,7 @@ def _battery(world: World, samples: np.ndarray, uav: UAV | None, args: RiskArgs)
     margin = float(battery_profile(world, uav, samples, args.payload_kg)[-1]) - args.battery_reserve_ratio
     share = 0.6 if margin < 0 else _ramp(margin, BATTERY_THIN_MARGIN, 0.0, 0.25)
     detail = f"arrival battery {margin:+.2f} against the {args.battery_reserve_ratio:g} reserve"
-    return [Factor("battery", share, detail)]
+    return [Factor("battery", share, detail, uav.id)]
 
 
 def assess(world: World, args: RiskArgs) -> ToolOutput:
@@ -146,7 +154,10 @@ def assess(world: World, args: RiskArgs) -> ToolOutput:
         *_battery(world, samples, uav, args),
         *(
             Factor(
-                f"sim:{e.type}", EVENT_RISK[e.type], f"simulation: {e.type} at t={e.time_sec:g} s {e.detail}".strip()
+                f"sim:{e.type}",
+                EVENT_RISK[e.type],
+                f"simulation: {e.type} at t={e.time_sec:g} s {e.detail}".strip(),
+                e.entity,
             )
             for e in args.sim_events
         ),
@@ -160,21 +171,26 @@ def assess(world: World, args: RiskArgs) -> ToolOutput:
         "level": level,
         "max_risk_level": args.max_risk_level,
         "top_reasons": [f"{f.detail} (+{f.contribution:.2f})" for f in counted[:TOP_REASONS]],
-        "factors": [{"factor": f.name, "contribution": round(f.contribution, 3), "detail": f.detail} for f in counted],
+        "factors": [
+            {"factor": f.name, "contribution": round(f.contribution, 3), "detail": f.detail, "entity": f.entity}
+            for f in counted
+        ],
     }
     if LEVELS.index(level) <= LEVELS.index(args.max_risk_level):
         return ToolOutput(result=result)
     if level == "high":
         raise ToolFailure(
             "high_risk_no_override",
-            f"risk is high (score {score}) and the task allows at most {args.max_risk_level}",
+            f"risk is high (score {score}) and the task allows at most {args.max_risk_level}: "
+            + "; ".join(result["top_reasons"]),
             recoverable=False,
-            suggested_actions=["safe refusal or human confirmation; the top reasons say why"],
+            suggested_actions=[f"act on the top reason: {counted[0].detail}" if counted else "re-plan"],
             result=result,
         )
     raise ToolFailure(
         "medium_risk",
-        f"risk is {level} (score {score}), above the allowed {args.max_risk_level}",
+        f"risk is {level} (score {score}), above the allowed {args.max_risk_level}: "
+        + "; ".join(result["top_reasons"]),
         recoverable=True,
         suggested_actions=[f"reduce: {counted[0].detail}" if counted else "re-plan"],
         result=result,

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from tests.support.cli import DOWNTOWN, run_cli, run_json
-from tests.support.graph_fixtures import SEED_INSTRUCTION
+from tests.support.graph_fixtures import NFZ_FORGOTTEN_IR, SEED_INSTRUCTION, answer
+from tests.support.openai_stub_server import OpenAIStubServer, StubReply
 
 
 def test_run_json_then_trace_and_checkpoints(capsys, tmp_path):
@@ -28,10 +29,8 @@ def test_run_json_then_trace_and_checkpoints(capsys, tmp_path):
     assert run["db"] == db and run["thread_id"]
     code, report = run_json(capsys, "trace", "--db", db, "--thread", run["thread_id"])
     assert code == 0 and report["final"]["status"] == "execute"
-    # Stress scenario 1's crossing traffic comes too close at the parsed 30 m floor: repairs raise it until all pass.
-    failed = [(r["stage"], r["error_type"]) for r in report["rounds"][:-1]]
-    assert run["rounds"] >= 1 and failed == [("simulate", "near_miss")] * run["rounds"]
-    assert set(report["rounds"][0]) >= {"round", "stage", "error_type", "counterexample", "ir_diff"}
+    assert len(report["rounds"]) == run["rounds"] + 1 and report["rounds"][-1]["stage"] is None
+    assert set(report["rounds"][0]) >= {"round", "stage", "error_type", "counterexample", "changes", "ir_diff"}
     code, listing = run_json(capsys, "checkpoints", "--db", db, "--thread", run["thread_id"])
     assert [c["ran"][0] for c in listing["checkpoints"] if c["ran"]][-1] == "finalize"
 
@@ -49,14 +48,20 @@ def test_graph_prints_mermaid_without_the_dropped_node(capsys):
 
 def test_the_text_output_leads_with_the_outcome_and_the_trace_is_a_line_per_round(capsys, tmp_path):
     """What a person reads first: what will fly and how it was checked; then one line per round naming what the IR
-    said or changed and where it failed; the printed re-check command re-checks the certificate."""
+    said or changed and where it failed; the printed re-check command re-checks the certificate. The model (a
+    scripted server) forgets the temporary no-fly zone, then chooses the repair the counterexample offers."""
     db = str(tmp_path / "runs.sqlite")
-    argv = ["--world", DOWNTOWN, "--instruction", SEED_INSTRUCTION, "--model", "rules", "--without", "memory"]
-    code, out, _ = run_cli(capsys, "run", *argv, "--db", db, "--thread", "t1")
-    assert code == 0
+    with OpenAIStubServer(answer(NFZ_FORGOTTEN_IR), StubReply(content='{"repair": "avoid:nfz_temp_1"}')) as server:
+        code, out, _ = run_cli(
+            capsys, "run", "--world", DOWNTOWN, "--instruction", SEED_INSTRUCTION, "--model", "openai:scripted",
+            "--base-url", server.url, "--api-key", "EMPTY", "--without", "memory,rag", "--db", db, "--thread", "t1",
+        )  # fmt: skip
+        choice = server.bodies()[1]
+    assert choice["response_format"]["json_schema"]["schema"]["properties"]["repair"]["enum"] == ["avoid:nfz_temp_1"]
+    assert code == 0, out
     lines = out.splitlines()
     assert lines[0].startswith("EXECUTE: uav_03 flies hospital_A -> accident_site_3, ETA ")
-    assert lines[1].startswith("  checks: verified and simulated (3 stress scenario(s), seeds 0, 1, 2); ")
+    assert lines[1].startswith("  checks: verified and simulated (3 stress scenario(s), seeds 0, 1, 2); 1 repair")
     recheck = f"cloudbrain certify --db {db} --thread t1 --world {DOWNTOWN}"
     assert lines[2].startswith("  certificate: trajectory sha256 ") and lines[2].endswith(f"re-check it: {recheck}")
     code, out, _ = run_cli(capsys, *recheck.split()[1:])
@@ -64,13 +69,14 @@ def test_the_text_output_leads_with_the_outcome_and_the_trace_is_a_line_per_roun
 
     code, out, _ = run_cli(capsys, "trace", "--db", db, "--thread", "t1")
     rounds = [line for line in out.splitlines() if line.startswith("round ")]
-    assert len(rounds) >= 2 and not any(line.startswith("  ir ") for line in out.splitlines())
+    assert not any(line.startswith("  ir ") for line in out.splitlines())
     assert rounds[0].startswith('round 0: wrote entities.origin "hospital_A"; entities.destination "accident_site_3"')
-    assert " => failed at simulate: near_miss (" in rounds[0]
-    assert rounds[1].startswith("round 1: changed constraints.altitude_min_m 30.0 -> ")
-    assert rounds[-1].endswith("=> passed")
+    assert rounds[0].endswith("=> failed at verify: spec_violation (R1, t=26.9 s, robustness -40.0, nfz_temp_1)")
+    assert rounds[1] == (
+        'round 1: changed entities.avoid_zones +"nfz_temp_1"; verification_specs.ltl +"G !in_nfz_temp_1" => passed'
+    )
     code, verbose, _ = run_cli(capsys, "trace", "--db", db, "--thread", "t1", "--verbose")
-    assert "  counterexample: {" in verbose and "  ir replace /constraints/altitude_min_m: " in verbose
+    assert '"repairs": [{"id": "avoid:nfz_temp_1"' in verbose and "  ir add /entities/avoid_zones/1: " in verbose
 
 
 def test_a_run_that_is_not_executed_says_what_blocked_it_and_what_to_do(capsys, tmp_path):

@@ -14,8 +14,8 @@ from graph.runner import run_task
 from memory.access import open_memory
 from memory.cases import RepairCase
 from memory.store import SafetyMemory
-from tests.support.graph_fixtures import GOOD_IR, NFZ_FORGOTTEN_IR, SEED_INSTRUCTION, answer, scripted_context
-from tests.support.openai_stub_server import OpenAIStubServer
+from tests.support.graph_fixtures import NFZ_FORGOTTEN_IR, SEED_INSTRUCTION, answer, scripted_context
+from tests.support.openai_stub_server import OpenAIStubServer, StubReply
 from tests.support.paths import DOWNTOWN
 
 PAST_CASE = RepairCase(
@@ -47,7 +47,7 @@ def safety_memory(tmp_path):
 
 def test_retrieved_case_reaches_the_repair_prompt_and_the_run_is_remembered(world, safety_memory):
     saver = InMemorySaver()
-    with OpenAIStubServer(answer(NFZ_FORGOTTEN_IR), answer(GOOD_IR)) as server:
+    with OpenAIStubServer(answer(NFZ_FORGOTTEN_IR), StubReply(content='{"repair": "avoid:nfz_temp_1"}')) as server:
         context = scripted_context(server, without=frozenset(), memory=safety_memory)
         out = run_task(world, SEED_INSTRUCTION, context=context, thread_id="mem-1", checkpointer=saver)
         repair_prompt = str(server.bodies()[1]["messages"])

@@ -22,7 +22,8 @@ from tests.support.openai_stub_server import OpenAIStubServer, StubReply
 
 
 def test_repair_story_validate_then_verify_then_execute(world, checkpointer):
-    with OpenAIStubServer(answer(HALLUCINATED_IR), answer(NFZ_FORGOTTEN_IR), answer(GOOD_IR)) as server:
+    choose = StubReply(content='{"repair": "avoid:nfz_temp_1"}')  # the R1 failure's one repair candidate
+    with OpenAIStubServer(answer(HALLUCINATED_IR), answer(NFZ_FORGOTTEN_IR), choose) as server:
         graph, out = run_seed(world, scripted_context(server), checkpointer, "story")
         prompts = [str(body["messages"]) for body in server.bodies()]
 
@@ -43,9 +44,9 @@ def test_repair_story_validate_then_verify_then_execute(world, checkpointer):
     # The IR diff names what the model changed between rounds.
     assert {"op": "replace", "path": "/entities/destination", "value": "accident_site_3"} in second.ir_diff
     assert any(op["path"].startswith("/entities/avoid_zones") for op in third.ir_diff)
-    # The counterexample, not the whole trajectory, reached the model.
+    # The counterexample, not the whole trajectory, reached the model; for the world's failure, as a choice.
     assert "accident_site_3" in prompts[1] and "unknown_entity" in prompts[1]
-    assert "nfz_temp_1" in prompts[2] and "R1" in prompts[2]
+    assert "nfz_temp_1" in prompts[2] and "R1" in prompts[2] and "- avoid:nfz_temp_1: keep out of" in prompts[2]
 
     # Every node step is in the checkpointer's history, in order.
     assert ran_nodes(graph, "story") == [
@@ -55,23 +56,34 @@ def test_repair_story_validate_then_verify_then_execute(world, checkpointer):
     ]  # fmt: skip
 
 
-@pytest.mark.parametrize("max_repairs", [0, 2])
-def test_unsafe_route_never_escapes_and_stops_after_exactly_k_repairs(world, checkpointer, max_repairs):
-    replies = [answer(NFZ_FORGOTTEN_IR) for _ in range(max_repairs + 1)]
-    with OpenAIStubServer(*replies) as server:
-        graph, out = run_seed(
-            world, scripted_context(server, max_repairs=max_repairs), checkpointer, f"unsafe-{max_repairs}"
-        )
+def test_unsafe_route_never_escapes(world, checkpointer):
+    with OpenAIStubServer(answer(NFZ_FORGOTTEN_IR)) as server:
+        graph, out = run_seed(world, scripted_context(server, max_repairs=0), checkpointer, "unsafe")
         llm_calls = len(server.requests)
 
     assert out.status == "human_confirm"  # the IR's policy: ground_transfer_or_human_confirm, headless
     assert not out.decision.get("waypoints"), "a refused or unconfirmed decision carries no route to fly"
     assert out.decision["proposal"]["uav_id"] == "uav_03"
-    assert llm_calls == max_repairs + 1
-    report = trace(graph, f"unsafe-{max_repairs}")
-    assert len(report.rounds) == max_repairs + 1
-    assert all(r.counterexample["violated_rule"] == "R1" for r in report.rounds)
-    assert ran_nodes(graph, f"unsafe-{max_repairs}")[-1] == "fallback"
+    assert llm_calls == 1
+    [only] = trace(graph, "unsafe").rounds
+    assert only.counterexample["violated_rule"] == "R1"
+    assert ran_nodes(graph, "unsafe")[-1] == "fallback"
+
+
+@pytest.mark.parametrize("max_repairs", [0, 2])
+def test_the_loop_stops_after_exactly_k_repairs(world, checkpointer, max_repairs):
+    """A model that repeats the same ungrounded IR (free repair: the IR's own defect) gets K repair rounds."""
+    replies = [answer(HALLUCINATED_IR) for _ in range(max_repairs + 1)]
+    with OpenAIStubServer(*replies) as server:
+        graph, out = run_seed(
+            world, scripted_context(server, max_repairs=max_repairs), checkpointer, f"capped-{max_repairs}"
+        )
+        llm_calls = len(server.requests)
+
+    assert out.status == "human_confirm" and llm_calls == max_repairs + 1
+    report = trace(graph, f"capped-{max_repairs}")
+    assert [r.error_type for r in report.rounds] == ["unknown_entity"] * (max_repairs + 1)
+    assert ran_nodes(graph, f"capped-{max_repairs}")[-1] == "fallback"
 
 
 def test_an_interactive_run_pauses_with_the_operators_question(world, checkpointer):
