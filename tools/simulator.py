@@ -9,8 +9,10 @@ byte-identical result. The stress level scales three disturbances:
   random points, times, headings, speeds and altitudes, never aimed at the route (medium: 6, high: 12). The UAV
   meets unknown traffic with a modelled detect-and-avoid (`DetectAndAvoid`): a track within 250 m whose closest
   approach in the next 20 s, both flying on as they fly now, comes within 2 x min separation is a conflict; the UAV
-  climbs or descends (3 m/s, never out of its altitude band nor within min separation of a roof) to pass 2 x min
-  separation above or below it, or holds (hovers) where there is no such room, then returns to its planned altitude. Manoeuvres cost energy (climb, hover)
+  climbs or descends (3 m/s, never out of its altitude band nor within min separation of a roof ahead, never through
+  the track's altitude unless in time) to pass 2 x min separation above or below it, or holds (hovers) where there is
+  no such room, then returns to its planned altitude; a conflict in the first seconds of the plan delays take-off
+  (the UAV waits on the ground, up to 60 s). Manoeuvres cost energy (climb, hover)
   and time (hold) and are reported; a near miss with unknown traffic therefore means the plan left no room to avoid;
 - a pop-up no-fly zone on the route (medium and high): a square centred on a random point of the route, announced
   with some notice before the UAV gets there (high: sometimes none). The UAV holds (hovers) outside it until it
@@ -59,11 +61,11 @@ COLLISION_RADIUS_M = 3.0
 NEAR_MISS_FACTOR = 1.5  # other traffic closer than this x min separation is a near miss
 HOLD_MARGIN_M = 5.0  # the UAV stops this far outside a pop-up zone
 INTRUDER_SPEED_MPS = (8.0, 12.0)
-INTRUDER_HALF_LENGTH_SEC = 60.0
 INTRUDER_AREA_MARGIN_M = 150.0
 INTRUDER_TIME_MARGIN_SEC = 30.0
 DETECT_RANGE_M = 250.0
 LOOKAHEAD_SEC = 20.0
+MAX_DEPARTURE_WAIT_SEC = 60
 CLIMB_RATE_MPS = 3.0
 AVOID_FACTOR = 2.0  # the miss distance detect-and-avoid aims for, in multiples of min separation
 TERMINAL_EVENTS = ("collision", "nfz_intrusion", "separation_violation", "battery_depleted", "deadline_missed")
@@ -170,9 +172,9 @@ def _intruders(
         point, when = rng.uniform(low, high), rng.uniform(t0, t1)
         heading, speed = rng.uniform(0, 2 * math.pi), rng.uniform(*INTRUDER_SPEED_MPS)
         altitude = rng.uniform(world.grid.layer_base_m, world.grid.ceiling_m)
-        travel = np.array([math.cos(heading), math.sin(heading)]) * speed * INTRUDER_HALF_LENGTH_SEC
-        ends_xy = [point - travel, point + travel]
-        times = [when - INTRUDER_HALF_LENGTH_SEC, when + INTRUDER_HALF_LENGTH_SEC]
+        velocity = np.array([math.cos(heading), math.sin(heading)]) * speed
+        times = [t0, t1]  # flying the whole window: none appears out of nowhere next to the UAV
+        ends_xy = [point + velocity * (t - when) for t in times]
         waypoints = [tuple(round(float(v), 3) for v in (*xy, altitude, t)) for xy, t in zip(ends_xy, times)]
         tracks.append(TrafficTrack(id=f"intruder_{k + 1}", waypoints=waypoints))
     return tracks
@@ -182,11 +184,14 @@ def _intruders(
 class Manoeuvre:
     intruder: str
     time_sec: float
-    action: Literal["climb", "descend", "hold"]
+    action: Literal["wait", "climb", "descend", "hold"]
 
 
 class DetectAndAvoid:
-    """The UAV's tactical response to unknown traffic (see the module's docstring), asked once a simulated second."""
+    """The UAV's tactical response to unknown traffic (see the module's docstring), asked once a simulated second.
+
+    A conflict is judged along the UAV's own plan for the next LOOKAHEAD_SEC (it knows where it is going, turns
+    included) against each track within DETECT_RANGE_M flying on straight, as it flies."""
 
     def __init__(self, world: World, intruders: list[TrafficTrack], min_separation_m: float, band: tuple[float, float]):
         self._world = world
@@ -196,53 +201,88 @@ class DetectAndAvoid:
         self.band = band
         self.manoeuvres: list[Manoeuvre] = []
         self.offset = 0.0  # metres above (+) or below the planned altitude
+        self._side: dict[str, bool] = {}  # intruder -> passing above it (True) or below
 
-    def _state(self, waypoints: np.ndarray, t: float) -> tuple[np.ndarray, np.ndarray] | None:
-        """Position and velocity of a straight track at t; None before it appears or after it is gone."""
+    def _positions(self, waypoints: np.ndarray, times: np.ndarray) -> np.ndarray:
+        """A straight track's positions at `times` (NaN where it is not flying)."""
         (start, end) = waypoints[0], waypoints[-1]
-        if not start[3] <= t <= end[3]:
-            return None
         velocity = (end[:3] - start[:3]) / (end[3] - start[3])
-        return start[:3] + velocity * (t - start[3]), velocity
+        xyz = start[:3] + velocity * (times - start[3])[:, None]
+        xyz[(times < start[3]) | (times > end[3])] = np.nan
+        return xyz
 
-    def conflict(self, position: np.ndarray, velocity: np.ndarray, t: float) -> tuple[str, float] | None:
-        """The most imminent conflict: (intruder, its altitude), or None."""
+    def in_range(self, position: np.ndarray, t: float) -> bool:
+        """Some unknown traffic within detection range now: only then is the plan ahead worth looking at."""
+        now = np.array([t])
+        return any(np.linalg.norm(self._positions(w, now)[0] - position) <= DETECT_RANGE_M for _, w in self._tracks)
+
+    def conflict(self, ahead: np.ndarray, t: float) -> tuple[str, float, float] | None:
+        """The most imminent conflict along `ahead` (the UAV's positions at t, t + 1, ... s): (intruder, its
+        altitude, seconds until the closest approach), or None."""
+        times = t + np.arange(len(ahead), dtype=float)
         worst: tuple[float, str, float] | None = None
         for track_id, waypoints in self._tracks:
-            state = self._state(waypoints, t)
-            if state is None or np.linalg.norm(state[0] - position) > DETECT_RANGE_M:
+            xyz = self._positions(waypoints, times)
+            if not np.linalg.norm(xyz[0] - ahead[0]) <= DETECT_RANGE_M:  # out of range, or not flying (NaN)
                 continue
-            relative, closing = state[0] - position, state[1] - velocity
-            speed2 = float(closing @ closing)
-            t_cpa = 0.0 if speed2 == 0 else float(np.clip(-(relative @ closing) / speed2, 0.0, LOOKAHEAD_SEC))
-            if np.linalg.norm(relative + closing * t_cpa) < self.protect_m and (worst is None or t_cpa < worst[0]):
-                worst = (t_cpa, track_id, float(state[0][2]))
-        return None if worst is None else (worst[1], worst[2])
+            gaps = np.linalg.norm(xyz - ahead, axis=1)
+            k = int(np.nanargmin(gaps))
+            if gaps[k] < self.protect_m and (worst is None or k < worst[0]):
+                worst = (float(k), track_id, float(xyz[0, 2]))
+        return None if worst is None else (worst[1], worst[2], worst[0])
 
-    def _open(self, position: np.ndarray, z: float) -> bool:
-        """An escape altitude inside the band and clear of the buildings round the UAV."""
+    def _open(self, ahead: np.ndarray, z: float) -> bool:
+        """An escape altitude inside the band, and min separation clear of every roof along the plan ahead."""
         lo, hi = self.band
         if not lo <= z <= hi:
             return False
-        point = np.array([[position[0], position[1], z, 0.0]])
-        return float(signals.obstacle_clearance(self._world, point).values[0]) >= self.min_separation_m
+        points = np.column_stack([ahead[:, :2], np.full(len(ahead), z), np.zeros(len(ahead))])
+        return float(signals.obstacle_clearance(self._world, points).values.min()) >= self.min_separation_m
 
-    def respond(self, position: np.ndarray, velocity: np.ndarray, planned_z: float, t: float) -> tuple[float, bool]:
-        """(the altitude to fly at after this second, hold?) for a UAV at `position` about to fly `velocity`, whose
-        plan puts it at `planned_z`: the plan's altitude plus an avoidance offset that changes at most CLIMB_RATE_MPS
-        a second (so a flight that meets no conflict flies its plan exactly)."""
-        found = self.conflict(position, velocity, t)
+    def _escape(self, z: float, intruder: str, intruder_z: float, seconds: float, ahead: np.ndarray) -> float | None:
+        """An open altitude protect_m above or below the intruder that the UAV can reach without passing through
+        the intruder's altitude (or past it before the closest approach): the side already taken for this
+        intruder while it stays open, else the nearer."""
+        usable = []
+        for target in (intruder_z + self.protect_m, intruder_z - self.protect_m):
+            same_side = (target - intruder_z) * (z - intruder_z) > 0
+            in_time = abs(target - z) / CLIMB_RATE_MPS <= seconds - 1.0
+            if (same_side or in_time) and self._open(ahead, target):
+                usable.append(target)
+        taken = self._side.get(intruder)
+        kept = [e for e in usable if taken is not None and (e > intruder_z) == taken]
+        chosen = kept[0] if kept else min(usable, key=lambda e: abs(e - z), default=None)
+        if chosen is not None:
+            self._side[intruder] = chosen > intruder_z
+        return chosen
+
+    def departure(self, plan_ahead: np.ndarray, t: float) -> float:
+        """When to take off: at t, or later while the plan's first seconds meet unknown traffic (the UAV waits on
+        the ground, where it meets nobody), MAX_DEPARTURE_WAIT_SEC at most."""
+        waited = 0
+        while waited < MAX_DEPARTURE_WAIT_SEC and (found := self.conflict(plan_ahead, t + waited)) is not None:
+            if waited == 0:
+                self.manoeuvres.append(Manoeuvre(found[0], round(float(t), DIGITS), "wait"))
+            waited += 1
+        return t + waited
+
+    def respond(self, position: np.ndarray, plan_ahead: np.ndarray, planned_z: float, t: float) -> tuple[float, bool]:
+        """(the altitude to fly at after this second, hold?) for a UAV at `position` whose plan puts it at
+        `plan_ahead` (its planned positions at t, t + 1, ... s) and at `planned_z` after this second: the plan's
+        altitude plus an avoidance offset that changes at most CLIMB_RATE_MPS a second, so a flight that meets no
+        conflict flies its plan exactly."""
+        offset_path = plan_ahead + np.array([0.0, 0.0, self.offset])
+        found = self.conflict(offset_path, t)
         if found is None:
             # back towards the plan, unless the altitude it would reach is in conflict again
             back = self.offset - float(np.clip(self.offset, -CLIMB_RATE_MPS, CLIMB_RATE_MPS))
-            if self.conflict(np.array([*position[:2], planned_z + back]), velocity, t) is None:
+            if self.conflict(plan_ahead + np.array([0.0, 0.0, back]), t) is None:
                 self.offset = back
             return planned_z + self.offset, False
-        intruder, intruder_z = found
-        escapes = [e for e in (intruder_z + self.protect_m, intruder_z - self.protect_m) if self._open(position, e)]
-        if escapes:
-            target = min(escapes, key=lambda e: abs(e - position[2]))
-            action: Literal["climb", "descend", "hold"] = "climb" if target >= position[2] else "descend"
+        intruder, intruder_z, seconds = found
+        target = self._escape(float(position[2]), intruder, intruder_z, seconds, plan_ahead)
+        if target is not None:
+            action: Literal["wait", "climb", "descend", "hold"] = "climb" if target >= position[2] else "descend"
             self.offset += float(np.clip(target - planned_z - self.offset, -CLIMB_RATE_MPS, CLIMB_RATE_MPS))
             result = planned_z + self.offset, False
         else:
@@ -259,6 +299,11 @@ class Flight:
     hovering: np.ndarray  # (m,) bool: holding outside a pop-up zone
 
 
+def _plan_ahead(track: NominalTrack, s: float, t_end: float) -> np.ndarray:
+    """The plan's positions for the next LOOKAHEAD_SEC from plan time s, one a second."""
+    return np.array([track.at(min(s + k, t_end)) for k in range(int(LOOKAHEAD_SEC) + 1)])
+
+
 def _fly(
     world: World,
     track: NominalTrack,
@@ -270,7 +315,8 @@ def _fly(
 ) -> Flight:
     nominal = track.samples
     t_end = nominal[-1, 3]
-    s = tau = nominal[0, 3]
+    s = nominal[0, 3]
+    tau = avoid.departure(_plan_ahead(track, s, t_end), s)
     drift = np.zeros(2)
     hold_area: Polygon | None = popup.shape.buffer(HOLD_MARGIN_M) if popup else None
     rows, gusts, hovering = [[*nominal[0, :3], tau]], [0.0], [False]
@@ -295,7 +341,13 @@ def _fly(
             and not hold_area.contains(shapely.Point(*here[:2]))
         )
         planned = track.at(s if hold else next_s)
-        altitude, avoid_hold = avoid.respond(np.asarray(rows[-1][:3]), planned - here, float(planned[2]), tau - 1.0)
+        flown = np.asarray(rows[-1][:3])
+        if avoid.in_range(flown, tau - 1.0):
+            ahead = _plan_ahead(track, s, t_end)
+            ahead[:, :2] += flown[:2] - here[:2]  # where it is now (the drift), then as planned
+            altitude, avoid_hold = avoid.respond(flown, ahead, float(planned[2]), tau - 1.0)
+        else:
+            altitude, avoid_hold = avoid.respond(flown, flown[None, :], float(planned[2]), tau - 1.0)
         s = s if hold or avoid_hold else next_s
         position = track.at(s)
         rows.append([position[0] + drift[0], position[1] + drift[1], altitude, tau])

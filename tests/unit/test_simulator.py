@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pytest
+import shapely
 
 from tools import simulator
 from tools.registry import ToolRegistry
@@ -66,9 +67,16 @@ def test_stress_adds_a_popup_zone_and_unknown_traffic_over_the_task_area(registr
         (x0, y0, z0, _), (x1, y1, z1, _) = track["waypoints"]
         assert z0 == z1 and world.grid.layer_base_m <= z0 <= world.grid.ceiling_m  # level, in the drones' layer
         # it passes through the task's area (the box round the route's ends, widened), wherever the route goes
-        middle = ((x0 + x1) / 2, (y0 + y1) / 2)
-        assert 100 - simulator.INTRUDER_AREA_MARGIN_M <= middle[0] <= 650 + simulator.INTRUDER_AREA_MARGIN_M
-        assert 100 - simulator.INTRUDER_AREA_MARGIN_M <= middle[1] <= 420 + simulator.INTRUDER_AREA_MARGIN_M
+        margin = simulator.INTRUDER_AREA_MARGIN_M
+        area = shapely.box(100 - margin, 100 - margin, 650 + margin, 420 + margin)
+        assert shapely.LineString([(x0, y0), (x1, y1)]).intersects(area)
+
+
+def _plan_ahead(position: np.ndarray, velocity: np.ndarray) -> np.ndarray:
+    """A straight, level plan from `position`: where the UAV will be in 0, 1, ... 20 s."""
+    planned = position + velocity * np.arange(int(simulator.LOOKAHEAD_SEC) + 1)[:, None]
+    planned[:, 2] = 60.0
+    return planned
 
 
 def _head_on(z: float = 60.0) -> list:
@@ -81,7 +89,7 @@ def test_detect_and_avoid_climbs_or_descends_out_of_a_head_on_conflict_and_comes
     position, velocity = np.array([0.0, 0.0, 60.0]), np.array([10.0, 0.0, 0.0])
     altitudes, distances = [], []
     for second in range(60):
-        z, hold = avoid.respond(position, velocity, 60.0, float(second))
+        z, hold = avoid.respond(position, _plan_ahead(position, velocity), 60.0, float(second))
         assert not hold
         position = position + velocity
         position[2] = z
@@ -95,7 +103,8 @@ def test_detect_and_avoid_climbs_or_descends_out_of_a_head_on_conflict_and_comes
 
 def test_detect_and_avoid_holds_where_the_band_leaves_no_room(world):
     avoid = simulator.DetectAndAvoid(world, _head_on(), min_separation_m=10.0, band=(55.0, 65.0))
-    z, hold = avoid.respond(np.array([100.0, 0.0, 60.0]), np.array([10.0, 0.0, 0.0]), 60.0, 10.0)  # 200 m apart
+    here = np.array([100.0, 0.0, 60.0])
+    z, hold = avoid.respond(here, _plan_ahead(here, np.array([10.0, 0.0, 0.0])), 60.0, 10.0)  # 200 m apart
     assert hold and z == 60.0 and avoid.manoeuvres[0].action == "hold"
 
 
@@ -105,22 +114,37 @@ def test_detect_and_avoid_never_escapes_into_a_roof(world):
         simulator.TrafficTrack(id="intruder_1", waypoints=[(405.0, 270.0, 100.0, 0.0), (-395.0, 270.0, 100.0, 80.0)])
     ]
     avoid = simulator.DetectAndAvoid(world, track, min_separation_m=10.0, band=(30.0, 120.0))
-    z, hold = avoid.respond(np.array([205.0, 270.0, 100.0]), np.array([10.0, 0.0, 0.0]), 100.0, 10.0)
+    here = np.array([205.0, 270.0, 100.0])
+    ahead = _plan_ahead(here, np.array([10.0, 0.0, 0.0]))
+    ahead[:, 2] = 100.0
+    z, hold = avoid.respond(here, ahead, 100.0, 10.0)
     assert hold and avoid.manoeuvres[0].action == "hold"
 
 
 def test_a_near_miss_that_detect_and_avoid_could_not_prevent_with_room_is_a_warning(registry, world, monkeypatch):
-    """Unknown traffic that appears too close to avoid (here 12 m below the UAV as it sets off, climbing away
-    would take seconds): with room to manoeuvre that is the draw's luck, reported as a warning and an event
+    """Unknown traffic that appears too close to avoid (here a drone lifting off a roof 12 m under the UAV's path
+    as it passes, at t=5 s): with room to manoeuvre that is the draw's luck, reported as a warning and an event
     (risk_assess counts it), not a failure of the plan."""
-    popping_up = simulator.TrafficTrack(
-        id="intruder_1", waypoints=[(101.0, 100.0, 78.0, 0.0), (101.0, 100.0, 78.0, 3.0)]
-    )
+    (x0, y0, _, _), (x1, y1, _, t1) = DETOUR[:2]
+    under = (x0 + (x1 - x0) * 5 / t1, y0 + (y1 - y0) * 5 / t1, 78.0)
+    popping_up = simulator.TrafficTrack(id="intruder_1", waypoints=[(*under, 5.0), (*under, 8.0)])
     monkeypatch.setattr(simulator, "_intruders", lambda *args: [popping_up])
     run = simulate(registry, world, uav_id="uav_03", stress_level="low", altitude_min_m=30, altitude_max_m=120)
     near = [e for e in run.result["events"] if e["type"] == "near_miss"]
     assert run.ok and near and near[0]["entity"] == "intruder_1"
     assert any(near[0]["detail"] in w for w in run.warnings)
+    assert run.result["avoidance"][0]["action"] == "climb"
+
+
+def test_take_off_waits_while_unknown_traffic_crosses_the_start(registry, world, monkeypatch):
+    """A track across the plan's first seconds at take-off: the UAV waits on the ground (no event: it meets nobody
+    there) and the delay shows in its arrival."""
+    crossing = simulator.TrafficTrack(id="intruder_1", waypoints=[(340.0, 126.0, 90.0, 0.0), (40.0, 126.0, 90.0, 30.0)])
+    monkeypatch.setattr(simulator, "_intruders", lambda *args: [crossing])
+    run = simulate(registry, world, uav_id="uav_03", stress_level="low")
+    assert run.ok and run.result["events"] == []
+    assert run.result["avoidance"][0] == {"intruder": "intruder_1", "time_sec": 0.0, "action": "wait"}
+    assert run.result["delay_sec"] > 0 and run.result["hover_sec"] == 0
 
 
 def test_a_band_that_leaves_no_room_to_avoid_fails_the_plan_and_names_the_intruder(registry, world, monkeypatch):
