@@ -9,7 +9,8 @@ and carried by the round after it (tried) is not offered again; a failure that n
 another round could only repeat it.
 
 Kinds:
-- avoid_zone: keep out of the zone the counterexample or the risk names (entities.avoid_zones, its LTL spec);
+- avoid_zone: keep out of the zones the route broke (every violation of the verdict at once) or the risk names
+  (entities.avoid_zones, their LTL specs);
 - other_uav: fly another idle UAV whose wind limit, battery (repositioning leg included) and payload cover this
   route (entities.candidate_uavs), where the failure is the UAV's (battery, speed, wind limit);
 - raise_floor: fly above the traffic or roof in the way, at the first flight layer min separation over it
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import copy
 import math
+from collections.abc import Sequence
 from typing import Any, Literal
 
 import numpy as np
@@ -106,16 +108,20 @@ def apply_candidate(ir: dict[str, Any], candidate: RepairCandidate) -> dict[str,
     return repaired
 
 
-def _avoid(world: World, ir: LowAltitudeIR, zone_id: str, why: str) -> RepairCandidate:
-    zone = world.zone_index[zone_id]
+def _avoid(world: World, ir: LowAltitudeIR, zones: list[str], why: str) -> RepairCandidate:
+    """Keep out of every zone named (all the zones the route broke: one round, not one round per zone)."""
+    sensitive = [z for z in zones if isinstance(world.zone_index[z], SensitiveZone)]
     changes: dict[str, Any] = {
-        "entities.avoid_zones": list(dict.fromkeys([*ir.entities.avoid_zones, zone_id])),
-        "verification_specs.ltl": list(dict.fromkeys([*ir.verification_specs.ltl, f"G !in_{zone_id}"])),
+        "entities.avoid_zones": list(dict.fromkeys([*ir.entities.avoid_zones, *zones])),
+        "verification_specs.ltl": list(dict.fromkeys([*ir.verification_specs.ltl, *(f"G !in_{z}" for z in zones)])),
     }
-    if isinstance(zone, SensitiveZone):
-        changes["entities.sensitive_zones"] = list(dict.fromkeys([*ir.entities.sensitive_zones, zone_id]))
+    if sensitive:
+        changes["entities.sensitive_zones"] = list(dict.fromkeys([*ir.entities.sensitive_zones, *sensitive]))
     return RepairCandidate(
-        id=f"avoid:{zone_id}", kind="avoid_zone", summary=f"keep out of {zone_id} ({why})", changes=changes
+        id=f"avoid:{','.join(zones)}",
+        kind="avoid_zone",
+        summary=f"keep out of {', '.join(zones)} ({why})",
+        changes=changes,
     )
 
 
@@ -201,6 +207,7 @@ def derive_candidates(
     risk_factors: list[dict[str, Any]],
     stated: StatedConstraints,
     tried: set[str],
+    violated: Sequence[dict[str, Any]] = (),
 ) -> list[RepairCandidate]:
     """The candidates for a world-facing failure, minus those tried in an earlier round (`tried_repairs`)."""
     cx = failure.get("counterexample") or {}
@@ -209,8 +216,10 @@ def derive_candidates(
     causes = {failure_type, failure.get("error_type"), rule}
     shaped = np.asarray(route or [], dtype=float).reshape(-1, 4)
     found: list[RepairCandidate] = []
-    if entity in world.zone_index and entity not in ir.entities.avoid_zones:
-        found.append(_avoid(world, ir, entity, f"the route broke {rule or failure_type} there"))
+    broken = [v.get("entity") for v in violated] + [entity]  # every violation of the verdict, then this failure's
+    zones = [z for z in dict.fromkeys(broken) if z in world.zone_index and z not in ir.entities.avoid_zones]
+    if zones:
+        found.append(_avoid(world, ir, zones, f"the route broke {rule or failure_type} there"))
     weighty = [f for f in risk_factors if f.get("contribution", 0) >= MIN_FACTOR_SHARE]
     for factor in weighty:
         zone = factor.get("entity")
@@ -219,7 +228,7 @@ def derive_candidates(
             and zone in world.zone_index
             and zone not in ir.entities.avoid_zones
         ):
-            found.append(_avoid(world, ir, zone, f"risk: {factor.get('detail')}"))
+            found.append(_avoid(world, ir, [zone], f"risk: {factor.get('detail')}"))
     if causes & UAV_FAULTS or any(f.get("factor") in UAV_RISK_FACTORS for f in weighty):
         found += _uavs_covering(world, ir, shaped, flying_uav, stated)
     separation = failure_type in SEPARATION_EVENTS or (rule == "R2" and entity not in world.zone_index)

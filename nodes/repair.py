@@ -23,7 +23,7 @@ from models.rules_parser import stated_constraints
 from nodes.attempts import close_attempt
 from nodes.run_world import world_from_state
 
-READS = ("failure", "ir", "round", "instruction", "context", "world", "candidate", "simulation", "attempts")
+READS = ("failure", "ir", "round", "instruction", "context", "world", "candidate", "verdict", "simulation", "attempts")
 
 
 def _similar_repairs(state: State, ctx: Context, failure: dict[str, Any]) -> list[str]:
@@ -50,6 +50,7 @@ def _candidates(state: State, failure: dict[str, Any]) -> list[RepairCandidate]:
         risk_factors=(risk.get("result") or {}).get("factors") or [] if not risk.get("ok", True) else [],
         stated=stated_constraints(state.get("instruction") or "", world),
         tried=tried_repairs(state.get("attempts") or [], state["ir"]),
+        violated=((state.get("verdict") or {}).get("result") or {}).get("violations") or [],
     )
 
 

@@ -343,8 +343,9 @@ def _fly(
         planned = track.at(s if hold else next_s)
         flown = np.asarray(rows[-1][:3])
         if avoid.in_range(flown, tau - 1.0):
-            ahead = _plan_ahead(track, s, t_end)
-            ahead[:, :2] += flown[:2] - here[:2]  # where it is now (the drift), then as planned
+            # where it is now (the drift), then as planned; holding for a pop-up zone, it stays where it is
+            ahead = np.repeat(here[None, :], int(LOOKAHEAD_SEC) + 1, axis=0) if hold else _plan_ahead(track, s, t_end)
+            ahead[:, :2] += flown[:2] - here[:2]
             altitude, avoid_hold = avoid.respond(flown, ahead, float(planned[2]), tau - 1.0)
         else:
             altitude, avoid_hold = avoid.respond(flown, flown[None, :], float(planned[2]), tau - 1.0)

@@ -57,6 +57,24 @@ def test_a_zone_the_route_broke_is_offered_as_a_zone_to_avoid_once(downtown):
     assert tried_repairs([{"ir": GOOD_IR, "failure": _failure("unknown_entity")}], NFZ_FORGOTTEN_IR) == set()
 
 
+def test_every_zone_the_route_broke_is_one_candidate_not_one_round_each(downtown):
+    failure = _failure("spec_violation", violated_rule="R1", offending_entity="nfz_temp_1", time_sec=26.4)
+    violated = [
+        {"rule": "R1", "entity": "nfz_temp_1"},
+        {"rule": "R2", "entity": "school_zone_2"},
+        {"rule": "R2", "entity": "bldg_tower_1"},
+    ]
+    ir = copy.deepcopy(NFZ_FORGOTTEN_IR)
+    ir["entities"]["avoid_zones"] = []
+    [candidate] = derive_candidates(
+        downtown, LowAltitudeIR.model_validate(ir), failure, route=None, flying_uav="uav_03", risk_factors=[],
+        stated=NOTHING_STATED, tried=set(), violated=violated,
+    )  # fmt: skip
+    assert candidate.id == "avoid:nfz_temp_1,school_zone_2"
+    assert candidate.changes["entities.avoid_zones"] == ["nfz_temp_1", "school_zone_2"]
+    assert candidate.changes["entities.sensitive_zones"] == ["school_zone_2"]
+
+
 def test_a_uavs_wind_limit_offers_the_idle_uavs_that_cover_the_route_unless_one_is_pinned(downtown):
     ir = copy.deepcopy(GOOD_IR)
     ir["entities"]["candidate_uavs"] = ["uav_07"]
