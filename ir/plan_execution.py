@@ -203,7 +203,7 @@ def ir_tool_args(
         },
         "plan_route": {
             "start": ents.origin,
-            "goal": ents.destination,
+            "goal": ents.handoff_points[0] if ents.handoff_points else ents.destination,  # where the UAV lands
             "waypoints": ents.waypoints,
             "avoid_zones": list(dict.fromkeys(ents.avoid_zones + ents.sensitive_zones)),
             **band,

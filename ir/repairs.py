@@ -108,8 +108,9 @@ def apply_candidate(ir: dict[str, Any], candidate: RepairCandidate) -> dict[str,
     return repaired
 
 
-def _avoid(world: World, ir: LowAltitudeIR, zones: list[str], why: str) -> RepairCandidate:
-    """Keep out of every zone named (all the zones the route broke: one round, not one round per zone)."""
+def _avoid(world: World, ir: LowAltitudeIR, zones: list[str], why: str, hub: str | None = None) -> RepairCandidate:
+    """Keep out of every zone named (all the zones the route broke: one round, not one round per zone); with a
+    hand-off hub, land there (the destination lies inside one of them)."""
     sensitive = [z for z in zones if isinstance(world.zone_index[z], SensitiveZone)]
     changes: dict[str, Any] = {
         "entities.avoid_zones": list(dict.fromkeys([*ir.entities.avoid_zones, *zones])),
@@ -117,10 +118,14 @@ def _avoid(world: World, ir: LowAltitudeIR, zones: list[str], why: str) -> Repai
     }
     if sensitive:
         changes["entities.sensitive_zones"] = list(dict.fromkeys([*ir.entities.sensitive_zones, *sensitive]))
+    summary = f"keep out of {', '.join(zones)} ({why})"
+    if hub is not None:
+        changes["entities.handoff_points"] = [hub]
+        summary += f", and land at {hub} for the ground hand-off the request allows"
     return RepairCandidate(
-        id=f"avoid:{','.join(zones)}",
+        id=f"avoid:{','.join(zones)}" + (f"+handoff:{hub}" if hub else ""),
         kind="avoid_zone",
-        summary=f"keep out of {', '.join(zones)} ({why})",
+        summary=summary,
         changes=changes,
     )
 
@@ -208,8 +213,13 @@ def derive_candidates(
     stated: StatedConstraints,
     tried: set[str],
     violated: Sequence[dict[str, Any]] = (),
+    handoff_hub: str | None = None,
 ) -> list[RepairCandidate]:
-    """The candidates for a world-facing failure, minus those tried in an earlier round (`tried_repairs`)."""
+    """The candidates for a world-facing failure, minus those tried in an earlier round (`tried_repairs`).
+
+    `handoff_hub`: where the request allows a ground hand-off and the destination lies in an active no-fly zone,
+    the hub to land at instead (models.rules_parser.handoff_hub); keeping out of a zone that holds the flight's end
+    is offered only with it, since the route could not end there."""
     cx = failure.get("counterexample") or {}
     failure_type = str(cx.get("failure_type") or failure.get("error_type") or "")
     rule, entity = cx.get("violated_rule"), cx.get("offending_entity")
@@ -218,8 +228,13 @@ def derive_candidates(
     found: list[RepairCandidate] = []
     broken = [v.get("entity") for v in violated] + [entity]  # every violation of the verdict, then this failure's
     zones = [z for z in dict.fromkeys(broken) if z in world.zone_index and z not in ir.entities.avoid_zones]
-    if zones:
-        found.append(_avoid(world, ir, zones, f"the route broke {rule or failure_type} there"))
+    end = ir.entities.handoff_points[0] if ir.entities.handoff_points else ir.entities.destination
+    holds_end = end in world.entity_index and any(
+        world.zone_index[z].shape.covers(world.entity_index[end].point) for z in zones
+    )
+    if zones and (not holds_end or handoff_hub is not None):
+        hub = handoff_hub if holds_end else None
+        found.append(_avoid(world, ir, zones, f"the route broke {rule or failure_type} there", hub))
     weighty = [f for f in risk_factors if f.get("contribution", 0) >= MIN_FACTOR_SHARE]
     for factor in weighty:
         zone = factor.get("entity")

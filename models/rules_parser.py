@@ -644,17 +644,16 @@ def fly_back(task: ParsedTask) -> None:
         task.notes.append(f"return leg: back to {refs.origin} after {refs.waypoints[-1]}")
 
 
-def plan_hand_off(task: ParsedTask, text: str, world: World) -> None:
+def handoff_hub(world: World, destination_id: str | None, constraints: OperationConstraints, text: str) -> str | None:
     """Where the request allows a ground hand-off and the destination lies in a no-fly zone active in the mission
-    window, the flight ends at a hand-off point: the one the request names, else the hub nearest the destination
-    that keeps clear of every such zone. The destination stays what the operator asked for."""
-    refs = task.entities
-    destination = world.entity_index.get(refs.destination or "")
+    window: the hand-off point the request names, else the hub nearest the destination that keeps clear of every
+    such zone; None where either does not hold."""
+    destination = world.entity_index.get(destination_id or "")
     if destination is None or not _HANDOFF.search(text):
-        return
-    zones = _active_in_window(world, task.constraints)
-    if refs.handoff_points or not any(z.shape.covers(destination.point) for z in zones):
-        return
+        return None
+    zones = _active_in_window(world, constraints)
+    if not any(z.shape.covers(destination.point) for z in zones):
+        return None
     named = [m.ids[0] for m in find_mentions(text, world) if m.role == "handoff" and len(m.ids) == 1]
     hubs = [
         e
@@ -663,8 +662,18 @@ def plan_hand_off(task: ParsedTask, text: str, world: World) -> None:
         and all(z.shape.distance(e.point) >= HANDOFF_ZONE_CLEARANCE_M for z in zones)
     ]
     nearest = min(hubs, key=lambda e: (e.point.distance(destination.point), e.id), default=None)
-    refs.handoff_points = named[:1] or ([nearest.id] if nearest else [])
-    _keep_clear(refs, world, task.constraints)
+    return named[0] if named else (nearest.id if nearest else None)
+
+
+def plan_hand_off(task: ParsedTask, text: str, world: World) -> None:
+    """The flight ends at the hand-off point `handoff_hub` finds, if any; the destination stays the operator's."""
+    refs = task.entities
+    if refs.handoff_points:
+        return
+    hub = handoff_hub(world, refs.destination, task.constraints, text)
+    if hub is not None:
+        refs.handoff_points = [hub]
+        _keep_clear(refs, world, task.constraints)
 
 
 def parse_instruction(instruction: str, world: World) -> ParsedTask:

@@ -19,7 +19,7 @@ from graph.context import Context
 from graph.state import State
 from ir.model import LowAltitudeIR
 from ir.repairs import RepairCandidate, addressable, derive_candidates, tried_repairs
-from models.rules_parser import stated_constraints
+from models.rules_parser import handoff_hub, stated_constraints
 from nodes.attempts import close_attempt
 from nodes.run_world import world_from_state
 
@@ -39,11 +39,13 @@ def _similar_repairs(state: State, ctx: Context, failure: dict[str, Any]) -> lis
 
 def _candidates(state: State, failure: dict[str, Any]) -> list[RepairCandidate]:
     world = world_from_state(state)
+    ir = LowAltitudeIR.model_validate(state["ir"])
+    instruction = (state.get("instruction") or "").lower()
     candidate = state.get("candidate") or {}
     risk = ((state.get("simulation") or {}).get("risk_assess") or [{}])[-1]
     return derive_candidates(
         world,
-        LowAltitudeIR.model_validate(state["ir"]),
+        ir,
         failure,
         route=candidate.get("waypoints"),
         flying_uav=candidate.get("uav_id"),
@@ -51,6 +53,7 @@ def _candidates(state: State, failure: dict[str, Any]) -> list[RepairCandidate]:
         stated=stated_constraints(state.get("instruction") or "", world),
         tried=tried_repairs(state.get("attempts") or [], state["ir"]),
         violated=((state.get("verdict") or {}).get("result") or {}).get("violations") or [],
+        handoff_hub=handoff_hub(world, ir.entities.destination, ir.constraints, instruction),
     )
 
 

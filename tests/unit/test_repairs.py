@@ -16,7 +16,7 @@ from ir.model import LowAltitudeIR
 from ir.repairs import RepairCandidate, addressable, apply_candidate, carried_by, derive_candidates, tried_repairs
 from models.base import GenerationRequest, RepairFeedback
 from models.repair_choice import choice_schema, read_choice, repaired_answer
-from models.rules_parser import RuleBasedGenerator
+from models.rules_parser import RuleBasedGenerator, handoff_hub
 from tests.support.graph_fixtures import GOOD_IR, NFZ_FORGOTTEN_IR
 
 NOTHING_STATED = StatedConstraints()
@@ -26,7 +26,7 @@ def _failure(error_type: str, **counterexample: Any) -> dict[str, Any]:
     return failure_record("verify", error_type, recoverable=True, **counterexample)
 
 
-def _derive(world, ir, failure, *, risk=(), stated=NOTHING_STATED, tried=(), route=None, flying="uav_03"):
+def _derive(world, ir, failure, *, risk=(), stated=NOTHING_STATED, tried=(), route=None, flying="uav_03", hub=None):
     return derive_candidates(
         world,
         LowAltitudeIR.model_validate(ir),
@@ -36,6 +36,7 @@ def _derive(world, ir, failure, *, risk=(), stated=NOTHING_STATED, tried=(), rou
         risk_factors=list(risk),
         stated=stated,
         tried=set(tried),
+        handoff_hub=hub,
     )
 
 
@@ -175,3 +176,34 @@ def test_the_answer_is_the_failed_rounds_ir_with_the_choice_applied(downtown):
     assert answer["low_altitude_ir"]["constraints"]["altitude_min_m"] == 100.0
     assert "reply named no candidate" in answer["rationale_summary"]
     assert json.loads(json.dumps(answer)) == answer  # plain JSON for the checkpoint
+
+
+def _site_closed(downtown):
+    """Downtown with a permanent no-fly zone over accident_site_3: the flight cannot end there."""
+    from tools.world import World
+
+    data = downtown.model_dump(mode="json")
+    square = [[630, 400], [670, 400], [670, 440], [630, 440]]
+    data["no_fly_zones"].append({"id": "nfz_site", "polygon": square, "alt_min_m": 0, "alt_max_m": 500})
+    return World.model_validate(data)
+
+
+def test_a_zone_over_the_destination_is_kept_clear_of_only_with_the_hand_off_the_request_allows(downtown):
+    world = _site_closed(downtown)
+    failure = _failure("spec_violation", violated_rule="R1", offending_entity="nfz_site", time_sec=50.0)
+    ir = LowAltitudeIR.model_validate(GOOD_IR)
+    allowed = "Send the kit from hospital_A to accident_site_3; a ground courier takes it the last stretch."
+    hub = handoff_hub(world, "accident_site_3", ir.constraints, allowed.lower())
+    assert hub in world.entity_index and world.entity_index[hub].kind.value in (
+        "metro_station",
+        "police",
+        "fire_station",
+        "park",
+    )
+    [candidate] = _derive(world, GOOD_IR, failure, hub=hub)
+    assert candidate.id == f"avoid:nfz_site+handoff:{hub}"
+    repaired = apply_candidate(GOOD_IR, candidate)
+    assert repaired["entities"]["handoff_points"] == [hub] and repaired["entities"]["destination"] == "accident_site_3"
+    # without the hand-off the zone cannot be kept clear of: no candidate, the run asks the operator at once
+    assert handoff_hub(world, "accident_site_3", ir.constraints, "send the kit to accident_site_3.") is None
+    assert _derive(world, GOOD_IR, failure) == []
