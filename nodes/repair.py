@@ -5,8 +5,8 @@ Similar past repairs come from the safety memory, filtered by failure type, as f
 
 A failure whose cause lies in the world (ir/repairs.py: a zone in the way, a UAV that cannot cover the route, traffic
 or a roof too close, a risk above the task's limit) gets its repair candidates, derived here and handed to the model
-in the counterexample (`repairs`) to choose from; when none is left that an earlier round did not already carry, the
-run goes to fallback now: another round could only fail the same way.
+in the counterexample (`repairs`) to choose from; when none is left that an earlier round has not tried, the run goes
+to fallback now: another round could only fail the same way.
 """
 
 from __future__ import annotations
