@@ -20,6 +20,9 @@ class Decision(BaseModel):
     energy_wh: float | None = None
     reason: str = ""
     proposal: dict[str, Any] | None = Field(default=None, description="unverified candidate shown for confirmation")
+    missing_information: list[str] = Field(
+        default_factory=list, description="human_confirm: the facts the request must still give, each 'field: why'"
+    )
     approved_by_operator: bool = False
     verified: bool = False
     simulated: bool = False

@@ -24,6 +24,9 @@ class Counterexample(BaseModel):
     reasons: list[str] = Field(
         default_factory=list, description="a risk failure's top reasons, each with its share of the score"
     )
+    missing_information: list[str] = Field(
+        default_factory=list, description="facts the request leaves out, each 'field: why' (R8): for the operator"
+    )
     repairs: list[dict[str, Any]] = Field(
         default_factory=list, description="the repair candidates derived for it (ir/repairs.py): id, summary, changes"
     )

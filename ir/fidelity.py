@@ -22,6 +22,7 @@ import shapely
 from pydantic import BaseModel, Field
 
 from ir.finding import Finding
+from ir.model import Intent
 from tools.world import UAVStatus, World
 
 # "the X on the north side", "the X in the city centre", "the X near the river": a name's trailing locative phrase.
@@ -46,13 +47,14 @@ _ROLE_CUES = (("origin", _ORIGIN_CUE), ("destination", _DESTINATION_CUE))
 # Cues that fix a role when they stand right after the place, as Chinese puts them ("请到X取货", "X起飞", "X需要...", "X发生紧急情况").
 # They outrank a cue before it: in "请到X取货" the 到 is "go to" the pickup, not the destination.
 AFTER_ROLE_CUES = (
-    ("origin", re.compile(r"^\W{0,2}(?:取货|提货|起飞|出发|装货|装载)")),
+    ("origin", re.compile(r"^\W{0,2}(?:取货|提货|起飞|出发|装货|装载|装上)")),
     ("destination", re.compile(r"^\W{0,2}(?:需要|急需|发生)")),
 )
 AFTER_CUE_WINDOW = 6  # characters after a mention searched for a role cue
 AVOID_CUE_WINDOW = 30  # characters before a mention searched for an avoid cue
 CONTRADICTORY = "stated_constraints_contradictory"
 UNRESOLVED = "unresolved_reference"  # a bare kind the world has several of: ask which one
+MISSING = "missing_information"  # a fact no plan can do without that the request does not give: ask for it
 
 
 class Mentions(BaseModel):
@@ -79,10 +81,20 @@ class StatedConstraints(Mentions):
     return_leg: bool = Field(default=False, description="the request asks the UAV to come back")
     corridors_only: bool = Field(default=False, description="the request allows flight only inside drone corridors")
     handoff: bool = Field(default=False, description="the request allows a hand-off to ground transport")
+    referenced: list[str] = Field(
+        default_factory=list,
+        description="every place the request points to: the certain `places` plus a kind the world has one of "
+        "('the stadium'); what an IR's places may come from besides a documented default",
+    )
+    missing: list[str] = Field(
+        default_factory=list, description="facts the request must still give, each 'field: why' (R8, before tools)"
+    )
+    intent: Intent | None = Field(default=None, description="the errand the request's words name, which fixes defaults")
 
     def blockers(self, ceiling_m: float) -> list[tuple[str, str]]:
         """(error type, message) for what no plan can meet or resolve, known before any tool runs (R8): demands that
-        contradict each other or the airspace (spec-level UNSAT), references that fit several places."""
+        contradict each other or the airspace (spec-level UNSAT), references that fit several places, facts the
+        request leaves out (no place to fly to, a time with no anchor)."""
         found = []
         low, high = self.altitude_min_m, self.altitude_max_m
         if low is not None and high is not None and low >= high:
@@ -93,7 +105,7 @@ class StatedConstraints(Mentions):
         if self.deadline_sec is not None and self.deadline_sec <= 0:
             found.append((CONTRADICTORY, "the request's deadline is not in the future"))
         found += [(UNRESOLVED, f"which one is meant by {ref}?") for ref in self.unresolved]
-        return found
+        return found + [(MISSING, fact) for fact in self.missing]
 
 
 def _phrase(text: str) -> str:

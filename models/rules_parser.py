@@ -93,7 +93,7 @@ _ROLE_CUES: tuple[tuple[str, str], ...] = (
         r"\bnot (?:enter|cross|fly over)|outside|\bignore\b|\bdisregard\b|"
         r"远离|避开|避让|绕开|绕过|不要?进入|不得进入|不经过|忽略|无视",
     ),
-    ("origin", r"\bfrom\b|\bleaving\b|\bdepart\w*(?: from)?|\bstart\w* (?:at|from)\b|\bpick\w* up (?:at|from)\b|从|自"),
+    ("origin", r"\bfrom\b|\bout of\b|\bleaving\b|\bdepart\w*(?: from)?|\bstart\w* (?:at|from)\b|\bpick\w* up (?:at|from)\b|从|自"),
     (
         "destination",
         r"\bto\b|\btowards?\b|\breach\b|\bover\b|\baround\b|\bdestination\b|->|→|"
@@ -515,6 +515,20 @@ _HANDOFF = re.compile(
     r"\bhand (?:it |the parcel |the cargo )?(?:over|off|to)\b|\bground courier\b|交给地面|地面配送|转交"
 )
 _HANDOFF_AFTER = re.compile(r"\W{0,3}(?:and\s+)?(?:hand\s+(?:it\s+|the\s+\w+\s+)?over\b|(?:在那里)?(?:交给|转交))")
+# A time the request ties to something the agent has no clock for ("before the meeting", "by noon", "after they
+# call", "会议前"): a deadline that cannot be placed, unlike a duration from now ("within 20 minutes").
+_UNANCHORED_TIME = re.compile(
+    r"\b(?:before|by|until|till|no later than|in time for|after|once|when)\s+(?:the\s+|their\s+|his\s+|her\s+|our\s+)?"
+    r"(?:meeting|shift|surgery|operation starts|game|match|event|ceremony|lunch|dinner|breakfast|noon|midday|midnight|"
+    r"dawn|dusk|sunset|sunrise|nightfall|dark|tonight|tomorrow|morning|afternoon|evening|weekend|end of (?:the )?"
+    r"(?:day|shift|meeting)|close of business|usual time|then|later|(?:they|he|she|we|you|it) (?:\w+ ){0,2}?"
+    r"(?:arrive|arrives|call|calls|ask|asks|leave|leaves|land|lands|get there|gets there|are ready|is ready|finish|"
+    r"finishes|open|opens|close|closes))\b"
+    r"|\b(?:at|by|before|after|until)\s+\d{1,2}(?::\d{2})?\s*(?:am|pm|a\.m\.|p\.m\.|o'clock)"
+    r"|\b(?:same time as|the usual time|like last time|as (?:we did )?yesterday)\b"
+    r"|(?:会议|开会|手术|下班|上班|交班|天黑|中午|午饭|晚饭|早饭|比赛|明天|今晚|傍晚)(?:之前|以前|前|结束前|开始前|之后|以后)"
+    r"|(?:到时候|那时候?|老时间|跟昨天一样|和上次一样|照旧)"
+)
 # Places with ground access where a courier can take the cargo over; one this close to a closed zone is no place to
 # hover and hand over.
 HANDOFF_HUB_KINDS = ("metro_station", "vertiport", "park", "police", "fire_station")
@@ -525,13 +539,16 @@ _PIN_CUE = r"(?:use|using|send|dispatch|assign|take|with|by|用|派|让|安排|�
 
 
 def stated_constraints(text: str, world: World) -> StatedConstraints:
-    """What the request states (places, pinned UAVs, deadline, altitude band, return leg, corridors only): the
-    fidelity gate's reading, apart from any model's."""
+    """What the request states (places, pinned UAVs, deadline, altitude band, return leg, corridors only) and what it
+    leaves out that no plan can do without: the fidelity gate's reading, apart from any model's."""
     lowered = " ".join(text.split()).lower()
     mentions = ground_mentions(world, text)
     band = _stated_band_and_separation(lowered)
     pinned = [u for u in mentions.uavs if re.search(_PIN_CUE + re.escape(u.lower()) + r"(?![a-z0-9_-])", lowered)]
-    return StatedConstraints(
+    fuzzy = find_mentions(lowered.replace("\u2019", "'"), world)
+    found = [m.ids[0] for m in fuzzy if m.kind == "entity" and len(m.ids) == 1 and m.role != "avoid"]
+    referenced = list(dict.fromkeys([*mentions.places, *found]))
+    stated = StatedConstraints(
         **mentions.model_dump(exclude={"uavs"}),
         uavs=pinned,
         deadline_sec=parse_deadline(lowered),
@@ -542,7 +559,41 @@ def stated_constraints(text: str, world: World) -> StatedConstraints:
         return_leg=bool(_RETURN_LEG.search(lowered)),
         corridors_only=bool(_CORRIDORS_ONLY.search(lowered)),
         handoff=bool(_HANDOFF.search(lowered)),
+        referenced=referenced,
     )
+    stated.intent = intent = parse_intent(_blank(lowered, fuzzy))
+    origins = set(mentions.origins) | {m.ids[0] for m in fuzzy if m.role == "origin" and len(m.ids) == 1}
+    stated.missing = _missing_facts(stated, intent, mentions.uavs, fuzzy, origins) + [
+        f"deadline: '{m.group(0)}' is no time the agent can place; give it as a duration (within 20 minutes)"
+        for m in _UNANCHORED_TIME.finditer(lowered)
+    ]
+    return stated
+
+
+def _missing_facts(
+    stated: StatedConstraints, intent: Intent, uavs: list[str], fuzzy: list[Mention], origins: set[str]
+) -> list[str]:
+    """The places a request of this intent cannot do without and does not give. A return or charge needs only its
+    UAV; a site visit, the site; cargo, where it is picked up and where it goes. Where a reference that fits several
+    places may be the missing one, the question names them (ground_mentions' bare kinds are asked about already)."""
+    if stated.unresolved:
+        return []
+    places = stated.referenced
+    if intent in BASE_KINDS:
+        return [] if uavs or places else ["uav: the request names no UAV to bring in"]
+    if places and (intent not in CARGO_INTENTS or len(places) > 1):
+        return []
+    several = [m.ids for m in fuzzy if m.kind == "entity" and len(m.ids) > 1 and m.role != "avoid"]
+    if several:
+        return [f"place: which one is meant, {' or '.join(ids)}?" for ids in several]
+    if not places:
+        return ["destination: the request names no place to fly to"]
+    place = places[0]
+    if place in origins:
+        return [f"destination: the request names {place} to pick the cargo up at, and no place to take it to"]
+    if place in stated.destinations:
+        return [f"origin: the request names {place} to take the cargo to, and no place to pick it up at"]
+    return [f"origin and destination: the request names only {place}; cargo needs where it is and where it goes"]
 
 
 def parse_intent(text: str) -> Intent:
@@ -615,25 +666,71 @@ def _resolve_slot(mention: Mention | None, slot: str, task: ParsedTask) -> str |
     return mention.ids[0]
 
 
+CARGO_INTENTS = (Intent.delivery, Intent.emergency)
+SITE_VISITS = (Intent.inspection, Intent.patrol, Intent.monitoring)
+# Where a returning or charging UAV goes when the request names no place: the nearest one of these kinds.
+BASE_KINDS = {Intent.return_: ("depot", "vertiport"), Intent.charge: ("charging_pad",)}
+ANY_KIND = tuple(k.value for k in EntityKind)
+
+
+def default_origin(world: World, intent: Intent, uav: str | None, destination: str | None) -> tuple[str, str] | None:
+    """The origin a request that names none implies, with why (the documented defaults): a UAV on any errand but
+    cargo flies from where it is (the entity nearest it); a site visit starts at the depot nearest the site."""
+    if uav in world.uav_index and intent not in CARGO_INTENTS:
+        nearest = _nearest_entity(world, ANY_KIND, world.position_of(uav))  # type: ignore[arg-type]
+        return (nearest, f"the place nearest {uav}") if nearest else None
+    if destination in world.entity_index and intent in SITE_VISITS:
+        depot = _nearest_entity(world, ("depot", "vertiport"), world.position_of(destination))  # type: ignore[arg-type]
+        return (depot, f"the depot nearest {destination}") if depot else None
+    return None
+
+
+def default_destination(world: World, intent: Intent, origin: str | None) -> tuple[str, str] | None:
+    """The destination a return or charge request implies: the base or pad nearest where the UAV starts."""
+    kinds = BASE_KINDS.get(intent)
+    if not kinds or origin is None or not (origin in world.entity_index or origin in world.uav_index):
+        return None
+    nearest = _nearest_entity(world, kinds, world.position_of(origin))
+    return (nearest, f"the {kinds[0].replace('_', ' ')} nearest {origin}") if nearest else None
+
+
 def _default_endpoints(task: ParsedTask, world: World) -> None:
-    """Origins / destinations implied by the intent: the named UAV flies from where it is, returns to a depot..."""
+    """Origins / destinations implied by the intent (default_origin, default_destination)."""
     refs = task.entities
     uav = refs.candidate_uavs[0] if refs.candidate_uavs else None
-    if refs.origin is None and uav is not None and task.intent not in (Intent.delivery, Intent.emergency):
-        refs.origin = _nearest_entity(world, tuple(k.value for k in EntityKind), world.position_of(uav))
-        task.notes.append(f"origin is the entity nearest {uav}: {refs.origin}")
-    anchor = world.position_of(refs.origin) if refs.origin else None
-    if refs.destination is None and anchor is not None:
-        kinds = {Intent.return_: ("depot", "vertiport"), Intent.charge: ("charging_pad",)}.get(task.intent)
-        if kinds and (nearest := _nearest_entity(world, kinds, anchor)):
-            refs.destination = nearest
-            task.notes.append(f"destination defaults to the nearest {kinds[0]} {nearest}")
-    site_visit = task.intent in (Intent.inspection, Intent.patrol, Intent.monitoring)
-    if refs.origin is None and refs.destination is not None and site_visit:
-        depot = _nearest_entity(world, ("depot", "vertiport"), world.position_of(refs.destination))
-        if depot is not None:
-            refs.origin = depot
-            task.notes.append(f"origin defaults to the nearest depot {depot}")
+    if refs.origin is None and uav is not None and (found := default_origin(world, task.intent, uav, None)):
+        refs.origin = found[0]
+        task.notes.append(f"origin is {found[1]}: {refs.origin}")
+    if refs.destination is None and (found := default_destination(world, task.intent, refs.origin)):
+        refs.destination = found[0]
+        task.notes.append(f"destination defaults to {found[1]}: {refs.destination}")
+    if refs.origin is None and (found := default_origin(world, task.intent, None, refs.destination)):
+        refs.origin = found[0]
+        task.notes.append(f"origin defaults to {found[1]}: {refs.origin}")
+
+
+def documented_defaults(
+    world: World, stated: StatedConstraints, ir: dict[str, Any], uav: str | None, text: str
+) -> dict[str, dict[str, str]]:
+    """The places the documented defaults allow in each IR entity field for this request, with why: what the gate's
+    converse accounting (ir.provenance) accepts beside the places the request points to. `uav` is the flying one."""
+    intent = stated.intent or Intent.delivery
+    entities = ir.get("entities") or {}
+    uavs = [u for u in dict.fromkeys([uav, *(entities.get("candidate_uavs") or [])]) if u in world.uav_index]
+    found: dict[str, dict[str, str]] = defaultdict(dict)
+    for start in [*uavs, None]:
+        if origin := default_origin(world, intent, start, entities.get("destination")):
+            found["origin"][origin[0]] = origin[1]
+    for start in [entities.get("origin"), *uavs]:
+        if destination := default_destination(world, intent, start):
+            found["destination"][destination[0]] = destination[1]
+    try:
+        constraints = OperationConstraints.model_validate(ir.get("constraints") or {})
+    except ValidationError:
+        constraints = OperationConstraints()
+    if hub := handoff_hub(world, entities.get("destination"), constraints, text.lower()):
+        found["handoff_points"][hub] = "the hub nearest the closed destination, as the request allows a hand-off"
+    return dict(found)
 
 
 def fly_back(task: ParsedTask) -> None:

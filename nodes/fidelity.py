@@ -1,5 +1,6 @@
 """fidelity: the verified, simulated plan does what the request asked (SPEC section 6, intent fidelity): the UAV it
-pins, the places it names, its deadline, altitude band and return leg. The last gate before finalize.
+pins, the places it names, its deadline, altitude band and return leg; and, conversely, every place and quantity
+of the IR comes from the request or a documented default (ir.provenance). The last gate before finalize.
 
 The request is read apart from the model (models.rules_parser.stated_constraints, ir.fidelity), so a model that
 misread or relaxed a stated constraint is caught here. A mismatch is repaired like any failure (the counterexample
@@ -16,7 +17,8 @@ from graph.context import Context
 from graph.state import State
 from ir.failure import failure_record
 from ir.fidelity import fidelity_findings
-from models.rules_parser import stated_constraints
+from ir.provenance import unsourced_findings
+from models.rules_parser import documented_defaults, stated_constraints
 from nodes.run_world import world_from_state
 
 READS = ("instruction", "world", "candidate", "ir")
@@ -25,8 +27,11 @@ STAGE = "fidelity"
 
 def fidelity(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     world = world_from_state(state)
-    stated = stated_constraints(state.get("instruction") or "", world)
-    findings = fidelity_findings(world, stated, state.get("candidate") or {}, state.get("ir"))
+    instruction = state.get("instruction") or ""
+    stated = stated_constraints(instruction, world)
+    candidate, ir = state.get("candidate") or {}, state.get("ir") or {}
+    defaults = documented_defaults(world, stated, ir, candidate.get("uav_id"), instruction)
+    findings = unsourced_findings(stated, ir, defaults) + fidelity_findings(world, stated, candidate, ir)
     if not findings:
         return {"failure": None}
     first = findings[0]

@@ -2,8 +2,9 @@
 
 Before any tool runs it also holds the request itself to R8: stated constraints that contradict each other (fly
 above 100 m and below 60 m; above the airspace ceiling) make the task unsatisfiable whatever the IR says, and a bare reference that fits
-several places ("to the hospital") leaves it under-specified: the run ends in fallback instead of a repair loop
-that could only relax a demand or guess a place."""
+several places ("to the hospital"), or a request that leaves out what no plan can do without (no place to fly to,
+cargo with nowhere to pick it up, "before the meeting"), leaves it under-specified: the run ends in fallback, which
+asks the operator for the missing facts, instead of a repair loop that could only relax a demand or guess a place."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from langgraph.runtime import Runtime
 from graph.context import Context
 from graph.state import State
 from ir.failure import failure_record
+from ir.fidelity import MISSING
 from ir.validation import validate_ir
 from models.rules_parser import stated_constraints
 from nodes.run_world import world_from_state
@@ -32,6 +34,7 @@ def validate(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     world = world_from_state(state)
     blockers = stated_constraints(state.get("instruction") or "", world).blockers(world.grid.ceiling_m)
     if blockers:
+        missing = [message for error_type, message in blockers if error_type == MISSING]
         update["failure"] = failure_record(
             "validate",
             blockers[0][0],
@@ -39,7 +42,8 @@ def validate(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             message="; ".join(message for _, message in blockers),
             failure_stage="validate.policy",
             violated_rule="R8",
-            suggested_repair="ask the operator which demand holds",
+            suggested_repair="ask the operator which demand holds" if not missing else "ask the operator for it",
+            missing_information=missing,
         )
     elif not report.valid:
         allowed = [str(a) for a in report.allowed]
