@@ -515,19 +515,25 @@ _HANDOFF = re.compile(
     r"\bhand (?:it |the parcel |the cargo )?(?:over|off|to)\b|\bground courier\b|交给地面|地面配送|转交"
 )
 _HANDOFF_AFTER = re.compile(r"\W{0,3}(?:and\s+)?(?:hand\s+(?:it\s+|the\s+\w+\s+)?over\b|(?:在那里)?(?:交给|转交))")
+_ANCHOR_WORD = r"(?:before|by|until|till|no later than|after|once|when|as soon as)"
+_EVENT = (
+    r"(?:meeting|shift|surgery|operation|game|match|event|ceremony|service|class|lunch|dinner|breakfast|noon|midday|"
+    r"midnight|dawn|dusk|sunset|sunrise|nightfall|dark|tonight|tomorrow|morning|afternoon|evening|weekend|end of|"
+    r"close of business|usual time|closing|opening|then|later)"
+)
+_CLAUSE = (
+    r"(?:(?:they|he|she|we|you|it|i)(?:'re|'s| are| is)?\s+\w+|(?:the|their|his|her|our)\s+\w+\s+(?:opens|closes|"
+    r"starts|ends|begins|finishes|arrives|leaves|lands|is ready|are ready|gets there|calls))"
+)
 # A time the request ties to something the agent has no clock for ("before the meeting", "by noon", "after they
-# call", "会议前"): a deadline that cannot be placed, unlike a duration from now ("within 20 minutes").
+# call", "tomorrow", "会议前"): a deadline that cannot be placed, unlike a duration from now ("within 20 minutes").
 _UNANCHORED_TIME = re.compile(
-    r"\b(?:before|by|until|till|no later than|in time for|after|once|when)\s+(?:the\s+|their\s+|his\s+|her\s+|our\s+)?"
-    r"(?:meeting|shift|surgery|operation starts|game|match|event|ceremony|lunch|dinner|breakfast|noon|midday|midnight|"
-    r"dawn|dusk|sunset|sunrise|nightfall|dark|tonight|tomorrow|morning|afternoon|evening|weekend|end of (?:the )?"
-    r"(?:day|shift|meeting)|close of business|usual time|then|later|(?:they|he|she|we|you|it) (?:\w+ ){0,2}?"
-    r"(?:arrive|arrives|call|calls|ask|asks|leave|leaves|land|lands|get there|gets there|are ready|is ready|finish|"
-    r"finishes|open|opens|close|closes))\b"
+    rf"\b{_ANCHOR_WORD}\s+(?:(?:the|their|his|her|our|this)\s+)?{_EVENT}\b|\b{_ANCHOR_WORD}\s+{_CLAUSE}\b"
+    r"|\b(?:by the time|in time for)\b|\b(?:tomorrow|tonight|this (?:morning|afternoon|evening)|next week)\b"
     r"|\b(?:at|by|before|after|until)\s+\d{1,2}(?::\d{2})?\s*(?:am|pm|a\.m\.|p\.m\.|o'clock)"
     r"|\b(?:same time as|the usual time|like last time|as (?:we did )?yesterday)\b"
-    r"|(?:会议|开会|手术|下班|上班|交班|天黑|中午|午饭|晚饭|早饭|比赛|明天|今晚|傍晚)(?:之前|以前|前|结束前|开始前|之后|以后)"
-    r"|(?:到时候|那时候?|老时间|跟昨天一样|和上次一样|照旧)"
+    r"|(?:会议|开会|手术|下班|上班|交班|天黑|中午|午饭|晚饭|早饭|比赛|傍晚)(?:开始|结束)?(?:之前|以前|前|之后|以后)"
+    r"|明天|今晚|后天|下周|到时候|那时候?|老时间|跟昨天一样|和上次一样|照旧"
 )
 # Places with ground access where a courier can take the cargo over; one this close to a closed zone is no place to
 # hover and hand over.
