@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 DEMO_DB := .cloudbrain/demo.sqlite
 DEMO_WORLD := examples/downtown.json
-DEMO_INSTRUCTION := Send a drone with the defibrillator from hospital_A to accident_site_3 within 10 minutes, keep away from the school and the temporary no-fly zone.
+DEMO_INSTRUCTION := Send a drone with the defibrillator (1 kg) from hospital_A to accident_site_3 within 10 minutes, keep away from the school and the temporary no-fly zone.
 
 .PHONY: install rebuild-model-runtime demo lint test perf bench-smoke clean
 

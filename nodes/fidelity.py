@@ -31,7 +31,7 @@ def fidelity(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     stated = stated_constraints(instruction, world)
     candidate, ir = state.get("candidate") or {}, state.get("ir") or {}
     defaults = documented_defaults(world, stated, ir, candidate.get("uav_id"), instruction)
-    findings = unsourced_findings(stated, ir, defaults) + fidelity_findings(world, stated, candidate, ir)
+    findings = fidelity_findings(world, stated, candidate, ir) + unsourced_findings(stated, ir, defaults)
     if not findings:
         return {"failure": None}
     first = findings[0]

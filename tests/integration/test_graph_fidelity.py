@@ -11,7 +11,8 @@ from graph.runner import run_task
 from tests.support.graph_fixtures import GOOD_IR, answer, ir_with, ran_nodes, scripted_context
 from tests.support.openai_stub_server import OpenAIStubServer
 
-ROUTE = "Send a drone with the defibrillator from hospital_A to accident_site_3 within 10 minutes"
+ROUTE = "Send a drone with the defibrillator (1 kg) from hospital_A to accident_site_3 within 10 minutes"
+UNWEIGHED = ROUTE.replace(" (1 kg)", "")  # for requests that state their own cargo mass
 AVOID = "keep away from the school and the temporary no-fly zone."
 TO_THE_METRO = ir_with(**{"entities.destination": "metro_station_4"})
 
@@ -87,7 +88,7 @@ def test_impossible_or_contradictory_altitude_demands_end_before_any_tool(world,
 
 
 def test_cargo_the_plan_was_not_checked_for_is_repaired_then_executed(world, checkpointer):
-    instruction = f"{ROUTE} (2.5 kg), {AVOID}"
+    instruction = f"{UNWEIGHED} (2.5 kg), {AVOID}"
     carrying = ir_with(**{"constraints.payload_kg": 2.5})
     graph, out, _ = _run(world, checkpointer, "cargo", instruction, answer(GOOD_IR), answer(carrying))
     assert out.status == "execute" and out.rounds == 1
@@ -98,7 +99,7 @@ def test_cargo_the_plan_was_not_checked_for_is_repaired_then_executed(world, che
 
 def test_cargo_no_idle_uav_can_lift_never_executes(world, checkpointer):
     # The idle UAVs lift 3 and 5 kg: 6 kg is beyond the fleet, whatever the IR says it carries.
-    instruction = f"{ROUTE} (6 kg), {AVOID}"
+    instruction = f"{UNWEIGHED} (6 kg), {AVOID}"
     _, out, _ = _run(world, checkpointer, "heavy", instruction, answer(GOOD_IR), answer(GOOD_IR), max_repairs=1)
     assert out.status in ("human_confirm", "safe_refusal") and not out.decision.get("waypoints")
     assert "payload" in out.decision["reason"]

@@ -19,7 +19,7 @@ from tests.support.openai_stub_server import OpenAIStubServer, StubReply
 from tools.world import World
 
 SEED_INSTRUCTION = (
-    "Send a drone with the defibrillator from hospital_A to accident_site_3 within 10 minutes, "
+    "Send a drone with the defibrillator (1 kg) from hospital_A to accident_site_3 within 10 minutes, "
     "keep away from the school and the temporary no-fly zone."
 )
 

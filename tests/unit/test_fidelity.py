@@ -103,15 +103,19 @@ def test_stated_deadline_band_pin_and_return_leg(world):
 def test_a_request_without_demands_states_nothing_but_its_places(world):
     stated = stated_constraints("Send a drone from hospital_A to accident_site_3.", world)
     assert stated == StatedConstraints(
-        places=["hospital_A", "accident_site_3"], origins=["hospital_A"], destinations=["accident_site_3"]
+        places=["hospital_A", "accident_site_3"],
+        origins=["hospital_A"],
+        destinations=["accident_site_3"],
+        referenced=["hospital_A", "accident_site_3"],
+        intent="delivery",
     )
 
 
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("Fly above 100 m and below 60 m.", "above 100 m and below 60 m"),
-        ("Fly above 150 m, it is safer.", "ceiling"),
+        ("Fly from hospital_A to police_2 above 100 m and below 60 m.", "above 100 m and below 60 m"),
+        ("Fly from hospital_A to police_2 above 150 m, it is safer.", "ceiling"),
     ],
 )
 def test_contradictory_or_impossible_demands_are_known_before_any_tool(world, text, expected):
@@ -120,7 +124,7 @@ def test_contradictory_or_impossible_demands_are_known_before_any_tool(world, te
 
 
 def test_a_consistent_band_is_no_contradiction(world):
-    assert stated_constraints("Fly between 40 and 80 m.", world).blockers(world.grid.ceiling_m) == []
+    assert stated_constraints("Fly from hospital_A to police_2 between 40 and 80 m.", world).blockers(world.grid.ceiling_m) == []
 
 
 def test_a_bare_kind_that_fits_several_places_is_unresolved(world):

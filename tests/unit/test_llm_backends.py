@@ -30,7 +30,7 @@ from tools.contract import ToolOutput
 from tools.registry import ToolRegistry, ToolSpec
 
 SEED_INSTRUCTION = (
-    "Send a drone with the defibrillator from hospital_A to accident_site_3 within 10 minutes, "
+    "Send a drone with the defibrillator (1 kg) from hospital_A to accident_site_3 within 10 minutes, "
     "keep away from the school and the temporary no-fly zone"
 )
 # The prompt is read by small local models too: the first-round downtown prompt must stay under this.

@@ -29,7 +29,7 @@ from tools.catalog import default_registry
 from tools.world import load_world
 
 INSTRUCTION = (
-    "Send a drone with the defibrillator from hospital_A to accident_site_3 within 10 minutes, keep away from "
+    "Send a drone with the defibrillator (1 kg) from hospital_A to accident_site_3 within 10 minutes, keep away from "
     "the school and the temporary no-fly zone."
 )
 COLOUR_SCHEMA = {

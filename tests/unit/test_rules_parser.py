@@ -12,7 +12,7 @@ from models.rules_parser import RULES_VERSION, RuleBasedGenerator, parse_deadlin
 from tools.world import parse_world
 
 SEED_INSTRUCTION = (
-    "Send a drone with the defibrillator from hospital_A to accident_site_3 within 10 minutes, "
+    "Send a drone with the defibrillator (1 kg) from hospital_A to accident_site_3 within 10 minutes, "
     "keep away from the school and the temporary no-fly zone"
 )
 DELIVERY = "Deliver from hospital_A to hospital_B"
