@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -476,6 +477,17 @@ def _stated_conflict(task: Task, world: World, ir: LowAltitudeIR, execution: Pla
     return GoldResult(ir, execution, [], decision, "UNSAT", [task.unsat_kind], None)
 
 
+NO_DESTINATION = "destination: the request names no place to fly to"
+# The facts an under-specified request leaves out, each "field: why", by the kind the generator built in.
+UNDERSPECIFIED_FACTS: dict[str, Callable[[Task], list[str]]] = {
+    "missing_destination": lambda task: [NO_DESTINATION],
+    "no_place": lambda task: [NO_DESTINATION, "origin: the request names no place to pick the cargo up at"],
+    "one_place": lambda task: [f"origin: the request names {task.destination} and no place to pick the cargo up at"],
+    "dangling_pronoun": lambda task: [f"destination: the request names {task.origin} and no place to take the cargo to"],
+    "unanchored_time": lambda task: ["deadline: the request ties the arrival to a time it does not give"],
+}
+
+
 def _ambiguity(task: Task, ir: LowAltitudeIR, execution: PlanExecution) -> GoldResult:
     """AMBIGUOUS needs the city query to confirm the ambiguity (two or more candidates / no destination)."""
     listed = (execution.results[0].result.result or {}) if execution.results else {}
@@ -485,7 +497,7 @@ def _ambiguity(task: Task, ir: LowAltitudeIR, execution: PlanExecution) -> GoldR
             raise ScenarioError(f"query_city_state lists {len(matches)} {task.ambiguous_kind}: not ambiguous")
         missing = [f"destination: which {task.ambiguous_kind}? one of {', '.join(matches)}"]
     else:
-        missing = ["destination: the request names no place to fly to"]
+        missing = UNDERSPECIFIED_FACTS[task.unsat_kind or "missing_destination"](task)
     decision = GoldDecision(
         status="human_confirm",
         reason="the request is under-specified: " + "; ".join(missing),

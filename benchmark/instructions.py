@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from benchmark.citygen import EntityLabel
-from benchmark.tasks import DEFAULT_ALTITUDE_MIN_M, Cargo, Task
+from benchmark.tasks import DEFAULT_ALTITUDE_MIN_M, UNDERSPECIFIED_KINDS, Cargo, Task
 from benchmark.vocabulary import KIND_NOUNS, Term
 
 REFERENCE_STYLES = (("id", 0.35), ("name", 0.4), ("short", 0.25))
@@ -113,6 +113,54 @@ TEMPLATES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
             "{prio}把{cargo}从{origin}送到{kind}{deadline}。",
             "{prio}{kind}需要{cargo},从{origin}派无人机送过去{deadline}。",
             "{prio}请用无人机把{cargo}从{origin}运到{kind}{deadline}。",
+        ),
+    ),
+    "no_place": (
+        (
+            "{prio}Fly the usual route with {cargo}.",
+            "{prio}Send a drone out with {cargo} right away.",
+            "{prio}Same delivery as last time: {cargo}{deadline}.",
+        ),
+        (
+            "{prio}按老路线把{cargo}送过去。",
+            "{prio}马上派无人机把{cargo}送出去。",
+            "{prio}和上次一样,送{cargo}{deadline}。",
+        ),
+    ),
+    "one_place": (
+        (
+            "{prio}Bring {cargo} to {dest}{deadline}.",
+            "{prio}{dest} is waiting for {cargo}{deadline}.",
+            "{prio}Get {cargo} over to {dest}{deadline}.",
+        ),
+        (
+            "{prio}把{cargo}送到{dest}{deadline}。",
+            "{prio}{dest}在等{cargo}{deadline}。",
+            "{prio}请把{cargo}运到{dest}{deadline}。",
+        ),
+    ),
+    "dangling_pronoun": (
+        (
+            "{prio}Take {cargo} from {origin} to them{deadline}.",
+            "{prio}Fly {cargo} from {origin} over to her place{deadline}.",
+            "{prio}Load {cargo} at {origin} and bring it to where they are{deadline}.",
+        ),
+        (
+            "{prio}把{cargo}从{origin}送到他们那里{deadline}。",
+            "{prio}从{origin}把{cargo}送到她那儿{deadline}。",
+            "{prio}在{origin}装上{cargo},送到他们所在的地方{deadline}。",
+        ),
+    ),
+    "unanchored_time": (
+        (
+            "{prio}Send {cargo} from {origin} to {dest} before the meeting.",
+            "{prio}Fly {cargo} from {origin} to {dest} by the end of the shift.",
+            "{prio}Get {cargo} from {origin} to {dest} after they call.",
+        ),
+        (
+            "{prio}会议前把{cargo}从{origin}送到{dest}。",
+            "{prio}下班前把{cargo}从{origin}送到{dest}。",
+            "{prio}到时候把{cargo}从{origin}送到{dest}。",
         ),
     ),
     "missing_destination": (
@@ -263,7 +311,7 @@ def _join(terms: list[Term]) -> Term:
 
 
 def _family(task: Task) -> str:
-    if task.unsat_kind in ("ambiguous_reference", "missing_destination"):
+    if task.unsat_kind in ("ambiguous_reference", "missing_destination", *UNDERSPECIFIED_KINDS):
         return task.unsat_kind
     if task.contradiction_zone:
         return "contradiction"

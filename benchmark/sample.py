@@ -24,6 +24,7 @@ ScenarioType = Literal[
     "weather_risk",
     "multimodal_fallback",
     "unsat_ambiguous",
+    "underspecified",
 ]
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schemas" / "bench_sample.schema.json"
 

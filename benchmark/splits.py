@@ -13,6 +13,8 @@ import numpy as np
 from benchmark.layouts import SEEN_LAYOUTS, UNSEEN_LAYOUTS
 from benchmark.tasks import SCENARIO_SHARES
 
+UNSAT_SCENARIOS = ("unsat_ambiguous", "underspecified")  # their samples are never SAT
+
 STANDARD_DIFFICULTY = {
     "easy": 0.25,
     "medium": 0.33,
@@ -143,7 +145,7 @@ def scenario_schedule(spec: SplitSpec, rng: np.random.Generator) -> list[str]:
 
 
 def draw_difficulty(spec: SplitSpec, rng: np.random.Generator, scenario_type: str) -> str:
-    if scenario_type == "unsat_ambiguous":
+    if scenario_type in UNSAT_SCENARIOS:
         return "unsat"
     levels = list(spec.difficulty_mix)
     weights = np.array([spec.difficulty_mix[k] for k in levels])

@@ -28,7 +28,7 @@ from tools.world import (
     WeatherRegion,
 )
 
-SCENARIO_SHARES: dict[str, float] = {
+SPEC_SCENARIO_SHARES: dict[str, float] = {
     "normal_delivery": 0.15,
     "emergency_delivery": 0.15,
     "patrol_inspection": 0.10,
@@ -38,6 +38,14 @@ SCENARIO_SHARES: dict[str, float] = {
     "weather_risk": 0.10,
     "multimodal_fallback": 0.10,
     "unsat_ambiguous": 0.05,
+}
+# Requests that leave out a fact no plan can do without (no place, one end of a delivery, a pronoun with nothing to
+# refer to, a time with no anchor): gold human_confirm with the missing facts. Their share is taken from the SPEC's
+# nine scenario types in proportion, which keep their ratios.
+UNDERSPECIFIED_SHARE = 0.05
+SCENARIO_SHARES: dict[str, float] = {
+    **{k: round(v * (1 - UNDERSPECIFIED_SHARE), 6) for k, v in SPEC_SCENARIO_SHARES.items()},
+    "underspecified": UNDERSPECIFIED_SHARE,
 }
 NEAR_HOME_M = 400.0
 DEFAULT_ALTITUDE_MIN_M = 30.0
@@ -776,6 +784,30 @@ def build_unsat_ambiguous(draft: CityDraft, rng: np.random.Generator, difficulty
     return _unsat(task, kind)
 
 
+UNDERSPECIFIED_KINDS = ("no_place", "one_place", "dangling_pronoun", "unanchored_time")
+
+
+def build_underspecified(draft: CityDraft, rng: np.random.Generator, difficulty: str) -> Task:
+    """A delivery request that leaves out what no plan can do without: any place at all, where the cargo is picked
+    up, where it goes (a pronoun stands for it), or when (a time with no anchor stands for the deadline)."""
+    kind = UNDERSPECIFIED_KINDS[int(rng.integers(len(UNDERSPECIFIED_KINDS)))]
+    origin, dest = pick_pair(
+        draft, rng, ("depot", "warehouse", "hospital", "police"), ("residential", "office", "hospital", "park")
+    )
+    task = Task(
+        "underspecified", "unsat", "delivery", "normal", origin.id, dest.id, cargo=CARGO[str(rng.choice(ROUTINE_CARGO))]
+    )
+    if kind == "no_place":
+        task.origin = task.destination = None
+    elif kind == "one_place":
+        task.origin = None
+    elif kind == "dangling_pronoun":
+        task.destination = None
+    else:
+        task.deadline_factor = None  # the time phrase stands where a duration would
+    return _ambiguous(task, kind)
+
+
 def _unsat(task: Task, kind: str, impossible_deadline: bool = False) -> Task:
     task.intended_label = "UNSAT"
     task.unsat_kind = kind
@@ -801,6 +833,7 @@ BUILDERS: dict[str, Callable[[CityDraft, np.random.Generator, str], Task]] = {
     "weather_risk": build_weather_risk,
     "multimodal_fallback": build_multimodal_fallback,
     "unsat_ambiguous": build_unsat_ambiguous,
+    "underspecified": build_underspecified,
 }
 
 

@@ -59,6 +59,10 @@ class RunRecord(BaseModel):
         default=None, description="execute only: every constraint the request states holds (judged); None otherwise"
     )
     pinned_uavs: list[str] = Field(default_factory=list, description="UAVs the request pins (the sample's)")
+    missing_information: list[str] = Field(
+        default_factory=list,
+        description="facts the sample's request leaves out, each 'field: why' (its gold decision's); empty when none",
+    )
     hallucinations: int = Field(
         default=0, ge=0, description="unknown entity / tool / rule ids in the IR or the explanation"
     )

@@ -28,6 +28,7 @@ from evaluation.metrics import (
     pass_hat_k,
     pass_hat_k_table,
     repair_success_by_round,
+    executes_without_destination,
     right_place_rate,
     safe_refusal_precision_recall,
     safety_violation_rate,
@@ -143,6 +144,7 @@ def main_rows(records: Sequence[RunRecord]) -> list[Row]:
                 "rsr": _final_repair_success(runs),
                 "pass_hat_3": pass_hat_k(runs, 3),
                 "right_place": right_place_rate(runs),
+                "no_destination": executes_without_destination(runs),
                 "relaxed": unapproved_relaxation_rate(runs),
                 "stated_recall": stated_constraint_recall(runs),
                 "p95_latency_sec": latency_percentiles(runs)["total"]["p95"],
@@ -475,6 +477,7 @@ def _sections(data: Mapping[str, Any]) -> list[tuple[str, str, str]]:
             "Main results (Table 3)",
             "Percentages over all runs. TSR is mean ± standard error over repeats when there are several. TCA = "
             "tool-call accuracy; right place = share of executes at the requested places with the requested UAV; "
+            "no-dest. exec = executes on requests that name no destination (must be 0); "
             "relaxed = share of executes that drop a constraint the request states (pinned UAV, places, deadline, "
             "altitude band) without the operator's approval; stated kept = share of stated constraints the IR carries; "
             f"p95 latency in seconds, end to end. {NA} = undefined for the method (e.g. RSR without repairs, "
@@ -492,6 +495,7 @@ def _sections(data: Mapping[str, Any]) -> list[tuple[str, str, str]]:
                     pct("RSR ↑", "rsr"),
                     pct("pass^3 ↑", "pass_hat_3"),
                     pct("Right place ↑", "right_place"),
+                    text("No-dest. exec ↓", "no_destination"),
                     pct("Relaxed ↓", "relaxed"),
                     pct("Stated kept ↑", "stated_recall"),
                     num("p95 latency (s) ↓", "p95_latency_sec"),

@@ -240,6 +240,7 @@ def outcome_of(
         right_place=judgement.right_place if run.decision.status == "execute" else None,
         stated_kept=judgement.stated_kept if run.decision.status == "execute" else None,
         pinned_uavs=list((sample.get("instruction") or {}).get("pinned_uavs") or []),
+        missing_information=list((sample.get("gold_decision") or {}).get("missing_information") or []),
         hallucinations=hallucinations(run, world),
         tool_calls=calls,
         expected_tools=[step["tool"] for step in sample.get("gold_tool_trace") or [] if "tool" in step],

@@ -9,7 +9,9 @@ import numpy as np
 from benchmark.citygen import generate_city
 from benchmark.instructions import INJECTIONS, write_instruction
 from benchmark.layouts import LAYOUTS
-from benchmark.tasks import build_task
+from benchmark.gold import UNDERSPECIFIED_FACTS
+from benchmark.tasks import UNDERSPECIFIED_KINDS, build_task
+from models.rules_parser import stated_constraints
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
@@ -76,3 +78,19 @@ def test_contradictory_request_both_enters_and_avoids_the_zone():
             break
     zone = draft.labels[task.contradiction_zone].described
     assert text["en"].count(zone.en) == 2 and text["zh"].count(zone.zh) == 2
+
+
+def test_under_specified_samples_leave_out_a_fact_the_agent_asks_for_in_both_languages():
+    """The generator's under-specified requests (no place, one end, a pronoun, a time with no anchor): the gold
+    lists what is missing, and the agent's own reading of the request blocks each before any tool."""
+    kinds = set()
+    for seed in range(80):
+        if kinds == set(UNDERSPECIFIED_KINDS):
+            break
+        draft, task, text = _made("underspecified", "unsat", seed)
+        world = draft.build()
+        kinds.add(task.unsat_kind)
+        assert task.intended_label == "AMBIGUOUS" and UNDERSPECIFIED_FACTS[task.unsat_kind](task)
+        for language in ("en", "zh"):
+            assert stated_constraints(text[language], world).missing, (task.unsat_kind, text[language])
+    assert kinds == set(UNDERSPECIFIED_KINDS)

@@ -27,6 +27,7 @@ from evaluation.metrics import (
     pass_hat_k,
     pass_hat_k_table,
     repair_success_by_round,
+    executes_without_destination,
     right_place_rate,
     rouge_l,
     run_violations,
@@ -169,6 +170,18 @@ def test_right_place_rate_among_executes() -> None:
     assert right_place_rate(records) == pytest.approx(2 / 3)
     # edge case: no execute -> None (undefined, not 0)
     assert right_place_rate([rec(status="safe_refusal"), rec(status="human_confirm")]) is None
+
+
+def test_executes_without_a_stated_destination_are_counted() -> None:
+    no_destination = ["destination: the request names no place to fly to"]
+    records = [
+        rec(label="AMBIGUOUS", missing_information=no_destination),  # executed: counted
+        rec(label="AMBIGUOUS", status="human_confirm", missing_information=no_destination),
+        rec(label="AMBIGUOUS", missing_information=["deadline: the request ties the arrival to a time it does not give"]),
+        rec(),  # a SAT execute
+    ]
+    assert executes_without_destination(records) == 1
+    assert summarize(records)["executes_without_destination"] == 1
 
 
 def test_autoplan_metrics_tcr_pt_and_st_by_hand() -> None:
