@@ -483,7 +483,9 @@ UNDERSPECIFIED_FACTS: dict[str, Callable[[Task], list[str]]] = {
     "missing_destination": lambda task: [NO_DESTINATION],
     "no_place": lambda task: [NO_DESTINATION, "origin: the request names no place to pick the cargo up at"],
     "one_place": lambda task: [f"origin: the request names {task.destination} and no place to pick the cargo up at"],
-    "dangling_pronoun": lambda task: [f"destination: the request names {task.origin} and no place to take the cargo to"],
+    "dangling_pronoun": lambda task: [
+        f"destination: the request names {task.origin} and no place to take the cargo to"
+    ],
     "unanchored_time": lambda task: ["deadline: the request ties the arrival to a time it does not give"],
 }
 

@@ -16,11 +16,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ir.finding import Finding
 from ir.fidelity import StatedConstraints
+from ir.finding import Finding
 
 # IR entity field -> the word a finding uses for one of its places
-PLACE_FIELDS = {"origin": "origin", "destination": "destination", "waypoints": "stop", "handoff_points": "hand-off point"}
+PLACE_FIELDS = {
+    "origin": "origin",
+    "destination": "destination",
+    "waypoints": "stop",
+    "handoff_points": "hand-off point",
+}
 
 
 def unsourced_findings(
@@ -43,7 +48,9 @@ def unsourced_findings(
                     continue
             message = f"{word} {ref} is not in the request"
             allowed = list(stated.referenced) + list(defaults.get(field, {}))
-            findings.append(Finding(f"unsourced_{field}", f"entities.{field}", ref, message, allowed=allowed, rule="R8"))
+            findings.append(
+                Finding(f"unsourced_{field}", f"entities.{field}", ref, message, allowed=allowed, rule="R8")
+            )
     constraints = ir.get("constraints") or {}
     deadline = constraints.get("deadline_sec")
     if deadline is not None and stated.deadline_sec is None:

@@ -93,7 +93,10 @@ _ROLE_CUES: tuple[tuple[str, str], ...] = (
         r"\bnot (?:enter|cross|fly over)|outside|\bignore\b|\bdisregard\b|"
         r"远离|避开|避让|绕开|绕过|不要?进入|不得进入|不经过|忽略|无视",
     ),
-    ("origin", r"\bfrom\b|\bout of\b|\bleaving\b|\bdepart\w*(?: from)?|\bstart\w* (?:at|from)\b|\bpick\w* up (?:at|from)\b|从|自"),
+    (
+        "origin",
+        r"\bfrom\b|\bout of\b|\bleaving\b|\bdepart\w*(?: from)?|\bstart\w* (?:at|from)\b|\bpick\w* up (?:at|from)\b|从|自",
+    ),
     (
         "destination",
         r"\bto\b|\btowards?\b|\breach\b|\bover\b|\baround\b|\bdestination\b|->|→|"

@@ -7,9 +7,9 @@ import re
 import numpy as np
 
 from benchmark.citygen import generate_city
+from benchmark.gold import UNDERSPECIFIED_FACTS
 from benchmark.instructions import INJECTIONS, write_instruction
 from benchmark.layouts import LAYOUTS
-from benchmark.gold import UNDERSPECIFIED_FACTS
 from benchmark.tasks import UNDERSPECIFIED_KINDS, build_task
 from models.rules_parser import stated_constraints
 

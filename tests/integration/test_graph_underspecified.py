@@ -46,5 +46,7 @@ def test_a_stop_the_request_never_named_ends_in_confirmation_naming_it(world, ch
 def test_a_repair_that_drops_the_invented_stop_executes(world, checkpointer):
     invented = ir_with(**{"entities.waypoints": ["metro_station_4"]})
     with OpenAIStubServer(answer(invented), answer(GOOD_IR)) as server:
-        out = run_task(world, SEED_INSTRUCTION, context=scripted_context(server), thread_id="fix", checkpointer=checkpointer)
+        out = run_task(
+            world, SEED_INSTRUCTION, context=scripted_context(server), thread_id="fix", checkpointer=checkpointer
+        )
     assert out.status == "execute" and out.rounds == 1

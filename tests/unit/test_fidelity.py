@@ -124,7 +124,10 @@ def test_contradictory_or_impossible_demands_are_known_before_any_tool(world, te
 
 
 def test_a_consistent_band_is_no_contradiction(world):
-    assert stated_constraints("Fly from hospital_A to police_2 between 40 and 80 m.", world).blockers(world.grid.ceiling_m) == []
+    assert (
+        stated_constraints("Fly from hospital_A to police_2 between 40 and 80 m.", world).blockers(world.grid.ceiling_m)
+        == []
+    )
 
 
 def test_a_bare_kind_that_fits_several_places_is_unresolved(world):

@@ -19,7 +19,9 @@ from tests.support.scripted_chat import answer, calls, last_tool_output, scripte
 from tools.catalog import default_registry
 from tools.world import World
 
-INSTRUCTION = "Send a drone with the defibrillator (1 kg) from hospital_A to accident_site_3, keep away from nfz_temp_1."
+INSTRUCTION = (
+    "Send a drone with the defibrillator (1 kg) from hospital_A to accident_site_3, keep away from nfz_temp_1."
+)
 ROUTE = {"start": "hospital_A", "goal": "accident_site_3", "avoid_zones": ["nfz_temp_1"]}
 TOO_HEAVY = {"origin": "hospital_A", "destination": "accident_site_3", "payload_kg": 100.0}  # no UAV lifts it
 LIGHT = {"origin": "hospital_A", "destination": "accident_site_3", "payload_kg": 1.0}

@@ -13,6 +13,7 @@ from evaluation.metrics import (
     corrections_per_task,
     cost_per_task,
     executable_decision_rate,
+    executes_without_destination,
     failure_attribution,
     flatten_ir,
     hallucination_rate,
@@ -27,7 +28,6 @@ from evaluation.metrics import (
     pass_hat_k,
     pass_hat_k_table,
     repair_success_by_round,
-    executes_without_destination,
     right_place_rate,
     rouge_l,
     run_violations,
@@ -177,7 +177,9 @@ def test_executes_without_a_stated_destination_are_counted() -> None:
     records = [
         rec(label="AMBIGUOUS", missing_information=no_destination),  # executed: counted
         rec(label="AMBIGUOUS", status="human_confirm", missing_information=no_destination),
-        rec(label="AMBIGUOUS", missing_information=["deadline: the request ties the arrival to a time it does not give"]),
+        rec(
+            label="AMBIGUOUS", missing_information=["deadline: the request ties the arrival to a time it does not give"]
+        ),
         rec(),  # a SAT execute
     ]
     assert executes_without_destination(records) == 1

@@ -47,14 +47,18 @@ def runtime():
 
 
 def test_validate_passes_a_good_ir_and_parses_it(world_json, runtime):
-    update = validate({"raw_output": json.dumps(GOOD_IR), "world": world_json, "instruction": SEED_INSTRUCTION}, runtime)
+    update = validate(
+        {"raw_output": json.dumps(GOOD_IR), "world": world_json, "instruction": SEED_INSTRUCTION}, runtime
+    )
     assert update["failure"] is None
     assert update["validation"]["valid"] is True
     assert update["ir"]["entities"]["destination"] == "accident_site_3"
 
 
 def test_validate_on_an_unknown_entity_fails_with_the_validators_allowed_values(world_json, runtime):
-    update = validate({"raw_output": json.dumps(HALLUCINATED_IR), "world": world_json, "instruction": SEED_INSTRUCTION}, runtime)
+    update = validate(
+        {"raw_output": json.dumps(HALLUCINATED_IR), "world": world_json, "instruction": SEED_INSTRUCTION}, runtime
+    )
     failure = update["failure"]
     assert (failure["stage"], failure["error_type"], failure["recoverable"]) == ("validate", "unknown_entity", True)
     ce = failure["counterexample"]
@@ -66,7 +70,9 @@ def test_validate_on_an_unknown_entity_fails_with_the_validators_allowed_values(
 
 
 def test_validate_on_text_that_is_not_json_fails_at_the_json_stage(world_json, runtime):
-    update = validate({"raw_output": "I would fly the drone north.", "world": world_json, "instruction": SEED_INSTRUCTION}, runtime)
+    update = validate(
+        {"raw_output": "I would fly the drone north.", "world": world_json, "instruction": SEED_INSTRUCTION}, runtime
+    )
     assert update["ir"] is None
     assert update["failure"]["stage"] == "validate"
     assert update["failure"]["error_type"] == "invalid_json"

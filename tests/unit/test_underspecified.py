@@ -29,7 +29,14 @@ def test_every_under_specified_request_is_blocked_before_any_tool(world, kind, t
     # each question names the fact it asks for
     for error_type, message in blockers:
         if error_type == MISSING:
-            assert message.split(":")[0] in {"destination", "origin", "origin and destination", "uav", "deadline", "place"}
+            assert message.split(":")[0] in {
+                "destination",
+                "origin",
+                "origin and destination",
+                "uav",
+                "deadline",
+                "place",
+            }
     if kind == "time":
         assert any(m.startswith("deadline:") for m in stated.missing), text
 
