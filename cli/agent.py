@@ -18,7 +18,7 @@ from graph.context import ABLATABLE, DEFAULT_MODEL, Context
 from graph.history import TraceRound, UnknownRunError, checkpoints, fork, replay, trace
 from graph.runner import RunOutput, new_thread_id, run_config_of, run_task, summarise, thread_config
 from memory.access import open_memory
-from models.base import LLMBackendDied
+from models.base import STRUCTURED_OUTPUT_CHOICES, LLMBackendDied
 
 EXIT_NOT_EXECUTED = 4  # the run ended in safe_refusal or human_confirm: a valid outcome, but not "execute"
 
@@ -32,6 +32,12 @@ def _add_run_args(p: argparse.ArgumentParser) -> None:
         help="local | local:full | openai:<model> | rules | oracle (default: %(default)s)",
     )
     p.add_argument("--base-url", default=None, help="OpenAI-compatible server (or env OPENAI_BASE_URL)")
+    p.add_argument(
+        "--structured-output",
+        choices=STRUCTURED_OUTPUT_CHOICES,
+        default="auto",
+        help="how that server gets the answer's schema (default: auto, probed once per server and model)",
+    )
     p.add_argument("--api-key", default=None, help="API key (or env OPENAI_API_KEY)")
     p.add_argument("--gold-ir", default=None, help="gold IR JSON file (what the `oracle` model answers)")
     p.add_argument("--task-id", default=None)
@@ -119,6 +125,7 @@ def _context(args: argparse.Namespace, run_config: dict[str, Any], *, interactiv
         model=run_config.get("model", DEFAULT_MODEL),
         base_url=run_config.get("base_url") or os.environ.get("OPENAI_BASE_URL"),
         api_key=getattr(args, "api_key", None) or os.environ.get("OPENAI_API_KEY"),
+        structured_output=run_config.get("structured_output", "auto"),
         max_repairs=run_config.get("max_repairs", 3),
         stress_level=run_config.get("stress_level", "medium"),
         sim_seed=run_config.get("sim_seed", 0),
@@ -143,6 +150,7 @@ def _context_from_args(args: argparse.Namespace, *, interactive: bool = False) -
     config = {
         "model": args.model,
         "base_url": args.base_url,
+        "structured_output": args.structured_output,
         "max_repairs": args.max_repairs,
         "stress_level": args.stress,
         "sim_seed": args.seed,
@@ -211,7 +219,22 @@ def _render_run(out: RunOutput, world_path: str | None) -> str:
     if out.explanation:
         lines.append(f"explanation: {out.explanation.get('text', '')}")
     lines.append(f"rounds: {out.rounds}   thread: {out.thread_id}   db: {out.db}   (cloudbrain trace {where})")
+    if out.backend:
+        b = out.backend
+        lines.append(f"model: {b['model']} at {b['base_url']}, structured output {b['structured_output']}")
     return "\n".join(lines)
+
+
+def _with_backend(out: RunOutput, context: Context) -> RunOutput:
+    """An OpenAI-compatible server's settled structured-output mode, for the output (the first call probes it)."""
+    if not context.model.startswith("openai:"):
+        return out
+    from models.openai_backend import server_mode  # langchain-openai is heavy; only openai runs need it
+
+    name = context.model.partition(":")[2]
+    mode = server_mode(context.base_url, name) if context.structured_output == "auto" else context.structured_output
+    backend = {"model": context.model, "base_url": context.base_url, "structured_output": mode or "not reached"}
+    return out.model_copy(update={"backend": backend})
 
 
 def _emit_run(out: RunOutput, as_json: bool, world_path: str | None = None) -> int:
@@ -235,7 +258,7 @@ def run_agent(args: argparse.Namespace) -> int:
         task_id=args.task_id,
         gold_ir=_gold(args),
     )
-    return _emit_run(out, args.json, args.world)
+    return _emit_run(_with_backend(out, context), args.json, args.world)
 
 
 def run_step(args: argparse.Namespace) -> int:
@@ -255,7 +278,7 @@ def run_step(args: argparse.Namespace) -> int:
     if values is None:
         return EXIT_OK
     out = summarise(values, thread_id=stepper.thread_id, db=display_name(args.db))
-    return _emit_run(out, args.json, args.world)
+    return _emit_run(_with_backend(out, context), args.json, args.world)
 
 
 def _saver(target: str) -> BaseCheckpointSaver:

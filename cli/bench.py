@@ -25,6 +25,7 @@ from evaluation.methods.base import Budget
 from evaluation.runner import CONFIG_FILE, BenchConfig, ConfigMismatchError, run_bench
 from evaluation.store import DB_FILE, TRACES_FILE, load_records
 from graph.checkpoint import CheckpointerError, is_postgres_url, open_checkpointer
+from models.base import STRUCTURED_OUTPUT_CHOICES
 
 ALL = "all"
 
@@ -128,6 +129,12 @@ def _register_run(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--method", required=True, help="method name(s), comma-separated, or 'all' (see bench methods)")
     p.add_argument("--model", default="local", help="model(s), comma-separated: local, rules, oracle, openai:<m>")
     p.add_argument("--base-url", default=None, help="OpenAI-compatible server for openai:<model>")
+    p.add_argument(
+        "--structured-output",
+        choices=STRUCTURED_OUTPUT_CHOICES,
+        default="auto",
+        help="how that server gets the answer's schema (default: auto, probed once per server and model)",
+    )
     p.add_argument("--limit", type=int, default=None, help="only the first N samples")
     p.add_argument("--repeats", type=int, default=1, help="runs per sample and method (pass^k needs k)")
     p.add_argument("--workers", type=int, default=2, help="worker processes or Ray actors (default: %(default)s)")
@@ -222,6 +229,7 @@ def run_benchmark(args: argparse.Namespace) -> int:
             memory_url=args.qdrant_url,
             checkpointer=args.checkpointer,
             base_url=args.base_url,
+            structured_output=args.structured_output,
         )
         outcome = run_bench(
             config,

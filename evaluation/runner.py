@@ -72,6 +72,9 @@ class BenchConfig(BaseModel):
         description="postgres:// URL every worker checkpoints to; None = one SQLite file per worker under OUT",
     )
     base_url: str | None = None
+    structured_output: str = Field(
+        default="auto", description="openai:<model>: how the server gets the schema; auto probes it once per server"
+    )
 
 
 @dataclass(frozen=True)
@@ -183,6 +186,7 @@ def run_job(job: Job, config: BenchConfig) -> dict[str, Any]:
         model=job.model,
         budget=config.budget,
         base_url=config.base_url,
+        structured_output=config.structured_output,
         checkpointer=_WORKER.get("checkpointer"),
         memory=memory,
         thread_id=f"bench-{uuid.uuid4().hex[:12]}",

@@ -38,6 +38,13 @@ class Context:
         default=None, metadata={"description": "OpenAI-compatible server URL for openai:<model> (e.g. a vLLM server)"}
     )
     api_key: str | None = field(default=None, metadata={"description": "API key for that server, if it needs one"})
+    structured_output: str = field(
+        default="auto",
+        metadata={
+            "description": "how an openai:<model> server gets the answer's schema: auto (probed once per server: "
+            "json_schema, json_object, tools, text), or one of those"
+        },
+    )
     max_repairs: int = field(
         default=3,
         metadata={"description": "K: repair rounds before fallback (the loop's own cap, not recursion_limit)"},

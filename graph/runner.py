@@ -29,6 +29,9 @@ class RunOutput(BaseModel):
     failure: dict[str, Any] | None = None
     interrupted: dict[str, Any] | None = Field(default=None, description="the pending interrupt, interactive runs")
     usage: dict[str, Any] = Field(default_factory=dict)
+    backend: dict[str, Any] | None = Field(
+        default=None, description="openai:<model> runs: the server and the structured-output mode it settled on"
+    )
 
 
 def thread_config(thread_id: str, checkpoint_id: str | None = None) -> dict[str, Any]:
@@ -43,6 +46,7 @@ def run_config_of(context: Context) -> dict[str, Any]:
     return {
         "model": context.model,
         "base_url": context.base_url,
+        "structured_output": context.structured_output,
         "max_repairs": context.max_repairs,
         "stress_level": context.stress_level,
         "sim_seed": context.sim_seed,

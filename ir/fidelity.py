@@ -89,6 +89,9 @@ class StatedConstraints(Mentions):
     missing: list[str] = Field(
         default_factory=list, description="facts the request must still give, each 'field: why' (R8, before tools)"
     )
+    unread_duration: bool = Field(
+        default=False, description="the request has a time unit ('fifteen minutes') the reader turned into no deadline"
+    )
     intent: Intent | None = Field(default=None, description="the errand the request's words name, which fixes defaults")
 
     def blockers(self, ceiling_m: float) -> list[tuple[str, str]]:

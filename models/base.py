@@ -18,7 +18,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -75,9 +75,18 @@ class GenerationRequest(BaseModel):
     )
 
 
+StructuredMode = Literal["json_schema", "json_object", "tools", "text"]
+# How the answer's schema reaches the server, most exact first: a json_schema response_format; a json_object
+# response_format carrying the schema (llama.cpp's server and vLLM constrain decoding with it); a forced function
+# call whose parameters are the schema; plain text, read tolerantly.
+STRUCTURED_MODES: tuple[StructuredMode, ...] = ("json_schema", "json_object", "tools", "text")
+STRUCTURED_OUTPUT_CHOICES = ("auto", *STRUCTURED_MODES)
+
+
 class TokenUsage(BaseModel):
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    estimated: bool = Field(default=False, description="the server reported no usage: counted from the characters")
 
 
 class GenerationResult(BaseModel):

@@ -20,13 +20,15 @@ def make_generator(
     *,
     base_url: str | None = None,
     api_key: str | None = None,
+    structured_output: str = "auto",
     sample_gold: dict[str, Any] | LowAltitudeIR | LLMAnswer | None = None,
     registry: ToolRegistry | None = None,
     max_retries: int = 2,
     timeout_sec: float = 120.0,
     max_new_tokens: int | None = None,
 ) -> IRGenerator:
-    """`base_url` / `api_key` default to OPENAI_BASE_URL / OPENAI_API_KEY; `registry` to the default catalog;
+    """`base_url` / `api_key` default to OPENAI_BASE_URL / OPENAI_API_KEY; `structured_output` is how an
+    OpenAI-compatible server gets the schema (models.openai_backend.STRUCTURED_OUTPUT_CHOICES); `registry` to the default catalog;
     `max_new_tokens` caps every model answer (a benchmark's budget), None = the backend's own cap."""
     if model == "rules":
         return RuleBasedGenerator()
@@ -48,6 +50,7 @@ def make_generator(
             registry=registry if registry is not None else _default_registry(),
             base_url=base_url,
             api_key=api_key,
+            structured_output=structured_output,
             max_retries=max_retries,
             timeout_sec=timeout_sec,
             **({"max_tokens": max_new_tokens} if max_new_tokens else {}),

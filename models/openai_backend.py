@@ -1,14 +1,20 @@
 """`openai:<model>`: any OpenAI-compatible chat-completions server (OpenAI, vLLM, llama.cpp...) via ChatOpenAI.
 
-The answer schema is offered as a non-strict `response_format` json_schema (free-form tool args cannot be strict);
-a server that rejects response_format gets plain requests from then on, and the answer is always extracted
-tolerantly from the text, since many servers accept the parameter and still answer in prose.
-Token counts come from the server's `usage`; nothing is tokenised locally (that would download encodings).
+The answer schema reaches the server in the most exact mode it accepts (STRUCTURED_MODES: json_schema, then
+json_object with the schema, then a forced function call, then plain text), found on the first call from what it
+refuses (any 4xx / 5xx whose body names the parameter) and kept per server and model; `--structured-output` picks
+one. The answer is always extracted tolerantly from the text, since many servers accept a mode and still answer in
+prose. A server in trouble (429, 5xx, timeouts) is retried with backoff and jitter; its /v1/models is read once, so
+an unreachable server or an unknown model is one clear line. Token counts come from the server's `usage`; nothing is
+tokenised locally (that would download encodings): a server that reports none gets a stated estimate.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import random
+import time
 from typing import Any
 
 import openai
@@ -17,12 +23,15 @@ from langchain_openai import ChatOpenAI
 from ir.model import LLMAnswer
 from models.base import (
     SHARED_CACHE,
+    STRUCTURED_MODES,
+    STRUCTURED_OUTPUT_CHOICES,
     ChatIRGenerator,
     GenerationRequest,
     LLMTransportError,
     ModelReply,
     PreparedCall,
     ResponseCache,
+    StructuredMode,
     TokenUsage,
     extract_answer,
 )
@@ -30,32 +39,72 @@ from models.prompts import PROMPT_VERSION, build_prompt
 from tools.registry import ToolRegistry
 
 DEFAULT_API_KEY = "EMPTY"  # local servers accept any key; the client refuses to start without one
-REJECTED_FORMAT_STATUSES = (400, 422)
-FORMAT_ERROR_WORDS = ("response_format", "json_schema", "schema", "guided", "structured")
+# A refusal of a mode names the parameter in its body, whatever the status (llama-cpp-python's server answers 500).
+_REFUSAL_WORDS: dict[str, tuple[str, ...]] = {
+    "json_schema": ("response_format", "json_schema", "guided", "structured output"),
+    "json_object": ("response_format", "json_object", "guided"),
+    "tools": ("tools", "tool_choice", "function"),
+}
 RETRYABLE_STATUSES = (408, 409, 429)
-# (base_url, model) of servers that rejected response_format: the graph builds a generator per round, and a
-# known refusal should not cost one failed request each time.
-_FORMAT_REJECTED: set[tuple[str | None, str]] = set()
+BACKOFF_BASE_SEC = 0.5
+BACKOFF_CAP_SEC = 8.0
+RETRY_AFTER_CAP_SEC = 30.0
+CHARS_PER_TOKEN = 4  # the stated estimate when a server reports no usage (nothing is tokenised locally)
+ANSWER_TOOL = "answer"
+# (base_url, model) -> the mode the server accepted: the graph builds a generator per round, and a known refusal
+# should not cost one failed request each time.
+_SERVER_MODES: dict[tuple[str | None, str], StructuredMode] = {}
+# base_url -> the model ids its /v1/models lists (empty: it lists none or has no such route), read once.
+_SERVED_MODELS: dict[str | None, list[str]] = {}
 
 
-def answer_response_format(schema: dict[str, Any] | None = None) -> dict[str, Any]:
-    return {
-        "type": "json_schema",
-        "json_schema": {"name": "LLMAnswer", "schema": schema or LLMAnswer.model_json_schema(), "strict": False},
-    }
+def server_mode(base_url: str | None, model_name: str) -> StructuredMode | None:
+    """The structured-output mode this process settled on for a server and model, None before its first call."""
+    return _SERVER_MODES.get((base_url, model_name))
 
 
-def _rejects_response_format(exc: openai.APIStatusError) -> bool:
-    """A 400/422 about the output format (not, say, about the context length)."""
+def _request_options(mode: StructuredMode, schema: dict[str, Any], name: str) -> dict[str, Any]:
+    if mode == "json_schema":
+        return {
+            "response_format": {"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": False}}
+        }
+    if mode == "json_object":
+        return {"response_format": {"type": "json_object", "schema": schema}}
+    if mode == "tools":
+        tool = {
+            "type": "function",
+            "function": {"name": ANSWER_TOOL, "description": f"the {name}", "parameters": schema},
+        }
+        return {"tools": [tool], "tool_choice": {"type": "function", "function": {"name": ANSWER_TOOL}}}
+    return {}
+
+
+def refuses_mode(exc: openai.APIStatusError, mode: StructuredMode) -> bool:
+    """Any 4xx / 5xx whose body names the parameter this mode sends (not, say, the context length)."""
     message = str(exc).lower()
-    return exc.status_code in REJECTED_FORMAT_STATUSES and any(word in message for word in FORMAT_ERROR_WORDS)
+    return exc.status_code >= 400 and any(word in message for word in _REFUSAL_WORDS.get(mode, ()))
+
+
+def _backoff_sec(attempt: int, exc: Exception) -> float:
+    """Exponential with jitter, or the server's Retry-After (capped)."""
+    response = getattr(exc, "response", None)
+    after = response.headers.get("retry-after") if response is not None else None
+    try:
+        return min(float(after), RETRY_AFTER_CAP_SEC)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return min(BACKOFF_CAP_SEC, BACKOFF_BASE_SEC * 2**attempt) * (1 + random.random() / 4)
+
+
+def _retryable(exc: Exception) -> bool:
+    if isinstance(exc, openai.APIStatusError):
+        return exc.status_code >= 500 or exc.status_code in RETRYABLE_STATUSES
+    return isinstance(exc, openai.APIConnectionError)  # also covers timeouts
 
 
 def _transport_error(exc: Exception, model: str) -> LLMTransportError:
     if isinstance(exc, openai.APIStatusError):
-        retryable = exc.status_code >= 500 or exc.status_code in RETRYABLE_STATUSES
         return LLMTransportError(
-            f"{model}: {exc.message}", model=model, status_code=exc.status_code, retryable=retryable
+            f"{model}: {exc.message}", model=model, status_code=exc.status_code, retryable=_retryable(exc)
         )
     if isinstance(exc, openai.APIConnectionError):  # also covers timeouts
         return LLMTransportError(f"{model}: cannot reach the server: {exc}", model=model)
@@ -63,7 +112,7 @@ def _transport_error(exc: Exception, model: str) -> LLMTransportError:
 
 
 class OpenAIGenerator(ChatIRGenerator):
-    accepts_json_schema = True  # request.json_schema (the world-grounded schema) becomes the response_format
+    accepts_json_schema = True  # request.json_schema (the world-grounded schema) is what the server constrains to
 
     def __init__(
         self,
@@ -72,7 +121,7 @@ class OpenAIGenerator(ChatIRGenerator):
         registry: ToolRegistry,
         base_url: str | None = None,
         api_key: str | None = None,
-        structured_output: bool = True,
+        structured_output: str = "auto",
         temperature: float = 0.0,
         repair_temperature: float = 0.2,
         max_tokens: int = 4096,
@@ -80,34 +129,49 @@ class OpenAIGenerator(ChatIRGenerator):
         max_retries: int = 2,
         cache: ResponseCache = SHARED_CACHE,
     ):
+        """`structured_output`: "auto" tries STRUCTURED_MODES in order on the first call and keeps the first the
+        server accepts (once per server and model); a mode name uses that mode only."""
+        if structured_output not in STRUCTURED_OUTPUT_CHOICES:
+            raise ValueError(f"structured_output {structured_output!r}: choose one of {STRUCTURED_OUTPUT_CHOICES}")
         self.model = f"openai:{model_name}"
+        self.model_name = model_name
         self.base_url = base_url or os.environ.get("OPENAI_BASE_URL")
+        self._api_key = api_key or os.environ.get("OPENAI_API_KEY") or DEFAULT_API_KEY
         self._registry = registry
         self._server_key = (self.base_url, model_name)
-        self._structured_output = structured_output and self._server_key not in _FORMAT_REJECTED
+        self._probing = structured_output == "auto"
+        self._mode: StructuredMode = (
+            _SERVER_MODES.get(self._server_key, "json_schema") if self._probing else structured_output  # type: ignore[assignment]
+        )
         self._temperatures = (temperature, repair_temperature)
         self._max_tokens = max_tokens
+        self._timeout_sec = timeout_sec
+        self._max_retries = max_retries
         self._cache = cache
         self._chat = ChatOpenAI(
             model=model_name,
             base_url=self.base_url,
-            api_key=api_key or os.environ.get("OPENAI_API_KEY") or DEFAULT_API_KEY,
+            api_key=self._api_key,
             max_tokens=max_tokens,
             timeout=timeout_sec,
-            max_retries=max_retries,
+            max_retries=0,  # retried here, where a capability refusal is told apart from a server in trouble
             use_responses_api=False,
         )
+
+    @property
+    def structured_mode(self) -> StructuredMode:
+        return self._mode
 
     def _identity(self) -> tuple[Any, ...]:
         return (self.model, self.base_url, self._max_tokens)
 
     def _prepare(self, request: GenerationRequest, temperature: float) -> PreparedCall:
         prompt = build_prompt(request, self._registry)
-        response_format = answer_response_format(request.json_schema) if self._structured_output else None
-        key = ResponseCache.key(*self._identity(), temperature, response_format, prompt.text)
+        schema = request.json_schema or LLMAnswer.model_json_schema()
+        key = ResponseCache.key(*self._identity(), temperature, self._mode, schema, prompt.text)
 
         def run() -> ModelReply:
-            raw_text, usage, structured = self._complete(prompt.messages(), temperature, response_format)
+            raw_text, usage, structured = self._complete(prompt.messages(), temperature, schema, "LLMAnswer")
             return ModelReply(raw_text, extract_answer(raw_text), usage, PROMPT_VERSION, structured)
 
         return PreparedCall(key, run)
@@ -115,27 +179,60 @@ class OpenAIGenerator(ChatIRGenerator):
     def _complete_json(
         self, messages: list[dict[str, str]], schema: dict[str, Any], temperature: float
     ) -> tuple[str, TokenUsage, bool]:
-        response_format = {"type": "json_schema", "json_schema": {"name": "choice", "schema": schema, "strict": True}}
-        return self._complete(messages, temperature, response_format if self._structured_output else None)
+        return self._complete(messages, temperature, schema, "choice")
 
     def _complete(
-        self, messages: list[dict[str, str]], temperature: float, response_format: dict[str, Any] | None
+        self, messages: list[dict[str, str]], temperature: float, schema: dict[str, Any], name: str
     ) -> tuple[str, TokenUsage, bool]:
-        """One completion; falls back to a plain request (for good) when the server rejects response_format."""
-        if response_format is not None:
+        """One completion in the settled mode; under "auto", a refusal moves to the next mode for good."""
+        self._check_model_served()
+        while True:
+            mode = self._mode
             try:
-                return (*self._invoke(messages, temperature=temperature, response_format=response_format), True)
+                text, usage = self._with_retries(messages, temperature, mode, _request_options(mode, schema, name))
             except openai.APIStatusError as exc:
-                if not _rejects_response_format(exc):
+                if not (self._probing and mode != "text" and refuses_mode(exc, mode)):
                     raise _transport_error(exc, self.model) from exc
-                self._structured_output = False
-                _FORMAT_REJECTED.add(self._server_key)
+                self._mode = STRUCTURED_MODES[STRUCTURED_MODES.index(mode) + 1]
+                continue
             except (openai.OpenAIError, ValueError, KeyError) as exc:
                 raise _transport_error(exc, self.model) from exc
-        try:
-            return (*self._invoke(messages, temperature=temperature), False)
-        except (openai.OpenAIError, ValueError, KeyError) as exc:
-            raise _transport_error(exc, self.model) from exc
+            _SERVER_MODES[self._server_key] = mode
+            return text, usage, mode != "text"
+
+    def _with_retries(
+        self, messages: list[dict[str, str]], temperature: float, mode: StructuredMode, options: dict[str, Any]
+    ) -> tuple[str, TokenUsage]:
+        """Retries a server in trouble (429, 5xx, timeouts, dropped connections) with backoff and jitter; a
+        capability refusal (a body naming the parameter sent) is raised at once for `_complete` to move on."""
+        for attempt in range(self._max_retries + 1):
+            try:
+                return self._invoke(messages, temperature=temperature, **options)
+            except (openai.APIStatusError, openai.APIConnectionError) as exc:
+                refused = isinstance(exc, openai.APIStatusError) and refuses_mode(exc, mode)
+                if refused or not _retryable(exc) or attempt == self._max_retries:
+                    raise
+                time.sleep(_backoff_sec(attempt, exc))
+        raise AssertionError("unreachable")  # the loop returns or raises
+
+    def _check_model_served(self) -> None:
+        """Reads the server's /v1/models once: an unreachable server or a model it does not serve is one clear
+        error line, not a failure deep in the first completion. A server without the route is taken on trust."""
+        if self.base_url not in _SERVED_MODELS:
+            client = openai.OpenAI(base_url=self.base_url, api_key=self._api_key, max_retries=0, timeout=10.0)
+            try:
+                _SERVED_MODELS[self.base_url] = [m.id for m in client.models.list()]
+            except openai.APIConnectionError as exc:
+                where = self.base_url or "the OpenAI API"
+                raise LLMTransportError(
+                    f"{self.model}: cannot reach the server at {where}: {exc}", model=self.model
+                ) from exc
+            except (openai.OpenAIError, ValueError, KeyError, TypeError):
+                _SERVED_MODELS[self.base_url] = []
+        served = _SERVED_MODELS[self.base_url]
+        if served and self.model_name not in served:
+            message = f"{self.model}: the server at {self.base_url} does not serve {self.model_name}; it serves {', '.join(served[:10])}"
+            raise LLMTransportError(message, model=self.model, status_code=404, retryable=False)
 
     def _invoke(self, messages: list[dict[str, str]], **kwargs: Any) -> tuple[str, TokenUsage]:
         try:
@@ -143,10 +240,22 @@ class OpenAIGenerator(ChatIRGenerator):
         except openai.LengthFinishReasonError as exc:
             # the structured-output client refuses truncated answers; the text still goes to the validator
             return _completion_text_and_usage(exc.completion)
+        calls = getattr(message, "tool_calls", None) or []
+        text = json.dumps(calls[0]["args"]) if calls else message.text
         usage = message.usage_metadata or {}
-        return message.text, TokenUsage(
-            prompt_tokens=usage.get("input_tokens", 0), completion_tokens=usage.get("output_tokens", 0)
-        )
+        if not (usage.get("input_tokens") or usage.get("output_tokens")):
+            return text, _estimated_usage(messages, text)
+        return text, TokenUsage(prompt_tokens=usage["input_tokens"], completion_tokens=usage.get("output_tokens", 0))
+
+
+def _estimated_usage(messages: list[dict[str, str]], text: str) -> TokenUsage:
+    """The server reported no usage: CHARS_PER_TOKEN characters a token, marked as an estimate."""
+    prompt_chars = sum(len(m.get("content") or "") for m in messages)
+    return TokenUsage(
+        prompt_tokens=-(-prompt_chars // CHARS_PER_TOKEN),
+        completion_tokens=-(-len(text) // CHARS_PER_TOKEN),
+        estimated=True,
+    )
 
 
 def _completion_text_and_usage(completion: Any) -> tuple[str, TokenUsage]:

@@ -518,6 +518,7 @@ _HANDOFF = re.compile(
     r"\bhand (?:it |the parcel |the cargo )?(?:over|off|to)\b|\bground courier\b|交给地面|地面配送|转交"
 )
 _HANDOFF_AFTER = re.compile(r"\W{0,3}(?:and\s+)?(?:hand\s+(?:it\s+|the\s+\w+\s+)?over\b|(?:在那里)?(?:交给|转交))")
+_TIME_UNIT = re.compile(r"\b(?:minutes?|mins?|seconds?|secs?|hours?|hrs?)\b|分钟|秒|小时|刻钟")
 _ANCHOR_WORD = r"(?:before|by|until|till|no later than|after|once|when|as soon as)"
 _EVENT = (
     r"(?:meeting|shift|surgery|operation|game|match|event|ceremony|service|class|lunch|dinner|breakfast|noon|midday|"
@@ -570,6 +571,7 @@ def stated_constraints(text: str, world: World) -> StatedConstraints:
         handoff=bool(_HANDOFF.search(lowered)),
         referenced=referenced,
     )
+    stated.unread_duration = stated.deadline_sec is None and bool(_TIME_UNIT.search(lowered))
     stated.intent = intent = parse_intent(_blank(lowered, fuzzy))
     origins = set(mentions.origins) | {m.ids[0] for m in fuzzy if m.role == "origin" and len(m.ids) == 1}
     stated.missing = _missing_facts(stated, intent, mentions.uavs, fuzzy, origins) + [

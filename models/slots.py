@@ -194,8 +194,12 @@ def _band_and_reserve_schema(stated: StatedConstraints | None) -> dict[str, Any]
 
 
 def _deadline_schema(stated: StatedConstraints | None) -> dict[str, Any]:
+    """The stated deadline; none where the request states none (the gate would send an invented one back); the
+    model's reading only where the request has a duration the reader could not read ("fifteen minutes")."""
     if stated is not None and stated.deadline_sec is not None:
         return {"enum": [_deadline_text(stated.deadline_sec)]}
+    if stated is not None and not stated.unread_duration:
+        return {"type": "null"}
     return {"anyOf": [{"type": "string", "pattern": DEADLINE_PATTERN}, {"type": "null"}]}
 
 

@@ -68,6 +68,7 @@ class MethodSetup:
     budget: Budget = field(default_factory=Budget)
     base_url: str | None = None
     api_key: str | None = None
+    structured_output: str = "auto"  # openai:<model>: how the server gets the schema (models.openai_backend)
     checkpointer: BaseCheckpointSaver | None = None  # graph methods checkpoint every step here (one per worker)
     memory: RepairMemory | None = None  # the safety memory, None when not used
     thread_id: str = "run"  # a fresh one per run

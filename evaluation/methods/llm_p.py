@@ -55,6 +55,7 @@ class LLMPlusP(Method):
                 setup.model,
                 base_url=setup.base_url,
                 api_key=setup.api_key,
+                structured_output=setup.structured_output,
                 sample_gold=task.gold_ir,
                 max_new_tokens=setup.budget.max_new_tokens,
             )

@@ -1,12 +1,14 @@
 """A scripted OpenAI-compatible chat-completions server on 127.0.0.1, so the real OpenAI client runs offline.
 
-Each POST /v1/chat/completions records its JSON body and answers with the next scripted `StubReply`.
+Each POST /v1/chat/completions records its JSON body and answers with the next scripted `StubReply`; GET
+/v1/models lists the `models` given (404 when none, as a server without the route).
 """
 
 from __future__ import annotations
 
 import json
 import threading
+import time
 from collections import deque
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -21,10 +23,26 @@ class StubReply:
     prompt_tokens: int = 100
     completion_tokens: int = 20
     finish_reason: str = "stop"
+    usage: bool = True  # False: the answer carries no usage, as some servers send
+    delay_sec: float = 0.0  # wait this long before answering (a server that times out)
 
 
 class _Handler(BaseHTTPRequestHandler):
     server: _StubHTTPServer
+
+    def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
+        models = self.server.stub.models
+        found = self.path.rstrip("/") == "/v1/models" and models
+        payload = {"object": "list", "data": [{"id": m, "object": "model"} for m in models]} if found else {}
+        self._send(200 if found else 404, payload)
+
+    def _send(self, status: int, payload: dict[str, Any]) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
 
     def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
         body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
@@ -32,19 +50,14 @@ class _Handler(BaseHTTPRequestHandler):
         reply = self.server.stub.next_reply()
         if self.path.rstrip("/") != "/v1/chat/completions":
             reply = StubReply(status=404, error=f"no route {self.path}")
-        payload = self._payload(reply, body.get("model", ""))
-        data = json.dumps(payload).encode()
-        self.send_response(reply.status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        time.sleep(reply.delay_sec)
+        self._send(reply.status, self._payload(reply, body.get("model", "")))
 
     @staticmethod
     def _payload(reply: StubReply, model: str) -> dict[str, Any]:
         if reply.status != 200:
             return {"error": {"message": reply.error, "type": "invalid_request_error", "param": None, "code": None}}
-        return {
+        payload: dict[str, Any] = {
             "id": "chatcmpl-stub",
             "object": "chat.completion",
             "created": 0,
@@ -56,12 +69,14 @@ class _Handler(BaseHTTPRequestHandler):
                     "finish_reason": reply.finish_reason,
                 }
             ],
-            "usage": {
+        }
+        if reply.usage:
+            payload["usage"] = {
                 "prompt_tokens": reply.prompt_tokens,
                 "completion_tokens": reply.completion_tokens,
                 "total_tokens": reply.prompt_tokens + reply.completion_tokens,
-            },
-        }
+            }
+        return payload
 
     def log_message(self, format: str, *args: Any) -> None:  # keep test output clean
         return
@@ -74,7 +89,8 @@ class _StubHTTPServer(ThreadingHTTPServer):
 class OpenAIStubServer:
     """Use as a context manager; `url` is the base URL to give the client (ends in /v1)."""
 
-    def __init__(self, *replies: StubReply):
+    def __init__(self, *replies: StubReply, models: tuple[str, ...] = ()):
+        self.models = models
         self.requests: list[dict[str, Any]] = []
         self._replies: deque[StubReply] = deque(replies)
         self._lock = threading.Lock()

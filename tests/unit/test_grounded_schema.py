@@ -213,62 +213,62 @@ def test_roles_the_request_fixes_are_the_only_choices_for_their_slots(world):
 
 def test_without_role_cues_the_named_places_fill_either_slot(world):
     schema = _grounded_schema(world, "The AED must reach accident_site_3; pick it up at hospital_A.")
-    assert accepts(schema, compact(_slots()))
-    assert accepts(schema, compact(_slots(origin="accident_site_3", destination="hospital_A")))
-    assert not accepts(schema, compact(_slots(destination="hospital_B")))  # not named
+    assert accepts(schema, compact(_slots(deadline=None)))
+    assert accepts(schema, compact(_slots(deadline=None, origin="accident_site_3", destination="hospital_A")))
+    assert not accepts(schema, compact(_slots(deadline=None, destination="hospital_B")))  # not named
 
 
 def test_with_an_origin_cue_alone_the_destination_is_another_named_place(world):
     schema = _grounded_schema(world, "We need the AED at accident_site_3, collect from hospital_A.")
-    assert accepts(schema, compact(_slots()))
-    assert not accepts(schema, compact(_slots(destination="hospital_A")))
+    assert accepts(schema, compact(_slots(deadline=None)))
+    assert not accepts(schema, compact(_slots(deadline=None, destination="hospital_A")))
 
 
 def test_the_payload_is_the_mass_the_request_states(world):
     schema = _grounded_schema(world, "Fly the AED (1.8 kg) from hospital_A to accident_site_3.")
-    assert accepts(schema, compact(_slots(payload_kg=1.8)))
-    assert not accepts(schema, compact(_slots(payload_kg=0)))  # dropped
-    assert not accepts(schema, compact(_slots(payload_kg=0.5)))  # invented
+    assert accepts(schema, compact(_slots(deadline=None, payload_kg=1.8)))
+    assert not accepts(schema, compact(_slots(deadline=None, payload_kg=0)))  # dropped
+    assert not accepts(schema, compact(_slots(deadline=None, payload_kg=0.5)))  # invented
     unstated = _grounded_schema(world, INSTRUCTION)
-    assert accepts(unstated, compact(_slots())) and not accepts(unstated, compact(_slots(payload_kg=2)))
+    assert accepts(unstated, compact(_slots(deadline=None))) and not accepts(unstated, compact(_slots(deadline=None, payload_kg=2)))
     request = GenerationRequest(instruction=INSTRUCTION, world=world, task_id="t1")
-    assert compile_slots(_slots(payload_kg=1.8), request)["low_altitude_ir"]["constraints"]["payload_kg"] == 1.8
+    assert compile_slots(_slots(deadline=None, payload_kg=1.8), request)["low_altitude_ir"]["constraints"]["payload_kg"] == 1.8
 
 
 def test_a_stated_band_and_reserve_are_their_slots_only_values(world):
     instruction = "Fly the AED from hospital_A to accident_site_3. Fly no lower than 50 m, stay below 90 m. "
     schema = _grounded_schema(world, instruction + "Keep at least 30% battery on arrival.")
     stated = {"altitude_min_m": 50, "altitude_max_m": 90, "battery_reserve": 0.3}
-    assert accepts(schema, compact(_slots(**stated)))
+    assert accepts(schema, compact(_slots(deadline=None, **stated)))
     for relaxed in ({"altitude_min_m": 30}, {"altitude_max_m": 120}, {"battery_reserve": 0.2}):
-        assert not accepts(schema, compact(_slots(**{**stated, **relaxed})))
+        assert not accepts(schema, compact(_slots(deadline=None, **{**stated, **relaxed})))
     request = GenerationRequest(instruction=instruction, world=world, task_id="t1")
-    constraints = compile_slots(_slots(**stated), request)["low_altitude_ir"]["constraints"]
+    constraints = compile_slots(_slots(deadline=None, **stated), request)["low_altitude_ir"]["constraints"]
     assert (constraints["altitude_min_m"], constraints["altitude_max_m"], constraints["battery_reserve_ratio"]) == (
         50.0,
         90.0,
         0.3,
     )
-    assert accepts(_grounded_schema(world, INSTRUCTION), compact(_slots()))  # nothing stated: the defaults
+    assert accepts(_grounded_schema(world, INSTRUCTION), compact(_slots(deadline=None)))  # nothing stated: the defaults
 
 
 def test_a_role_one_cue_fixes_leaves_the_other_slot_to_the_other_places(world):
     schema = _grounded_schema(world, "Load the AED at hospital_A and drop it at accident_site_3.")  # "at": no cue
-    assert accepts(schema, compact(_slots()))
-    assert not accepts(schema, compact(_slots(origin="accident_site_3")))
+    assert accepts(schema, compact(_slots(deadline=None)))
+    assert not accepts(schema, compact(_slots(deadline=None, origin="accident_site_3")))
 
 
 def test_stops_are_named_places_other_than_the_ends(world):
     instruction = "Inspect metro_station_4 and hospital_B, taking off from hospital_A and finishing at depot_1."
     schema = _grounded_schema(world, instruction)
-    patrol = _slots(destination="depot_1", stops=["metro_station_4", "hospital_B"])
+    patrol = _slots(deadline=None, destination="depot_1", stops=["metro_station_4", "hospital_B"])
     assert accepts(schema, compact(patrol))
     assert not accepts(schema, compact({**patrol, "stops": ["accident_site_3"]}))  # not named
     assert not accepts(schema, compact({**patrol, "stops": ["metro_station_4"]}))  # a named place dropped
     assert not accepts(schema, compact({**patrol, "stops": ["hospital_B", "metro_station_4"]}))  # not as named
-    assert not accepts(_grounded_schema(world, INSTRUCTION), compact(_slots(stops=["hospital_B"])))
+    assert not accepts(_grounded_schema(world, INSTRUCTION), compact(_slots(deadline=None, stops=["hospital_B"])))
     request = GenerationRequest(instruction=instruction, world=world, task_id="t1")
-    answer = compile_slots(patrol, request)
+    answer = compile_slots(deadline=None, patrol, request)
     assert answer["low_altitude_ir"]["entities"]["waypoints"] == ["metro_station_4", "hospital_B"]
     assert slots_of_ir(answer) == patrol
 
@@ -276,8 +276,8 @@ def test_stops_are_named_places_other_than_the_ends(world):
 def test_without_both_ends_fixed_the_model_picks_the_stops_among_the_named_places(world):
     schema = _grounded_schema(world, "Inspect metro_station_4 and hospital_B, then land at depot_1.")  # no start
     for stops in ([], ["hospital_B"], ["hospital_B", "metro_station_4"]):
-        assert accepts(schema, compact(_slots(origin="metro_station_4", destination="depot_1", stops=stops)))
-    assert not accepts(schema, compact(_slots(origin=None, destination="depot_1", stops=["accident_site_3"])))
+        assert accepts(schema, compact(_slots(deadline=None, origin="metro_station_4", destination="depot_1", stops=stops)))
+    assert not accepts(schema, compact(_slots(deadline=None, origin=None, destination="depot_1", stops=["accident_site_3"])))
 
 
 def test_a_stated_deadline_is_the_only_deadline(world):
@@ -286,21 +286,24 @@ def test_a_stated_deadline_is_the_only_deadline(world):
     assert not accepts(schema, compact(_slots(deadline="20 s")))
     assert not accepts(schema, compact(_slots(deadline=None)))
     unstated = _grounded_schema(world, "Fly the AED from hospital_A to accident_site_3.")
-    assert accepts(unstated, compact(_slots(deadline=None))) and accepts(unstated, compact(_slots(deadline="5 min")))
+    assert accepts(unstated, compact(_slots(deadline=None)))
+    assert not accepts(unstated, compact(_slots(deadline="5 min")))  # invented: the gate would send it back
+    worded = _grounded_schema(world, "Fly the AED from hospital_A to accident_site_3 within fifteen minutes.")
+    assert accepts(worded, compact(_slots(deadline="15 min")))  # a duration the reader could not read
 
 
 def test_a_round_trip_is_stated_and_flies_back_to_the_origin(world):
     instruction = "Fly the AED from hospital_A to accident_site_3 and back."
     schema = _grounded_schema(world, instruction)
-    assert accepts(schema, compact(_slots(return_leg=True)))
-    assert not accepts(schema, compact(_slots(return_leg=False)))  # dropped
-    assert not accepts(schema, compact(_slots(destination="hospital_A", return_leg=True)))  # "to" fixes the far end
-    assert not accepts(_grounded_schema(world, INSTRUCTION), compact(_slots(return_leg=True)))  # invented
+    assert accepts(schema, compact(_slots(deadline=None, return_leg=True)))
+    assert not accepts(schema, compact(_slots(deadline=None, return_leg=False)))  # dropped
+    assert not accepts(schema, compact(_slots(deadline=None, destination="hospital_A", return_leg=True)))  # "to" fixes the far end
+    assert not accepts(_grounded_schema(world, INSTRUCTION), compact(_slots(deadline=None, return_leg=True)))  # invented
     request = GenerationRequest(instruction=instruction, world=world, task_id="t1")
-    answer = compile_slots(_slots(return_leg=True), request)
+    answer = compile_slots(_slots(deadline=None, return_leg=True), request)
     entities = answer["low_altitude_ir"]["entities"]
     assert (entities["destination"], entities["waypoints"]) == ("hospital_A", ["accident_site_3"])
-    assert slots_of_ir(answer) == _slots(return_leg=True)  # the repair prompt shows what the model wrote
+    assert slots_of_ir(answer) == _slots(deadline=None, return_leg=True)  # the repair prompt shows what the model wrote
 
 
 def test_a_repair_keeps_avoided_zones_and_adds_the_offending_one(world):

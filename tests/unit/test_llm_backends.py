@@ -21,7 +21,7 @@ from models import (
     extract_answer,
     make_generator,
 )
-from models.openai_backend import OpenAIGenerator
+from models.openai_backend import OpenAIGenerator, server_mode
 from models.oracle import OracleGenerator
 from models.prompts import PROMPT_VERSION, build_prompt
 from models.rules_parser import RuleBasedGenerator
@@ -77,8 +77,8 @@ def _feedback() -> RepairFeedback:
 
 
 def _generator(server: OpenAIStubServer, **options) -> OpenAIGenerator:
-    options = {"cache": ResponseCache(), **options}
-    return OpenAIGenerator("stub-model", registry=_registry(), base_url=server.url, max_retries=0, **options)
+    options = {"cache": ResponseCache(), "max_retries": 0, **options}
+    return OpenAIGenerator("stub-model", registry=_registry(), base_url=server.url, **options)
 
 
 # --- OpenAI-compatible backend --------------------------------------------------------------------------------
@@ -111,21 +111,84 @@ def test_a_world_grounded_schema_override_is_what_the_server_gets(request_):
     assert schema["$defs"]["EntityRefs"]["properties"]["origin"] == {"enum": ["hospital_A", "hospital_B"]}
 
 
-def test_rejected_response_format_falls_back_to_plain_requests_and_tolerant_extraction(request_):
-    prose = "Here is the plan.\n```json\n" + json.dumps(_envelope()) + "\n```\nLet me know."
-    replies = [
-        StubReply(status=400, error="response_format 'json_schema' is not supported"),
-        StubReply(prose),
-        StubReply(prose),
+def _modes(server: OpenAIStubServer) -> list[str]:
+    """The structured-output mode of each request the server got."""
+    return [
+        body["response_format"]["type"] if "response_format" in body else "tools" if "tools" in body else "text"
+        for body in server.bodies()
     ]
-    with OpenAIStubServer(*replies) as server:
-        generator = _generator(server)
-        first = generator.generate(request_)
+
+
+@pytest.mark.parametrize("status", [400, 422, 500])
+def test_a_refused_json_schema_moves_to_json_object_with_the_schema_for_good(request_, status):
+    """llama-cpp-python's server refuses json_schema with a 500 naming response_format; others with a 400 / 422."""
+    refusal = "1 validation error: ('body', 'response_format', 'type') Input should be 'text' or 'json_object'"
+    prose = "Here is the plan.\n```json\n" + json.dumps(_envelope()) + "\n```\nLet me know."
+    with OpenAIStubServer(StubReply(status=status, error=refusal), StubReply(prose), StubReply(prose)) as server:
+        first = _generator(server).generate(request_)
         later_generator = _generator(server)  # the graph builds one per round: the refusal is remembered
         later = later_generator.generate(request_.model_copy(update={"task_id": "other"}))
-    assert ["response_format" in body for body in server.bodies()] == [True, False, False]
-    assert first.answer == _envelope() and not first.structured_output
-    assert later.answer == _envelope()
+    assert _modes(server) == ["json_schema", "json_object", "json_object"]
+    assert server.bodies()[1]["response_format"]["schema"] == LLMAnswer.model_json_schema()
+    assert first.answer == later.answer == _envelope() and first.structured_output
+    assert later_generator.structured_mode == "json_object" and server_mode(server.url, "stub-model") == "json_object"
+
+
+def test_a_server_that_refuses_every_structured_mode_is_asked_in_plain_text(request_):
+    replies = [
+        StubReply(status=500, error="response_format json_schema unsupported"),
+        StubReply(status=400, error="response_format json_object unsupported"),
+        StubReply(status=400, error="tools are not supported by this model"),
+        StubReply(json.dumps(_envelope())),
+    ]
+    with OpenAIStubServer(*replies) as server:
+        result = _generator(server).generate(request_)
+    assert _modes(server) == ["json_schema", "json_object", "tools", "text"]
+    assert result.answer == _envelope() and not result.structured_output
+
+
+def test_a_named_mode_is_the_only_one_tried(request_):
+    with OpenAIStubServer(StubReply(status=500, error="response_format json_schema unsupported")) as server:
+        with pytest.raises(LLMTransportError) as caught:
+            _generator(server, structured_output="json_schema").generate(request_)
+    assert _modes(server) == ["json_schema"] and caught.value.status_code == 500
+
+
+def test_a_server_in_trouble_is_retried_but_a_refusal_is_not(request_):
+    replies = [StubReply(status=503, error="overloaded"), StubReply(json.dumps(_envelope()))]
+    with OpenAIStubServer(*replies) as server:
+        result = _generator(server, max_retries=1).generate(request_)
+    assert _modes(server) == ["json_schema", "json_schema"] and result.answer == _envelope()
+    refusal = [
+        StubReply(status=500, error="response_format json_schema unsupported"),
+        StubReply(json.dumps(_envelope())),
+    ]
+    with OpenAIStubServer(*refusal) as server:
+        _generator(server, max_retries=2).generate(request_)
+    assert _modes(server) == ["json_schema", "json_object"]  # the refused mode was not asked again
+
+
+def test_a_server_that_times_out_is_one_clear_retryable_error(request_):
+    with OpenAIStubServer(StubReply(json.dumps(_envelope()), delay_sec=3.0)) as server:
+        with pytest.raises(LLMTransportError) as caught:
+            _generator(server, timeout_sec=0.5).generate(request_)
+    assert caught.value.retryable and "timed out" in str(caught.value).lower()
+
+
+def test_no_usage_from_the_server_is_an_estimate_that_says_so(request_):
+    text = json.dumps(_envelope())
+    with OpenAIStubServer(StubReply(text, usage=False)) as server:
+        result = _generator(server).generate(request_)
+    assert result.usage.estimated and result.usage.completion_tokens == -(-len(text) // 4)
+    assert result.usage.prompt_tokens > 0
+
+
+def test_a_model_the_server_does_not_serve_is_named_before_any_completion(request_):
+    with OpenAIStubServer(models=("smollm2", "qwen3")) as server:
+        with pytest.raises(LLMTransportError) as caught:
+            _generator(server).generate(request_)
+    assert not server.requests and not caught.value.retryable
+    assert "does not serve stub-model; it serves smollm2, qwen3" in str(caught.value)
 
 
 def test_other_bad_requests_do_not_switch_structured_output_off(request_):
@@ -136,7 +199,7 @@ def test_other_bad_requests_do_not_switch_structured_output_off(request_):
             generator.generate(request_)
         result = generator.generate(request_)
     assert caught.value.status_code == 400 and not caught.value.retryable
-    assert ["response_format" in body for body in server.bodies()] == [True, True]
+    assert _modes(server) == ["json_schema", "json_schema"]
     assert result.structured_output
 
 
@@ -204,7 +267,7 @@ def test_a_truncated_answer_comes_back_as_text_without_an_answer(request_):
 def test_http_errors_become_typed_transport_errors(request_, status, retryable):
     with OpenAIStubServer(StubReply(status=status, error="nope")) as server:
         with pytest.raises(LLMTransportError) as caught:
-            _generator(server, structured_output=False).generate(request_)
+            _generator(server, structured_output="text").generate(request_)
     assert caught.value.status_code == status and caught.value.retryable is retryable
     assert caught.value.model == "openai:stub-model"
 
