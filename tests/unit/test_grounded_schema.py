@@ -230,9 +230,12 @@ def test_the_payload_is_the_mass_the_request_states(world):
     assert not accepts(schema, compact(_slots(deadline=None, payload_kg=0)))  # dropped
     assert not accepts(schema, compact(_slots(deadline=None, payload_kg=0.5)))  # invented
     unstated = _grounded_schema(world, INSTRUCTION)
-    assert accepts(unstated, compact(_slots(deadline=None))) and not accepts(unstated, compact(_slots(deadline=None, payload_kg=2)))
+    assert accepts(unstated, compact(_slots())) and not accepts(unstated, compact(_slots(payload_kg=2)))
     request = GenerationRequest(instruction=INSTRUCTION, world=world, task_id="t1")
-    assert compile_slots(_slots(deadline=None, payload_kg=1.8), request)["low_altitude_ir"]["constraints"]["payload_kg"] == 1.8
+    assert (
+        compile_slots(_slots(deadline=None, payload_kg=1.8), request)["low_altitude_ir"]["constraints"]["payload_kg"]
+        == 1.8
+    )
 
 
 def test_a_stated_band_and_reserve_are_their_slots_only_values(world):
@@ -249,7 +252,7 @@ def test_a_stated_band_and_reserve_are_their_slots_only_values(world):
         90.0,
         0.3,
     )
-    assert accepts(_grounded_schema(world, INSTRUCTION), compact(_slots(deadline=None)))  # nothing stated: the defaults
+    assert accepts(_grounded_schema(world, INSTRUCTION), compact(_slots()))  # nothing stated: the defaults
 
 
 def test_a_role_one_cue_fixes_leaves_the_other_slot_to_the_other_places(world):
@@ -268,7 +271,7 @@ def test_stops_are_named_places_other_than_the_ends(world):
     assert not accepts(schema, compact({**patrol, "stops": ["hospital_B", "metro_station_4"]}))  # not as named
     assert not accepts(_grounded_schema(world, INSTRUCTION), compact(_slots(deadline=None, stops=["hospital_B"])))
     request = GenerationRequest(instruction=instruction, world=world, task_id="t1")
-    answer = compile_slots(deadline=None, patrol, request)
+    answer = compile_slots(patrol, request)
     assert answer["low_altitude_ir"]["entities"]["waypoints"] == ["metro_station_4", "hospital_B"]
     assert slots_of_ir(answer) == patrol
 
@@ -276,8 +279,12 @@ def test_stops_are_named_places_other_than_the_ends(world):
 def test_without_both_ends_fixed_the_model_picks_the_stops_among_the_named_places(world):
     schema = _grounded_schema(world, "Inspect metro_station_4 and hospital_B, then land at depot_1.")  # no start
     for stops in ([], ["hospital_B"], ["hospital_B", "metro_station_4"]):
-        assert accepts(schema, compact(_slots(deadline=None, origin="metro_station_4", destination="depot_1", stops=stops)))
-    assert not accepts(schema, compact(_slots(deadline=None, origin=None, destination="depot_1", stops=["accident_site_3"])))
+        assert accepts(
+            schema, compact(_slots(deadline=None, origin="metro_station_4", destination="depot_1", stops=stops))
+        )
+    assert not accepts(
+        schema, compact(_slots(deadline=None, origin=None, destination="depot_1", stops=["accident_site_3"]))
+    )
 
 
 def test_a_stated_deadline_is_the_only_deadline(world):
@@ -297,8 +304,12 @@ def test_a_round_trip_is_stated_and_flies_back_to_the_origin(world):
     schema = _grounded_schema(world, instruction)
     assert accepts(schema, compact(_slots(deadline=None, return_leg=True)))
     assert not accepts(schema, compact(_slots(deadline=None, return_leg=False)))  # dropped
-    assert not accepts(schema, compact(_slots(deadline=None, destination="hospital_A", return_leg=True)))  # "to" fixes the far end
-    assert not accepts(_grounded_schema(world, INSTRUCTION), compact(_slots(deadline=None, return_leg=True)))  # invented
+    assert not accepts(
+        schema, compact(_slots(deadline=None, destination="hospital_A", return_leg=True))
+    )  # "to" fixes the far end
+    assert not accepts(
+        _grounded_schema(world, INSTRUCTION), compact(_slots(deadline=None, return_leg=True))
+    )  # invented
     request = GenerationRequest(instruction=instruction, world=world, task_id="t1")
     answer = compile_slots(_slots(deadline=None, return_leg=True), request)
     entities = answer["low_altitude_ir"]["entities"]
