@@ -222,6 +222,8 @@ class OpenAIGenerator(ChatIRGenerator):
             client = openai.OpenAI(base_url=self.base_url, api_key=self._api_key, max_retries=0, timeout=10.0)
             try:
                 _SERVED_MODELS[self.base_url] = [m.id for m in client.models.list()]
+            except openai.APITimeoutError:
+                return  # busy (a one-slot server answers the list after the completion it is on): ask next time
             except openai.APIConnectionError as exc:
                 where = self.base_url or "the OpenAI API"
                 raise LLMTransportError(
