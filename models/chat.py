@@ -178,12 +178,52 @@ def _transport_errors(model_name: str) -> Iterator[None]:
         raise _transport_error(exc, model_name) from exc
 
 
+def _openai_server(model: Runnable[LanguageModelInput, AIMessage]) -> tuple[str | None, str] | None:
+    """(base URL, model name) of an OpenAI-compatible chat model, bound to tools or not; None for any other."""
+    chat = getattr(model, "bound", model)
+    if getattr(chat, "_llm_type", "") != "openai-chat":
+        return None
+    return (getattr(chat, "openai_api_base", None), str(getattr(chat, "model_name", "")))
+
+
+def _accepted_format(server: tuple[str | None, str] | None, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """A json_schema response_format as a json_object one carrying the schema where the server refused json_schema
+    (models.openai_backend settles the mode; llama.cpp's server decodes under the schema either way)."""
+    from models.openai_backend import server_mode
+
+    response_format = kwargs.get("response_format") or {}
+    if server is None or response_format.get("type") != "json_schema" or server_mode(*server) in (None, "json_schema"):
+        return kwargs
+    schema = response_format["json_schema"]["schema"]
+    return {**kwargs, "response_format": {"type": "json_object", "schema": schema}}
+
+
 def invoke_chat(
     model: Runnable[LanguageModelInput, AIMessage], messages: list[BaseMessage], *, model_name: str, **kwargs: Any
 ) -> AIMessage:
-    """One model call; LLMTransportError when the backend cannot answer."""
+    """One model call; LLMTransportError when the backend cannot answer. An OpenAI-compatible server that refuses
+    a json_schema answer format is asked again with the schema in a json_object one, and from then on."""
+    server = _openai_server(model)
     with _transport_errors(model_name):
-        return model.invoke(messages, **kwargs)
+        try:
+            return model.invoke(messages, **_accepted_format(server, kwargs))
+        except Exception as exc:
+            if server is None or not _refused_json_schema(server, kwargs, exc):
+                raise
+            return model.invoke(messages, **_accepted_format(server, kwargs))
+
+
+def _refused_json_schema(server: tuple[str | None, str], kwargs: dict[str, Any], exc: Exception) -> bool:
+    """Whether `exc` is the server refusing the json_schema format just sent; if so, the refusal is remembered."""
+    import openai
+
+    from models.openai_backend import note_refusal, refuses_mode
+
+    sent = (kwargs.get("response_format") or {}).get("type") == "json_schema"
+    if not (sent and isinstance(exc, openai.APIStatusError) and refuses_mode(exc, "json_schema")):
+        return False
+    note_refusal(*server, "json_schema")
+    return True
 
 
 def sample_chat(

@@ -63,6 +63,14 @@ def server_mode(base_url: str | None, model_name: str) -> StructuredMode | None:
     return _SERVER_MODES.get((base_url, model_name))
 
 
+def note_refusal(base_url: str | None, model_name: str, mode: StructuredMode) -> None:
+    """A server refused `mode`: the next one is what this process asks it for from now on."""
+    following = STRUCTURED_MODES[STRUCTURED_MODES.index(mode) + 1]
+    current = _SERVER_MODES.get((base_url, model_name), mode)
+    if STRUCTURED_MODES.index(following) > STRUCTURED_MODES.index(current):
+        _SERVER_MODES[(base_url, model_name)] = following
+
+
 def _request_options(mode: StructuredMode, schema: dict[str, Any], name: str) -> dict[str, Any]:
     if mode == "json_schema":
         return {

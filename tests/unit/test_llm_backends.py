@@ -403,3 +403,22 @@ def test_prompt_stays_within_the_character_budget(request_):
     prompt = build_prompt(request_, registry)
     assert len(prompt.text) <= PROMPT_CHAR_BUDGET, len(prompt.text)
     assert all(f"- {name}(" in prompt.system for name in registry.names())
+
+
+def test_a_baselines_json_schema_format_refused_by_the_server_is_sent_as_json_object(world):
+    """The chat path of the baselines (autoplan, emos) asks for their answer formats the same way."""
+    from langchain_core.messages import HumanMessage
+
+    from models.chat import invoke_chat, make_chat_model
+
+    response_format = {"type": "json_schema", "json_schema": {"name": "Plan", "schema": {"type": "object"}}}
+    replies = [StubReply(status=500, error="response_format: Input should be 'text' or 'json_object'")]
+    with OpenAIStubServer(*replies, StubReply("{}"), StubReply("{}")) as server:
+        chat = make_chat_model("openai:chat-stub", world=world, instruction="", base_url=server.url, max_retries=0)
+        for _ in range(2):
+            reply = invoke_chat(
+                chat, [HumanMessage("plan")], model_name="openai:chat-stub", response_format=response_format
+            )
+    assert reply.text == "{}"
+    assert _modes(server) == ["json_schema", "json_object", "json_object"]
+    assert server.bodies()[1]["response_format"]["schema"] == {"type": "object"}
