@@ -44,6 +44,9 @@ def _add_run_args(p: argparse.ArgumentParser) -> None:
     _add_db_args(p, thread_required=False)
     p.add_argument("--without", default="", help=f"comma-separated nodes to drop: {','.join(ABLATABLE)}")
     p.add_argument("--max-repairs", type=int, default=3, help="repair rounds K before fallback")
+    p.add_argument(
+        "--max-new-tokens", type=int, default=None, help="cap on every model answer (default: the backend's)"
+    )
     p.add_argument("--stress", choices=["low", "medium", "high"], default="medium", help="simulation stress level")
     p.add_argument("--seed", type=int, default=Context.sim_seed, help="seed of the first stress scenario")
     p.add_argument(
@@ -152,6 +155,7 @@ def _context_from_args(args: argparse.Namespace, *, interactive: bool = False) -
         "base_url": args.base_url,
         "structured_output": args.structured_output,
         "max_repairs": args.max_repairs,
+        "max_new_tokens": args.max_new_tokens,
         "stress_level": args.stress,
         "sim_seed": args.seed,
         "stress_scenarios": args.stress_scenarios,
