@@ -63,12 +63,13 @@ def server_mode(base_url: str | None, model_name: str) -> StructuredMode | None:
     return _SERVER_MODES.get((base_url, model_name))
 
 
-def note_refusal(base_url: str | None, model_name: str, mode: StructuredMode) -> None:
-    """A server refused `mode`: the next one is what this process asks it for from now on."""
+def note_refusal(base_url: str | None, model_name: str, mode: StructuredMode) -> StructuredMode:
+    """A server refused `mode`: the next one is what this process asks it for from now on (and is returned)."""
     following = STRUCTURED_MODES[STRUCTURED_MODES.index(mode) + 1]
     current = _SERVER_MODES.get((base_url, model_name), mode)
     if STRUCTURED_MODES.index(following) > STRUCTURED_MODES.index(current):
         _SERVER_MODES[(base_url, model_name)] = following
+    return following
 
 
 def _request_options(mode: StructuredMode, schema: dict[str, Any], name: str) -> dict[str, Any]:
@@ -201,7 +202,7 @@ class OpenAIGenerator(ChatIRGenerator):
             except openai.APIStatusError as exc:
                 if not (self._probing and mode != "text" and refuses_mode(exc, mode)):
                     raise _transport_error(exc, self.model) from exc
-                self._mode = STRUCTURED_MODES[STRUCTURED_MODES.index(mode) + 1]
+                self._mode = note_refusal(self.base_url, self.model_name, mode)
                 continue
             except (openai.OpenAIError, ValueError, KeyError) as exc:
                 raise _transport_error(exc, self.model) from exc
