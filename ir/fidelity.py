@@ -50,6 +50,11 @@ AFTER_ROLE_CUES = (
     ("origin", re.compile(r"^\W{0,2}(?:取货|提货|起飞|出发|装货|装载|装上)")),
     ("destination", re.compile(r"^\W{0,2}(?:需要|急需|发生)")),
 )
+# "fly to X and hand over to a courier", "请飞到X,在那里交给地面配送员": X is where the cargo changes hands, whatever
+# cue stands before it; the destination is the place the courier takes it to.
+HANDOFF_AFTER = re.compile(r"\W{0,3}(?:and\s+)?(?:hand\s+(?:it\s+|the\s+\w+\s+)?over\b|(?:在那里)?(?:交给|转交))")
+# "depot_1 to hospital_1": a place followed by "to" and another place is where the flight starts.
+_TO_NEXT_PLACE = re.compile(r"\s*(?:to|->|→|至)\s*(?:the\s+)?")
 AFTER_CUE_WINDOW = 6  # characters after a mention searched for a role cue
 AVOID_CUE_WINDOW = 30  # characters before a mention searched for an avoid cue
 CONTRADICTORY = "stated_constraints_contradictory"
@@ -68,6 +73,9 @@ class Mentions(BaseModel):
     )
     origins: list[str] = Field(default_factory=list, description="places named right after 'from', 'start at'...")
     destinations: list[str] = Field(default_factory=list, description="places named right after 'to', 'land at'...")
+    handoff_points: list[str] = Field(
+        default_factory=list, description="places named as where the cargo is handed to ground transport"
+    )
 
 
 class StatedConstraints(Mentions):
@@ -141,27 +149,34 @@ def _phrases(world: World) -> list[tuple[str, str]]:
 
 def ground_mentions(world: World, instruction: str) -> Mentions:
     text = " ".join(instruction.split()).lower()
+    spans = sorted((start, end, ref) for phrase, ref in _phrases(world) for start, end in _matches(phrase, text))
     first: dict[str, int] = {}
-    covered: list[tuple[int, int]] = []
     avoided: set[str] = set()
     roles: dict[str, set[str]] = defaultdict(set)
-    for phrase, ref in _phrases(world):
-        for start, end in _matches(phrase, text):
-            covered.append((start, end))
-            before = text[max(0, start - AVOID_CUE_WINDOW) : start]
-            if _AVOID_CUE.search(before):
-                avoided.add(ref)
-                continue
-            first[ref] = min(start, first.get(ref, start))
-            roles[ref] |= after_role(text, end) or {role for role, cue in _ROLE_CUES if cue.search(before)}
-    uavs = {ref: spans[0][0] for ref in world.uav_index if (spans := _matches(ref.lower(), text))}
+    for start, end, ref in spans:
+        before = text[max(0, start - AVOID_CUE_WINDOW) : start]
+        if _AVOID_CUE.search(before):
+            avoided.add(ref)
+            continue
+        first.setdefault(ref, start)
+        if HANDOFF_AFTER.match(text, end):
+            roles[ref].add("handoff")
+            continue
+        cued = after_role(text, end) or {role for role, cue in _ROLE_CUES if cue.search(before)}
+        step = _TO_NEXT_PLACE.match(text, end)
+        if not cued and step and any(s == step.end() and r != ref for s, _, r in spans):
+            cued = {"origin"}
+        roles[ref] |= cued
+    uavs = {ref: hits[0][0] for ref in world.uav_index if (hits := _matches(ref.lower(), text))}
+    ordered = sorted(first, key=lambda ref: first[ref])
     return Mentions(
-        places=sorted(first, key=lambda ref: first[ref]),
+        places=ordered,
         uavs=sorted(uavs, key=lambda ref: uavs[ref]),
         avoided=sorted(avoided - set(first)),
-        unresolved=_unresolved(world, text, covered),
-        origins=[ref for ref in sorted(first, key=first.get) if "origin" in roles[ref]],
-        destinations=[ref for ref in sorted(first, key=first.get) if "destination" in roles[ref]],
+        unresolved=_unresolved(world, text, [(start, end) for start, end, _ in spans]),
+        origins=[ref for ref in ordered if "origin" in roles[ref]],
+        destinations=[ref for ref in ordered if "destination" in roles[ref] and "handoff" not in roles[ref]],
+        handoff_points=[ref for ref in ordered if "handoff" in roles[ref]],
     )
 
 

@@ -20,7 +20,7 @@ from pydantic import ValidationError
 from rapidfuzz import fuzz
 from shapely.geometry import LineString, Point
 
-from ir.fidelity import StatedConstraints, after_role, ground_mentions, short_name
+from ir.fidelity import HANDOFF_AFTER, StatedConstraints, after_role, ground_mentions, short_name
 from ir.model import (
     EntityRefs,
     ExplanationPlan,
@@ -378,7 +378,7 @@ def _assign_roles(text: str, mentions: list[Mention]) -> None:
         # A cue right after the place outranks one before it ("请到X取货": X is where the cargo is picked up).
         after: set[str] = set()
         if mention.kind == "entity":  # "fly to X and hand over to a courier", "请飞到X,在那里交给地面配送员"
-            after = {"handoff"} if _HANDOFF_AFTER.match(text, mention.end) else after_role(text, mention.end)
+            after = {"handoff"} if HANDOFF_AFTER.match(text, mention.end) else after_role(text, mention.end)
         cue_role = next(iter(after)) if len(after) == 1 else _role_before(text, mention.start, window_start)
         if mention.role is None:
             if cue_role is not None:
@@ -517,7 +517,6 @@ _CORRIDORS_ONLY = re.compile(r"\bonly (?:inside|in|within|along) (?:the )?(?:dro
 _HANDOFF = re.compile(
     r"\bhand (?:it |the parcel |the cargo )?(?:over|off|to)\b|\bground courier\b|交给地面|地面配送|转交"
 )
-_HANDOFF_AFTER = re.compile(r"\W{0,3}(?:and\s+)?(?:hand\s+(?:it\s+|the\s+\w+\s+)?over\b|(?:在那里)?(?:交给|转交))")
 _TIME_UNIT = re.compile(r"\b(?:minutes?|mins?|seconds?|secs?|hours?|hrs?)\b|分钟|秒|小时|刻钟")
 _ANCHOR_WORD = r"(?:before|by|until|till|no later than|after|once|when|as soon as)"
 _EVENT = (

@@ -110,7 +110,8 @@ def zones_to_keep(request: GenerationRequest) -> list[str]:
 def _place_candidates(
     stated: StatedConstraints | None, entities: tuple[str, ...]
 ) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """(origin, destination) candidates: the grounded places by the roles their cues fix, else every entity."""
+    """(origin, destination) candidates: the grounded places by the roles their cues fix, else every entity. A
+    place named as where the cargo is handed over is no destination (the courier takes it on)."""
     if stated is None or len(stated.places) < 2:
         return entities, entities
     places = tuple(stated.places)
@@ -119,7 +120,7 @@ def _place_candidates(
         return tuple(p for p in places if p not in fixed) or places
 
     origins = tuple(stated.origins) or other_than(stated.destinations)
-    return origins, tuple(stated.destinations) or other_than(stated.origins)
+    return origins, tuple(stated.destinations) or other_than([*stated.origins, *stated.handoff_points])
 
 
 def _stops_schema(stated: StatedConstraints | None) -> dict[str, Any]:

@@ -40,6 +40,39 @@ def test_ids_full_names_and_unique_short_names_ground_in_order_of_mention(world)
     assert full.places == ["hospital_B", "hospital_A"]
 
 
+@pytest.mark.parametrize(
+    ("text", "origins", "destinations"),
+    [
+        (
+            "Round trip: hospital_A to accident_site_3, returning to hospital_A.",
+            ["hospital_A"],
+            ["hospital_A", "accident_site_3"],
+        ),
+        ("往返任务:hospital_A至accident_site_3。", ["hospital_A"], []),
+        (
+            "Bring the kit from hospital_A to police_2 to accident_site_3.",
+            ["hospital_A"],
+            ["police_2", "accident_site_3"],
+        ),
+        ("Deliver the kit to accident_site_3 to help the crew.", [], ["accident_site_3"]),  # no place after "to"
+        ("Deliver hospital_A's kit to accident_site_3.", [], ["accident_site_3"]),
+    ],
+)
+def test_a_place_followed_by_to_and_another_place_is_the_origin(world, text, origins, destinations):
+    mentions = ground_mentions(world, text)
+    assert (mentions.origins, mentions.destinations) == (origins, destinations)
+
+
+def test_a_place_named_to_hand_over_at_is_a_hand_off_point_not_the_destination(world):
+    for text in (
+        "We need it at accident_site_3, collect from hospital_A; fly to metro_station_4 and hand it over there.",
+        "从hospital_A取货送到accident_site_3,请飞到metro_station_4,在那里交给地面配送员。",
+    ):
+        mentions = ground_mentions(world, text)
+        assert mentions.handoff_points == ["metro_station_4"], text
+        assert "metro_station_4" not in mentions.destinations and mentions.origins == ["hospital_A"]
+
+
 def test_a_short_name_two_entities_share_grounds_nothing(world):
     world = _with_names(
         world,
@@ -240,10 +273,12 @@ def test_a_stated_hand_off_lets_the_route_end_at_the_named_hub(world):
     text = "Fly the kit from hospital_A to accident_site_3; fly to metro_station_4 and hand over to a ground courier."
     stated = stated_constraints(text, world)
     assert stated.handoff and stated.places == ["hospital_A", "accident_site_3", "metro_station_4"]
+    # "fly to metro_station_4 and hand over": the hub is where the cargo changes hands, not where it goes
+    assert stated.destinations == ["accident_site_3"] and stated.handoff_points == ["metro_station_4"]
     to_the_hub = {"uav_id": "uav_03", "waypoints": _route(world, "hospital_A", "metro_station_4")}
     assert fidelity_findings(world, stated, to_the_hub) == []  # the IR wrote the hub as its destination
     no_handoff = stated.model_copy(update={"handoff": False})
-    assert _types(fidelity_findings(world, no_handoff, to_the_hub)) == ["place_not_visited"]
+    assert _types(fidelity_findings(world, no_handoff, to_the_hub)) == ["wrong_destination"]
 
 
 def test_a_one_way_flight_drops_a_stated_return_leg(world):

@@ -224,6 +224,16 @@ def test_with_an_origin_cue_alone_the_destination_is_another_named_place(world):
     assert not accepts(schema, compact(_slots(deadline=None, destination="hospital_A")))
 
 
+def test_a_place_named_as_the_hand_over_point_is_no_destination_choice(world):
+    schema = _grounded_schema(
+        world,
+        "We need the AED at accident_site_3; collect from hospital_A. accident_site_3 lies in restricted airspace: "
+        "fly to metro_station_4 and hand over to a ground courier there.",
+    )
+    assert accepts(schema, compact(_slots(deadline=None)))
+    assert not accepts(schema, compact(_slots(deadline=None, destination="metro_station_4")))
+
+
 def test_the_payload_is_the_mass_the_request_states(world):
     schema = _grounded_schema(world, "Fly the AED (1.8 kg) from hospital_A to accident_site_3.")
     assert accepts(schema, compact(_slots(deadline=None, payload_kg=1.8)))
