@@ -53,6 +53,19 @@ AFTER_ROLE_CUES = (
 # "fly to X and hand over to a courier", "请飞到X,在那里交给地面配送员": X is where the cargo changes hands, whatever
 # cue stands before it; the destination is the place the courier takes it to.
 HANDOFF_AFTER = re.compile(r"\W{0,3}(?:and\s+)?(?:hand\s+(?:it\s+|the\s+\w+\s+)?over\b|(?:在那里)?(?:交给|转交))")
+# A place or zone named to be entered ("pass through X", "film X from inside it", "进入X内部") and named to be kept
+# out of ("never enter X", "不进入X"): a pair of demands no flight can meet. The keep-out cue is read first, since
+# "never enter X" holds an "enter".
+_KEEP_OUT_BEFORE = re.compile(
+    r"(?:(?:never|not|n't|do not|must not)\s+(?:\w+\s+)?(?:enter|go into|fly into|cross)(?:es|s)?|"
+    r"keep (?:out|clear) of|stay out of|avoid(?:ing)?|(?:不|不要|不能|不得|禁止)(?:进入|穿过|经过))\W{0,3}(?:the\s+)?$"
+)
+_ENTER_BEFORE = re.compile(
+    r"(?:pass(?:es|ing)? through|fly (?:into|through)|\benter(?:s|ing)?|穿过|进入)\W{0,3}(?:the\s+)?$"
+)
+_ENTER_AFTER = re.compile(r"^[^.,;。,;]{0,40}?(?:\bfrom inside|内部)")  # past a locative ("X on the west side")
+_ZH_LOCATIVE_BEFORE = re.compile(ZH_LOCATIVE.pattern.removeprefix("^") + "$")  # "穿过|市中心的|X"
+_ZONE_NOUN = re.compile(r"\s+(?:grounds|campus|area|zone)$")
 # "depot_1 to hospital_1": a place followed by "to" and another place is where the flight starts.
 _TO_NEXT_PLACE = re.compile(r"\s*(?:to|->|→|至)\s*(?:the\s+)?")
 AFTER_CUE_WINDOW = 6  # characters after a mention searched for a role cue
@@ -101,6 +114,9 @@ class StatedConstraints(Mentions):
         default=False, description="the request has a time unit ('fifteen minutes') the reader turned into no deadline"
     )
     intent: Intent | None = Field(default=None, description="the errand the request's words name, which fixes defaults")
+    enter_and_keep_out: list[str] = Field(
+        default_factory=list, description="places or zones the request names both to enter and to keep out of"
+    )
 
     def blockers(self, ceiling_m: float) -> list[tuple[str, str]]:
         """(error type, message) for what no plan can meet or resolve, known before any tool runs (R8): demands that
@@ -115,6 +131,9 @@ class StatedConstraints(Mentions):
             found.append((CONTRADICTORY, message))
         if self.deadline_sec is not None and self.deadline_sec <= 0:
             found.append((CONTRADICTORY, "the request's deadline is not in the future"))
+        found += [
+            (CONTRADICTORY, f"the request asks to enter {ref} and never to enter it") for ref in self.enter_and_keep_out
+        ]
         found += [(UNRESOLVED, f"which one is meant by {ref}?") for ref in self.unresolved]
         return found + [(MISSING, fact) for fact in self.missing]
 
@@ -178,6 +197,36 @@ def ground_mentions(world: World, instruction: str) -> Mentions:
         destinations=[ref for ref in ordered if "destination" in roles[ref] and "handoff" not in roles[ref]],
         handoff_points=[ref for ref in ordered if "handoff" in roles[ref]],
     )
+
+
+def entered_and_kept_out(world: World, instruction: str) -> list[str]:
+    """Ids of the places and zones the request names once to be entered and once to be kept out of."""
+    text = " ".join(instruction.split()).lower()
+    zone_phrases = [
+        (phrase, zone.id)
+        for zone in world.sensitive_zones
+        for phrase in {zone.id.lower(), _phrase(zone.name), _ZONE_NOUN.sub("", _phrase(zone.name))}
+        if phrase
+    ]
+    spans = sorted(
+        (
+            (start, -end, ref)
+            for phrase, ref in [*_phrases(world), *zone_phrases]
+            for start, end in _matches(phrase, text)
+        ),
+    )
+    cues: dict[str, set[str]] = defaultdict(set)
+    reach = -1
+    for start, negative_end, ref in spans:  # the longest phrase at each place; a phrase inside it is the same name
+        if start < reach:
+            continue
+        reach = end = -negative_end
+        before = _ZH_LOCATIVE_BEFORE.sub("", text[max(0, start - AVOID_CUE_WINDOW) : start])
+        if _KEEP_OUT_BEFORE.search(before):
+            cues[ref].add("keep_out")
+        elif _ENTER_BEFORE.search(before) or _ENTER_AFTER.match(text[end:]):
+            cues[ref].add("enter")
+    return [ref for ref, found in cues.items() if found == {"enter", "keep_out"}]
 
 
 def after_role(text: str, end: int) -> set[str]:

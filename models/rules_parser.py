@@ -20,7 +20,7 @@ from pydantic import ValidationError
 from rapidfuzz import fuzz
 from shapely.geometry import LineString, Point
 
-from ir.fidelity import HANDOFF_AFTER, StatedConstraints, after_role, ground_mentions, short_name
+from ir.fidelity import HANDOFF_AFTER, StatedConstraints, after_role, entered_and_kept_out, ground_mentions, short_name
 from ir.model import (
     EntityRefs,
     ExplanationPlan,
@@ -569,6 +569,7 @@ def stated_constraints(text: str, world: World) -> StatedConstraints:
         corridors_only=bool(_CORRIDORS_ONLY.search(lowered)),
         handoff=bool(_HANDOFF.search(lowered)),
         referenced=referenced,
+        enter_and_keep_out=entered_and_kept_out(world, text),
     )
     stated.unread_duration = stated.deadline_sec is None and bool(_TIME_UNIT.search(lowered))
     stated.intent = intent = parse_intent(_blank(lowered, fuzzy))

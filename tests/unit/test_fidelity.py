@@ -73,6 +73,33 @@ def test_a_place_named_to_hand_over_at_is_a_hand_off_point_not_the_destination(w
         assert "metro_station_4" not in mentions.destinations and mentions.origins == ["hospital_A"]
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Fly from hospital_A to police_2 and film the No. 2 primary school grounds from inside it on the way, "
+        "but the drone must never enter the No. 2 primary school grounds.",
+        "On the way from hospital_A to police_2, pass through school_zone_2 for photos; never enter school_zone_2.",
+        "从hospital_A飞往police_2,途中穿过No. 2 primary school grounds拍照,同时确保全程不进入No. 2 primary school grounds。",
+    ],
+)
+def test_a_zone_named_to_enter_and_to_keep_out_of_is_a_contradiction(world, text):
+    stated = stated_constraints(text, world)
+    assert stated.enter_and_keep_out == ["school_zone_2"]
+    assert [kind for kind, _ in stated.blockers(120.0)] == ["stated_constraints_contradictory"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Fly from hospital_A to police_2 and never enter the No. 2 primary school grounds.",
+        "Fly from hospital_A to police_2 through school_zone_2.",
+        "Pass through school_zone_2 from hospital_A to police_2 and keep clear of the hospital charging pad.",
+    ],
+)
+def test_entering_or_keeping_out_alone_is_no_contradiction(world, text):
+    assert stated_constraints(text, world).enter_and_keep_out == []
+
+
 def test_a_short_name_two_entities_share_grounds_nothing(world):
     world = _with_names(
         world,
