@@ -18,7 +18,7 @@ from graph.context import ABLATABLE, DEFAULT_MODEL, Context
 from graph.history import TraceRound, UnknownRunError, checkpoints, fork, replay, trace
 from graph.runner import RunOutput, new_thread_id, run_config_of, run_task, summarise, thread_config
 from memory.access import open_memory
-from models.base import STRUCTURED_OUTPUT_CHOICES, LLMBackendDied
+from models.base import IR_FORMATS, STRUCTURED_OUTPUT_CHOICES, LLMBackendDied
 
 EXIT_NOT_EXECUTED = 4  # the run ended in safe_refusal or human_confirm: a valid outcome, but not "execute"
 
@@ -37,6 +37,13 @@ def _add_run_args(p: argparse.ArgumentParser) -> None:
         choices=STRUCTURED_OUTPUT_CHOICES,
         default="auto",
         help="how that server gets the answer's schema (default: auto, probed once per server and model)",
+    )
+    p.add_argument(
+        "--ir-format",
+        choices=IR_FORMATS,
+        default="full",
+        help="what that server writes: the full IR, or slots a small model can fill, compiled into the IR "
+        "(default: full; local models: local = local:slots)",
     )
     p.add_argument("--api-key", default=None, help="API key (or env OPENAI_API_KEY)")
     p.add_argument("--gold-ir", default=None, help="gold IR JSON file (what the `oracle` model answers)")
@@ -129,6 +136,7 @@ def _context(args: argparse.Namespace, run_config: dict[str, Any], *, interactiv
         base_url=run_config.get("base_url") or os.environ.get("OPENAI_BASE_URL"),
         api_key=getattr(args, "api_key", None) or os.environ.get("OPENAI_API_KEY"),
         structured_output=run_config.get("structured_output", "auto"),
+        ir_format=run_config.get("ir_format", "full"),
         max_repairs=run_config.get("max_repairs", 3),
         stress_level=run_config.get("stress_level", "medium"),
         sim_seed=run_config.get("sim_seed", 0),
@@ -154,6 +162,7 @@ def _context_from_args(args: argparse.Namespace, *, interactive: bool = False) -
         "model": args.model,
         "base_url": args.base_url,
         "structured_output": args.structured_output,
+        "ir_format": args.ir_format,
         "max_repairs": args.max_repairs,
         "max_new_tokens": args.max_new_tokens,
         "stress_level": args.stress,
@@ -225,7 +234,9 @@ def _render_run(out: RunOutput, world_path: str | None) -> str:
     lines.append(f"rounds: {out.rounds}   thread: {out.thread_id}   db: {out.db}   (cloudbrain trace {where})")
     if out.backend:
         b = out.backend
-        lines.append(f"model: {b['model']} at {b['base_url']}, structured output {b['structured_output']}")
+        lines.append(
+            f"model: {b['model']} at {b['base_url']}, writes {b['ir_format']}, structured output {b['structured_output']}"
+        )
     return "\n".join(lines)
 
 
@@ -233,11 +244,14 @@ def _with_backend(out: RunOutput, context: Context) -> RunOutput:
     """An OpenAI-compatible server's settled structured-output mode, for the output (the first call probes it)."""
     if not context.model.startswith("openai:"):
         return out
-    from models.openai_backend import server_mode  # langchain-openai is heavy; only openai runs need it
+    from models.openai_backend import settled_mode  # langchain-openai is heavy; only openai runs need it
 
-    name = context.model.partition(":")[2]
-    mode = server_mode(context.base_url, name) if context.structured_output == "auto" else context.structured_output
-    backend = {"model": context.model, "base_url": context.base_url, "structured_output": mode or "not reached"}
+    backend = {
+        "model": context.model,
+        "base_url": context.base_url,
+        "ir_format": context.ir_format,
+        "structured_output": settled_mode(context.model, context.base_url, context.structured_output),
+    }
     return out.model_copy(update={"backend": backend})
 
 

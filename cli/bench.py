@@ -25,7 +25,7 @@ from evaluation.methods.base import Budget
 from evaluation.runner import CONFIG_FILE, BenchConfig, ConfigMismatchError, run_bench
 from evaluation.store import DB_FILE, TRACES_FILE, load_records
 from graph.checkpoint import CheckpointerError, is_postgres_url, open_checkpointer
-from models.base import STRUCTURED_OUTPUT_CHOICES
+from models.base import IR_FORMATS, STRUCTURED_OUTPUT_CHOICES
 
 ALL = "all"
 
@@ -135,6 +135,13 @@ def _register_run(commands: argparse._SubParsersAction) -> None:
         default="auto",
         help="how that server gets the answer's schema (default: auto, probed once per server and model)",
     )
+    p.add_argument(
+        "--ir-format",
+        choices=IR_FORMATS,
+        default="full",
+        help="what that server writes: the full IR, or slots a small model can fill, compiled into the IR "
+        "(default: full; local models: local = local:slots)",
+    )
     p.add_argument("--limit", type=int, default=None, help="only the first N samples")
     p.add_argument("--repeats", type=int, default=1, help="runs per sample and method (pass^k needs k)")
     p.add_argument("--workers", type=int, default=2, help="worker processes or Ray actors (default: %(default)s)")
@@ -230,6 +237,7 @@ def run_benchmark(args: argparse.Namespace) -> int:
             checkpointer=args.checkpointer,
             base_url=args.base_url,
             structured_output=args.structured_output,
+            ir_format=args.ir_format,
         )
         outcome = run_bench(
             config,

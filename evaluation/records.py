@@ -45,6 +45,9 @@ class RunRecord(BaseModel):
     scenario_type: str = Field(description="bench scenario type, e.g. nfz_avoidance")
     difficulty: str = Field(description="easy | medium | hard | extreme | unsat")
     label: Label = Field(description="the sample's gold label")
+    structured_output: str | None = Field(
+        default=None, description="openai:<model> runs: the structured-output mode the server settled on"
+    )
     status: Status = Field(description="status of the method's final Decision")
     judged_success: bool = Field(
         description="the independent judge's verdict on the decision (verifier + simulator on held-out seeds)"

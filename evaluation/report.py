@@ -9,6 +9,7 @@ evaluation.statistics, so tests check numbers, not markdown. `write_report` only
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from datetime import date
 from pathlib import Path
@@ -121,6 +122,9 @@ def overview_rows(records: Sequence[RunRecord], meta: Mapping[str, Any] | None =
         "samples in runs": len({r.sample_id for r in records}),
         "repeats in runs": len({r.repeat for r in records}),
     }
+    settled = Counter(f"{r.model}: {r.structured_output}" for r in records if r.structured_output)
+    if settled:  # what the servers accepted, beside the mode the config requested
+        seen["structured output settled (runs)"] = [f"{mode} ({n})" for mode, n in sorted(settled.items())]
     return rows + [{"setting": key, "value": value} for key, value in seen.items()]
 
 

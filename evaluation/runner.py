@@ -75,6 +75,7 @@ class BenchConfig(BaseModel):
     structured_output: str = Field(
         default="auto", description="openai:<model>: how the server gets the schema; auto probes it once per server"
     )
+    ir_format: str = Field(default="full", description="openai:<model>: what the server writes, the full IR or slots")
 
 
 @dataclass(frozen=True)
@@ -187,6 +188,7 @@ def run_job(job: Job, config: BenchConfig) -> dict[str, Any]:
         budget=config.budget,
         base_url=config.base_url,
         structured_output=config.structured_output,
+        ir_format=config.ir_format,
         checkpointer=_WORKER.get("checkpointer"),
         memory=memory,
         thread_id=f"bench-{uuid.uuid4().hex[:12]}",
@@ -202,7 +204,14 @@ def run_job(job: Job, config: BenchConfig) -> dict[str, Any]:
     # The run as it costs on its own: wall time plus what the shared response cache saved it (see graph Usage).
     total = time.perf_counter() - started + run.usage.cached_llm_latency_sec
     proposed = (memory.proposed - proposed_before) if memory else 0
-    return outcome_of(job, config, world, run, thread_id=setup.thread_id, error=error, seconds=total, proposed=proposed)
+    mode = None
+    if job.model.startswith("openai:"):
+        from models.openai_backend import settled_mode  # langchain-openai is heavy; only openai runs need it
+
+        mode = settled_mode(job.model, config.base_url, config.structured_output)
+    return outcome_of(
+        job, config, world, run, thread_id=setup.thread_id, error=error, seconds=total, proposed=proposed, mode=mode
+    )
 
 
 def died_outcome(job: Job, config: BenchConfig, cause: str) -> dict[str, Any]:
@@ -224,6 +233,7 @@ def outcome_of(
     error: str | None,
     seconds: float,
     proposed: int,
+    mode: str | None = None,
 ) -> dict[str, Any]:
     """A run judged independently, as the rows and trace line the main process stores."""
     sample = job.sample
@@ -238,6 +248,7 @@ def outcome_of(
         scenario_type=sample.get("scenario_type", ""),
         difficulty=sample.get("difficulty", ""),
         label=sample["label"],
+        structured_output=mode,
         status=run.decision.status,
         judged_success=judgement.success,
         judged_violations=sorted({v.rule for v in judgement.violations}),

@@ -38,6 +38,13 @@ class Context:
         default=None, metadata={"description": "OpenAI-compatible server URL for openai:<model> (e.g. a vLLM server)"}
     )
     api_key: str | None = field(default=None, metadata={"description": "API key for that server, if it needs one"})
+    ir_format: str = field(
+        default="full",
+        metadata={
+            "description": "what an openai:<model> server writes: the full IR, or slots (a compact answer a small "
+            "model can fill, compiled into the IR); local models take it from their spec (local = local:slots)"
+        },
+    )
     structured_output: str = field(
         default="auto",
         metadata={

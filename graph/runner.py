@@ -47,6 +47,7 @@ def run_config_of(context: Context) -> dict[str, Any]:
         "model": context.model,
         "base_url": context.base_url,
         "structured_output": context.structured_output,
+        "ir_format": context.ir_format,
         "max_repairs": context.max_repairs,
         "stress_level": context.stress_level,
         "sim_seed": context.sim_seed,

@@ -81,6 +81,9 @@ StructuredMode = Literal["json_schema", "json_object", "tools", "text"]
 # call whose parameters are the schema; plain text, read tolerantly.
 STRUCTURED_MODES: tuple[StructuredMode, ...] = ("json_schema", "json_object", "tools", "text")
 STRUCTURED_OUTPUT_CHOICES = ("auto", *STRUCTURED_MODES)
+# What a chat model writes: the full IR under the world-grounded schema, or the compact slots (models/slots.py)
+IRFormat = Literal["full", "slots"]
+IR_FORMATS: tuple[IRFormat, ...] = ("full", "slots")
 
 
 class TokenUsage(BaseModel):
@@ -266,7 +269,7 @@ def _as_envelope(obj: Any) -> dict[str, Any] | None:
     return None
 
 
-def _json_objects(text: str) -> list[Any]:
+def json_objects(text: str) -> list[Any]:
     """Every JSON object that starts at some '{' in the text, outermost first."""
     decoder = json.JSONDecoder()
     found, position = [], text.find("{")
@@ -293,8 +296,8 @@ def extract_answer(raw_text: str) -> dict[str, Any] | None:
     except json.JSONDecodeError:
         pass
     for block in _FENCED_BLOCK.findall(text):
-        candidates.extend(_json_objects(block))
-    candidates.extend(_json_objects(text))
+        candidates.extend(json_objects(block))
+    candidates.extend(json_objects(text))
     for candidate in candidates:
         envelope = _as_envelope(candidate)
         if envelope is not None:

@@ -21,6 +21,7 @@ def make_generator(
     base_url: str | None = None,
     api_key: str | None = None,
     structured_output: str = "auto",
+    ir_format: str = "full",
     sample_gold: dict[str, Any] | LowAltitudeIR | LLMAnswer | None = None,
     registry: ToolRegistry | None = None,
     max_retries: int = 2,
@@ -28,7 +29,8 @@ def make_generator(
     max_new_tokens: int | None = None,
 ) -> IRGenerator:
     """`base_url` / `api_key` default to OPENAI_BASE_URL / OPENAI_API_KEY; `structured_output` is how an
-    OpenAI-compatible server gets the schema (models.openai_backend.STRUCTURED_OUTPUT_CHOICES); `registry` to the default catalog;
+    OpenAI-compatible server gets the schema (models.openai_backend.STRUCTURED_OUTPUT_CHOICES) and `ir_format` what it
+    writes (the full IR, or slots compiled into it: models.slots; `local` takes it from its spec); `registry` to the default catalog;
     `max_new_tokens` caps every model answer (a benchmark's budget), None = the backend's own cap."""
     if model == "rules":
         return RuleBasedGenerator()
@@ -51,6 +53,7 @@ def make_generator(
             base_url=base_url,
             api_key=api_key,
             structured_output=structured_output,
+            ir_format=ir_format,  # type: ignore[arg-type]  # checked by the generator
             max_retries=max_retries,
             timeout_sec=timeout_sec,
             **({"max_tokens": max_new_tokens} if max_new_tokens else {}),

@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
@@ -39,6 +39,7 @@ from models.base import (
     SHARED_CACHE,
     ChatIRGenerator,
     GenerationRequest,
+    IRFormat,
     ModelReply,
     PreparedCall,
     ResponseCache,
@@ -55,11 +56,9 @@ from models.local_model import (
 )
 from models.model_host import shared_model, transport_error
 from models.prompts import PROMPT_VERSION, build_prompt
-from models.rules_parser import stated_constraints
-from models.slots import SLOTS_VERSION, compile_slots, slots_messages, slots_schema, zones_to_keep
+from models.slots import SLOTS_VERSION, answer_from_slots, slots_request
 from tools.registry import ToolRegistry
 
-LocalMode = Literal["full", "slots"]
 # The slots answer is bounded (every list by its ids); a full IR may use the rest of the context (its schema bounds
 # it). 384 holds a repair answer that avoids every zone of a real city (18 in Helsinki): at 192, 10 of 40 held-out
 # real-context runs were cut mid-list in their repair rounds. Most of those tokens are forced by the schema.
@@ -262,7 +261,7 @@ class LocalGenerator(ChatIRGenerator):
         self,
         *,
         registry: ToolRegistry,
-        mode: LocalMode = "full",
+        mode: IRFormat = "full",
         chat: LocalChatModel | None = None,
         temperature: float = 0.0,
         repair_temperature: float = 0.2,
@@ -280,8 +279,7 @@ class LocalGenerator(ChatIRGenerator):
 
     def _messages_and_schema(self, request: GenerationRequest) -> tuple[list[dict[str, str]], dict[str, Any]]:
         if self.mode == "slots":
-            stated = stated_constraints(request.instruction, request.world)  # instruction-grounded candidates
-            return slots_messages(request), slots_schema(request.world, zones_to_keep(request), stated)
+            return slots_request(request)
         schema = request.json_schema or grounded_answer_schema(request.world, self._registry, request.task_id)
         return build_prompt(request, self._registry).messages(), schema
 
@@ -297,7 +295,7 @@ class LocalGenerator(ChatIRGenerator):
                 )
             except LocalModelError as exc:
                 raise transport_error(exc, self.model) from exc
-            raw_text, answer = self._answer(message.text, request)
+            raw_text, answer = self._answer(message.text, schema, request)
             used = message.usage_metadata or {}
             usage = TokenUsage(
                 prompt_tokens=used.get("input_tokens", 0), completion_tokens=used.get("output_tokens", 0)
@@ -322,13 +320,10 @@ class LocalGenerator(ChatIRGenerator):
         usage = TokenUsage(prompt_tokens=used.get("input_tokens", 0), completion_tokens=used.get("output_tokens", 0))
         return message.text, usage, True
 
-    def _answer(self, text: str, request: GenerationRequest) -> tuple[str, dict[str, Any] | None]:
+    def _answer(
+        self, text: str, schema: dict[str, Any], request: GenerationRequest
+    ) -> tuple[str, dict[str, Any] | None]:
         """(what the validator reads, the envelope); slots are compiled, a cut-off answer stays unparsed text."""
         if self.mode == "full":
             return text, extract_answer(text)
-        try:
-            slots = json.loads(text)
-        except json.JSONDecodeError:
-            return text, None
-        answer = compile_slots(slots, request)
-        return json.dumps(answer, ensure_ascii=False), answer
+        return answer_from_slots(text, schema, request)

@@ -22,11 +22,13 @@ from langchain_openai import ChatOpenAI
 
 from ir.model import LLMAnswer
 from models.base import (
+    IR_FORMATS,
     SHARED_CACHE,
     STRUCTURED_MODES,
     STRUCTURED_OUTPUT_CHOICES,
     ChatIRGenerator,
     GenerationRequest,
+    IRFormat,
     LLMTransportError,
     ModelReply,
     PreparedCall,
@@ -36,6 +38,7 @@ from models.base import (
     extract_answer,
 )
 from models.prompts import PROMPT_VERSION, build_prompt
+from models.slots import SLOTS_VERSION, answer_from_slots, slots_request
 from tools.registry import ToolRegistry
 
 DEFAULT_API_KEY = "EMPTY"  # local servers accept any key; the client refuses to start without one
@@ -51,6 +54,7 @@ BACKOFF_CAP_SEC = 8.0
 RETRY_AFTER_CAP_SEC = 30.0
 CHARS_PER_TOKEN = 4  # the stated estimate when a server reports no usage (nothing is tokenised locally)
 ANSWER_TOOL = "answer"
+SCHEMA_NAMES = {"full": "LLMAnswer", "slots": "IRSlots"}
 # (base_url, model) -> the mode the server accepted: the graph builds a generator per round, and a known refusal
 # should not cost one failed request each time.
 _SERVER_MODES: dict[tuple[str | None, str], StructuredMode] = {}
@@ -61,6 +65,17 @@ _SERVED_MODELS: dict[str | None, list[str]] = {}
 def server_mode(base_url: str | None, model_name: str) -> StructuredMode | None:
     """The structured-output mode this process settled on for a server and model, None before its first call."""
     return _SERVER_MODES.get((base_url, model_name))
+
+
+def settled_mode(model: str, base_url: str | None, requested: str) -> str | None:
+    """For an `openai:<model>` spec, the structured-output mode its calls use: the one requested, or under "auto"
+    the one this process settled on ("not reached" before any call); None for any other model."""
+    prefix, _, name = model.partition(":")
+    if prefix != "openai" or not name:
+        return None
+    if requested != "auto":
+        return requested
+    return server_mode(base_url or os.environ.get("OPENAI_BASE_URL"), name) or "not reached"
 
 
 def note_refusal(base_url: str | None, model_name: str, mode: StructuredMode) -> StructuredMode:
@@ -121,8 +136,6 @@ def _transport_error(exc: Exception, model: str) -> LLMTransportError:
 
 
 class OpenAIGenerator(ChatIRGenerator):
-    accepts_json_schema = True  # request.json_schema (the world-grounded schema) is what the server constrains to
-
     def __init__(
         self,
         model_name: str,
@@ -131,6 +144,7 @@ class OpenAIGenerator(ChatIRGenerator):
         base_url: str | None = None,
         api_key: str | None = None,
         structured_output: str = "auto",
+        ir_format: IRFormat = "full",
         temperature: float = 0.0,
         repair_temperature: float = 0.2,
         max_tokens: int = 4096,
@@ -139,10 +153,15 @@ class OpenAIGenerator(ChatIRGenerator):
         cache: ResponseCache = SHARED_CACHE,
     ):
         """`structured_output`: "auto" tries STRUCTURED_MODES in order on the first call and keeps the first the
-        server accepts (once per server and model); a mode name uses that mode only."""
+        server accepts (once per server and model); a mode name uses that mode only. `ir_format`: the full IR under
+        the world-grounded schema, or the compact slots a small model can fill (models/slots.py), compiled here."""
         if structured_output not in STRUCTURED_OUTPUT_CHOICES:
             raise ValueError(f"structured_output {structured_output!r}: choose one of {STRUCTURED_OUTPUT_CHOICES}")
+        if ir_format not in IR_FORMATS:
+            raise ValueError(f"ir_format {ir_format!r}: choose one of {IR_FORMATS}")
         self.model = f"openai:{model_name}"
+        self.ir_format = ir_format
+        self.accepts_json_schema = ir_format == "full"  # slots have their own schema
         self.model_name = model_name
         self.base_url = base_url or os.environ.get("OPENAI_BASE_URL")
         self._api_key = api_key or os.environ.get("OPENAI_API_KEY") or DEFAULT_API_KEY
@@ -172,16 +191,25 @@ class OpenAIGenerator(ChatIRGenerator):
         return self._mode
 
     def _identity(self) -> tuple[Any, ...]:
-        return (self.model, self.base_url, self._max_tokens)
+        return (self.model, self.base_url, self._max_tokens, self.ir_format)
 
     def _prepare(self, request: GenerationRequest, temperature: float) -> PreparedCall:
-        prompt = build_prompt(request, self._registry)
-        schema = request.json_schema or LLMAnswer.model_json_schema()
-        key = ResponseCache.key(*self._identity(), temperature, self._mode, schema, prompt.text)
+        if self.ir_format == "slots":
+            messages, schema = slots_request(request)
+            version = SLOTS_VERSION
+        else:
+            messages = build_prompt(request, self._registry).messages()
+            schema = request.json_schema or LLMAnswer.model_json_schema()
+            version = PROMPT_VERSION
+        key = ResponseCache.key(*self._identity(), temperature, self._mode, schema, messages)
 
         def run() -> ModelReply:
-            raw_text, usage, structured = self._complete(prompt.messages(), temperature, schema, "LLMAnswer")
-            return ModelReply(raw_text, extract_answer(raw_text), usage, PROMPT_VERSION, structured)
+            raw_text, usage, structured = self._complete(messages, temperature, schema, SCHEMA_NAMES[self.ir_format])
+            if self.ir_format == "slots":
+                raw_text, answer = answer_from_slots(raw_text, schema, request)
+            else:
+                answer = extract_answer(raw_text)
+            return ModelReply(raw_text, answer, usage, version, structured)
 
         return PreparedCall(key, run)
 

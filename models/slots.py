@@ -16,17 +16,20 @@ import json
 import re
 from typing import Any
 
+import jsonschema
+
 from ir.fidelity import StatedConstraints
 from ir.model import EntityRefs, FallbackPolicy, Intent, LowAltitudeIR, OperationConstraints, Priority, Uncertainty
-from models.base import GenerationRequest, RepairFeedback
+from models.base import GenerationRequest, RepairFeedback, json_objects
 from models.grounded_schema import WorldIds, bounded_list, id_list, nullable_id, string_enum
-from models.rules_parser import ParsedTask, build_answer, fly_back, plan_hand_off
+from models.rules_parser import ParsedTask, build_answer, fly_back, plan_hand_off, stated_constraints
 from tools.signals import zones_containing
 from tools.world import NoFlyZone, SensitiveZone, World
 
 # v2: origin, destination and UAVs offered from the request's grounded mentions; v3: the payload slot, the stated
 # payload and deadline as the only values, roles fixed by cues
 SLOTS_VERSION = "cloudbrain-slots-v3"
+
 DEFAULTS = OperationConstraints()
 SLOT_NAMES = (
     "intent",
@@ -309,6 +312,24 @@ def slots_messages(request: GenerationRequest) -> list[dict[str, str]]:
         lines += feedback_lines(request.feedback)
     lines.append(f"<request>{instruction}</request>")
     return [{"role": "system", "content": SLOTS_SYSTEM}, {"role": "user", "content": "\n".join(lines)}]
+
+
+def slots_request(request: GenerationRequest) -> tuple[list[dict[str, str]], dict[str, Any]]:
+    """The messages and the grounded schema of one slots answer (the candidates come from what the request names)."""
+    stated = stated_constraints(request.instruction, request.world)
+    return slots_messages(request), slots_schema(request.world, zones_to_keep(request), stated)
+
+
+def answer_from_slots(
+    text: str, schema: dict[str, Any], request: GenerationRequest
+) -> tuple[str, dict[str, Any] | None]:
+    """(what the validator reads, the envelope): the first JSON object in the text that the slots schema accepts,
+    compiled into the full answer; anything else (an answer cut off, a server that ignored the schema) stays text."""
+    for slots in json_objects(text):
+        if isinstance(slots, dict) and jsonschema.Draft202012Validator(schema).is_valid(slots):
+            answer = compile_slots(slots, request)
+            return json.dumps(answer, ensure_ascii=False), answer
+    return text, None
 
 
 # --- compile ------------------------------------------------------------------------------------------------

@@ -29,6 +29,7 @@ def generate_ir(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         base_url=ctx.base_url,
         api_key=ctx.api_key,
         structured_output=ctx.structured_output,
+        ir_format=ctx.ir_format,
         sample_gold=state.get("gold_ir"),
         max_new_tokens=ctx.max_new_tokens,
     )

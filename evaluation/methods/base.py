@@ -69,6 +69,7 @@ class MethodSetup:
     base_url: str | None = None
     api_key: str | None = None
     structured_output: str = "auto"  # openai:<model>: how the server gets the schema (models.openai_backend)
+    ir_format: str = "full"  # openai:<model>: the full IR or slots (models.slots)
     checkpointer: BaseCheckpointSaver | None = None  # graph methods checkpoint every step here (one per worker)
     memory: RepairMemory | None = None  # the safety memory, None when not used
     thread_id: str = "run"  # a fresh one per run

@@ -88,6 +88,7 @@ class CloudBrain(Method):
             base_url=setup.base_url,
             api_key=setup.api_key,
             structured_output=setup.structured_output,
+            ir_format=setup.ir_format,
             # One model call writes the IR and each repair round makes one more: K fits the call budget.
             max_repairs=min(setup.budget.max_repairs, setup.budget.max_llm_calls - 1),
             max_new_tokens=setup.budget.max_new_tokens,

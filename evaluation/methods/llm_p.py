@@ -56,6 +56,7 @@ class LLMPlusP(Method):
                 base_url=setup.base_url,
                 api_key=setup.api_key,
                 structured_output=setup.structured_output,
+                ir_format=setup.ir_format,
                 sample_gold=task.gold_ir,
                 max_new_tokens=setup.budget.max_new_tokens,
             )

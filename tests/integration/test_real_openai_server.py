@@ -1,8 +1,9 @@
 """The openai:<model> path against a real OpenAI-compatible server (llama-cpp-python's, on the packaged GGUF),
 not the stub: it refuses json_schema with a 500 naming response_format, and both the IR writer and the baselines'
-chat path must settle on json_object with the schema. The prompts are short: a full-IR prompt on this 135M model
-and 2 cores takes minutes a call, and the server finishes a generation its client gave up on (checked by hand with
-`cloudbrain run --model openai:smollm2`, see the README's server table)."""
+chat path must settle on json_object with the schema. The whole graph and `bench run` go through it with
+`--ir-format slots` (the compact answer a small model can fill): a full-IR prompt on this 135M model and 2 cores
+takes minutes a call, and the server finishes a generation its client gave up on (the full format was checked by
+hand with `cloudbrain run --model openai:smollm2`, see docs/servers.md)."""
 
 from __future__ import annotations
 
@@ -12,8 +13,10 @@ from collections.abc import Iterator
 import pytest
 from langchain_core.messages import HumanMessage
 
+from benchmark.generator import generate_splits
 from models.chat import invoke_chat, make_chat_model
 from models.openai_backend import OpenAIGenerator, server_mode
+from tests.support.bench_db import stored_rows
 from tests.support.cli import run_cli
 from tests.support.llama_server import MODEL_ALIAS, llama_server
 from tests.support.paths import DOWNTOWN
@@ -22,6 +25,10 @@ from tools.catalog import default_registry
 MODEL = f"openai:{MODEL_ALIAS}"
 SCHEMA = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
 ASK = "Answer with a JSON object whose field ok is true."
+DEMO_INSTRUCTION = (
+    "Send a drone with the defibrillator (1 kg) from hospital_A to accident_site_3 within 10 minutes, keep away from "
+    "the school and the temporary no-fly zone."
+)
 
 
 @pytest.fixture(scope="module")
@@ -52,3 +59,32 @@ def test_an_unknown_model_is_one_line_naming_what_the_server_serves(capsys, serv
         "--instruction", "Deliver a toxicology report (1 kg) from hospital_A to police_2.",
     )  # fmt: skip
     assert "does not serve gpt-x; it serves smollm2" in out + err
+
+
+def test_the_graph_runs_through_the_server_writing_slots(capsys, server_url, tmp_path):
+    code, out, err = run_cli(
+        capsys, "run", "--world", str(DOWNTOWN), "--model", MODEL, "--base-url", server_url, "--ir-format", "slots",
+        "--without", "memory", "--db", str(tmp_path / "runs.sqlite"), "--json", "--instruction", DEMO_INSTRUCTION,
+    )  # fmt: skip
+    output = json.loads(out)
+    assert output["backend"] == {
+        "model": MODEL, "base_url": server_url, "ir_format": "slots", "structured_output": "json_object"
+    }  # fmt: skip
+    # the model's own slots reached the tools: a decision of the graph, not a transport or parse failure
+    assert output["usage"]["llm_calls"] >= 1 and output["decision"]["status"] in ("execute", "human_confirm")
+    assert "llm_transport_error" not in json.dumps(output) and "invalid_json" not in json.dumps(output)
+
+
+def test_bench_run_records_and_reports_the_mode_the_server_settled_on(capsys, server_url, tmp_path):
+    data, out = tmp_path / "data", tmp_path / "out"
+    generate_splits(["dev_mini"], data, master_seed=83, workers=1, limit=1)
+    code, _, err = run_cli(
+        capsys, "bench", "run", "--split", "dev_mini", "--data", str(data), "--method", "cloudbrain_full",
+        "--model", MODEL, "--base-url", server_url, "--ir-format", "slots", "--workers", "1", "--out", str(out),
+        "--quiet",
+    )  # fmt: skip
+    assert code == 0, err
+    (run,) = stored_rows(out, "runs")
+    assert run["structured_output"] == "json_object" and run["error"] is None and run["llm_calls"] >= 1
+    assert run_cli(capsys, "bench", "report", str(out))[0] == 0
+    assert "smollm2: json_object (1)" in (out / "report.md").read_text(encoding="utf-8")

@@ -25,6 +25,7 @@ from models.openai_backend import OpenAIGenerator, server_mode
 from models.oracle import OracleGenerator
 from models.prompts import PROMPT_VERSION, build_prompt
 from models.rules_parser import RuleBasedGenerator
+from models.slots import SLOTS_VERSION
 from tests.support.openai_stub_server import OpenAIStubServer, StubReply
 from tools.contract import ToolOutput
 from tools.registry import ToolRegistry, ToolSpec
@@ -109,6 +110,48 @@ def test_a_world_grounded_schema_override_is_what_the_server_gets(request_):
         _generator(server).generate(request_.model_copy(update={"json_schema": grounded}))
     schema = server.bodies()[0]["response_format"]["json_schema"]["schema"]
     assert schema["$defs"]["EntityRefs"]["properties"]["origin"] == {"enum": ["hospital_A", "hospital_B"]}
+
+
+def _slots(**changes) -> dict:
+    slots = {
+        "intent": "emergency", "priority": "high", "origin": "hospital_A", "destination": "accident_site_3",
+        "stops": [], "candidate_uavs": [], "avoid_zones": ["nfz_temp_1", "school_zone_2"], "deadline": "10 min",
+        "payload_kg": 1, "altitude_min_m": 30, "altitude_max_m": 120, "battery_reserve": 0.2, "return_leg": False,
+        "fallback_policy": "human_confirm",
+    }  # fmt: skip
+    return {**slots, **changes}
+
+
+def test_a_server_writing_slots_gets_the_slots_schema_and_its_answer_is_compiled(request_):
+    prose = "Slots:\n" + json.dumps(_slots()) + "\nDone."
+    with OpenAIStubServer(StubReply(prose)) as server:
+        result = _generator(server, ir_format="slots").generate(request_)
+    body = server.bodies()[0]
+    assert body["response_format"]["json_schema"]["name"] == "IRSlots"
+    assert body["response_format"]["json_schema"]["schema"]["required"][0] == "intent"
+    ir = result.answer["low_altitude_ir"]
+    assert (ir["entities"]["origin"], ir["entities"]["destination"]) == ("hospital_A", "accident_site_3")
+    assert ir["constraints"]["deadline_sec"] == 600.0 and result.prompt_version == SLOTS_VERSION
+    assert json.loads(result.raw_text) == result.answer  # the validator reads the compiled answer
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        json.dumps(_slots(origin="nowhere")),  # an id the grounded schema does not offer
+        json.dumps({k: v for k, v in _slots().items() if k != "deadline"}),  # a slot left out
+        json.dumps(_slots())[:-20],  # cut off
+    ],
+)
+def test_slots_the_schema_does_not_accept_stay_text_for_the_validator(request_, content):
+    with OpenAIStubServer(StubReply(content)) as server:
+        result = _generator(server, ir_format="slots").generate(request_)
+    assert result.answer is None and result.raw_text == content
+
+
+def test_an_unknown_ir_format_is_refused(request_):
+    with pytest.raises(ValueError, match="ir_format"):
+        OpenAIGenerator("stub-model", registry=_registry(), ir_format="prose")  # type: ignore[arg-type]
 
 
 def _modes(server: OpenAIStubServer) -> list[str]:
