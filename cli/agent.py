@@ -10,7 +10,7 @@ from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
-from cli.common import EXIT_OK, CommandError, add_json_flag, add_world_arg, emit, open_world
+from cli.common import EXIT_OK, CommandError, add_json_flag, add_server_format_options, add_world_arg, emit, open_world
 from cli.stepper import Stepper
 from graph.builder import AblationError, build_graph, parse_without
 from graph.checkpoint import DEFAULT_DB, CheckpointerError, display_name, open_checkpointer
@@ -18,7 +18,7 @@ from graph.context import ABLATABLE, DEFAULT_MODEL, Context
 from graph.history import TraceRound, UnknownRunError, checkpoints, fork, replay, trace
 from graph.runner import RunOutput, new_thread_id, run_config_of, run_task, summarise, thread_config
 from memory.access import open_memory
-from models.base import IR_FORMATS, STRUCTURED_OUTPUT_CHOICES, LLMBackendDied
+from models.base import LLMBackendDied
 
 EXIT_NOT_EXECUTED = 4  # the run ended in safe_refusal or human_confirm: a valid outcome, but not "execute"
 
@@ -32,19 +32,7 @@ def _add_run_args(p: argparse.ArgumentParser) -> None:
         help="local | local:full | openai:<model> | rules | oracle (default: %(default)s)",
     )
     p.add_argument("--base-url", default=None, help="OpenAI-compatible server (or env OPENAI_BASE_URL)")
-    p.add_argument(
-        "--structured-output",
-        choices=STRUCTURED_OUTPUT_CHOICES,
-        default="auto",
-        help="how that server gets the answer's schema (default: auto, probed once per server and model)",
-    )
-    p.add_argument(
-        "--ir-format",
-        choices=IR_FORMATS,
-        default="full",
-        help="what that server writes: the full IR, or slots a small model can fill, compiled into the IR "
-        "(default: full; local models: local = local:slots)",
-    )
+    add_server_format_options(p)
     p.add_argument("--api-key", default=None, help="API key (or env OPENAI_API_KEY)")
     p.add_argument("--gold-ir", default=None, help="gold IR JSON file (what the `oracle` model answers)")
     p.add_argument("--task-id", default=None)

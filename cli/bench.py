@@ -18,14 +18,13 @@ from pydantic import ValidationError
 
 from benchmark.generator import DEFAULT_SEED, STATS_FILE, generate_splits
 from benchmark.splits import SPLITS
-from cli.common import EXIT_OK, CommandError
+from cli.common import EXIT_OK, CommandError, add_server_format_options
 from evaluation.engines import ENGINES, EngineError
 from evaluation.methods import METHOD_NAMES, UnknownMethodError, get_method, parse_methods
 from evaluation.methods.base import Budget
 from evaluation.runner import CONFIG_FILE, BenchConfig, ConfigMismatchError, run_bench
 from evaluation.store import DB_FILE, TRACES_FILE, load_records
 from graph.checkpoint import CheckpointerError, is_postgres_url, open_checkpointer
-from models.base import IR_FORMATS, STRUCTURED_OUTPUT_CHOICES
 
 ALL = "all"
 
@@ -129,19 +128,7 @@ def _register_run(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--method", required=True, help="method name(s), comma-separated, or 'all' (see bench methods)")
     p.add_argument("--model", default="local", help="model(s), comma-separated: local, rules, oracle, openai:<m>")
     p.add_argument("--base-url", default=None, help="OpenAI-compatible server for openai:<model>")
-    p.add_argument(
-        "--structured-output",
-        choices=STRUCTURED_OUTPUT_CHOICES,
-        default="auto",
-        help="how that server gets the answer's schema (default: auto, probed once per server and model)",
-    )
-    p.add_argument(
-        "--ir-format",
-        choices=IR_FORMATS,
-        default="full",
-        help="what that server writes: the full IR, or slots a small model can fill, compiled into the IR "
-        "(default: full; local models: local = local:slots)",
-    )
+    add_server_format_options(p)
     p.add_argument("--limit", type=int, default=None, help="only the first N samples")
     p.add_argument("--repeats", type=int, default=1, help="runs per sample and method (pass^k needs k)")
     p.add_argument("--workers", type=int, default=2, help="worker processes or Ray actors (default: %(default)s)")

@@ -10,6 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from models.base import IR_FORMATS, STRUCTURED_OUTPUT_CHOICES
 from tools.world import World, WorldFileError, load_world
 
 EXIT_OK = 0
@@ -23,6 +24,23 @@ class CommandError(Exception):
 
 def add_json_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="machine-readable JSON on stdout")
+
+
+def add_server_format_options(parser: argparse.ArgumentParser) -> None:
+    """How an openai:<model> server gets the answer's schema, and what it writes."""
+    parser.add_argument(
+        "--structured-output",
+        choices=STRUCTURED_OUTPUT_CHOICES,
+        default="auto",
+        help="how that server gets the answer's schema (default: auto, probed once per server and model)",
+    )
+    parser.add_argument(
+        "--ir-format",
+        choices=IR_FORMATS,
+        default="full",
+        help="what that server writes: the full IR, or slots a small model can fill, compiled into the IR "
+        "(default: full; local models: local = local:slots)",
+    )
 
 
 def add_world_arg(parser: argparse.ArgumentParser) -> None:
