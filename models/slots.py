@@ -114,7 +114,7 @@ def _place_candidates(
     stated: StatedConstraints | None, entities: tuple[str, ...]
 ) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(origin, destination) candidates: the grounded places by the roles their cues fix, else every entity. A
-    place named as where the cargo is handed over is no destination (the courier takes it on)."""
+    place named as where the cargo is handed over is neither (the flight ends there; the courier takes it on)."""
     if stated is None or len(stated.places) < 2:
         return entities, entities
     places = tuple(stated.places)
@@ -122,7 +122,7 @@ def _place_candidates(
     def other_than(fixed: list[str]) -> tuple[str, ...]:  # a role one cue fixes leaves the other to the rest
         return tuple(p for p in places if p not in fixed) or places
 
-    origins = tuple(stated.origins) or other_than(stated.destinations)
+    origins = tuple(stated.origins) or other_than([*stated.destinations, *stated.handoff_points])
     return origins, tuple(stated.destinations) or other_than([*stated.origins, *stated.handoff_points])
 
 

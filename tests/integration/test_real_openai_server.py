@@ -79,12 +79,14 @@ def test_bench_run_records_and_reports_the_mode_the_server_settled_on(capsys, se
     data, out = tmp_path / "data", tmp_path / "out"
     generate_splits(["dev_mini"], data, master_seed=83, workers=1, limit=1)
     code, _, err = run_cli(
-        capsys, "bench", "run", "--split", "dev_mini", "--data", str(data), "--method", "cloudbrain_full",
+        capsys, "bench", "run", "--split", "dev_mini", "--data", str(data), "--method", "cloudbrain_full,llm_p",
         "--model", MODEL, "--base-url", server_url, "--ir-format", "slots", "--workers", "1", "--out", str(out),
         "--quiet",
     )  # fmt: skip
     assert code == 0, err
-    (run,) = stored_rows(out, "runs")
-    assert run["structured_output"] == "json_object" and run["error"] is None and run["llm_calls"] >= 1
+    runs = stored_rows(out, "runs")
+    assert sorted(run["method"] for run in runs) == ["cloudbrain_full", "llm_p"]
+    for run in runs:
+        assert run["structured_output"] == "json_object" and run["error"] is None and run["llm_calls"] >= 1
     assert run_cli(capsys, "bench", "report", str(out))[0] == 0
-    assert "smollm2: json_object (1)" in (out / "report.md").read_text(encoding="utf-8")
+    assert "smollm2: json_object (2)" in (out / "report.md").read_text(encoding="utf-8")

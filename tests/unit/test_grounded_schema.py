@@ -224,14 +224,20 @@ def test_with_an_origin_cue_alone_the_destination_is_another_named_place(world):
     assert not accepts(schema, compact(_slots(deadline=None, destination="hospital_A")))
 
 
-def test_a_place_named_as_the_hand_over_point_is_no_destination_choice(world):
-    schema = _grounded_schema(
-        world,
+@pytest.mark.parametrize(
+    "instruction",
+    [
         "We need the AED at accident_site_3; collect from hospital_A. accident_site_3 lies in restricted airspace: "
         "fly to metro_station_4 and hand over to a ground courier there.",
-    )
+        "Load the AED at hospital_A and drop it at accident_site_3. The destination lies in restricted airspace: "
+        "fly to metro_station_4 and hand over to a ground courier there.",
+    ],
+)
+def test_a_place_named_as_the_hand_over_point_is_neither_origin_nor_destination(world, instruction):
+    schema = _grounded_schema(world, instruction)
     assert accepts(schema, compact(_slots(deadline=None)))
     assert not accepts(schema, compact(_slots(deadline=None, destination="metro_station_4")))
+    assert not accepts(schema, compact(_slots(deadline=None, origin="metro_station_4")))
 
 
 def test_the_payload_is_the_mass_the_request_states(world):
