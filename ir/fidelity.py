@@ -44,6 +44,7 @@ _DESTINATION_CUE = re.compile(
     r"送到|送往|飞往|运到|送至|配送至|飞到|终点(?:为|是)?|降落(?:在|于)?)\W{0,3}(?:the\s+)?$"
 )
 _ROLE_CUES = (("origin", _ORIGIN_CUE), ("destination", _DESTINATION_CUE))
+_VIA_CUE = re.compile(r"(?:\bvia|\bthrough|\bpassing(?: by)?|\bby way of|经过|途经|经由)\W{0,3}(?:the\s+)?$")
 # Cues that fix a role when they stand right after the place, as Chinese puts them ("请到X取货", "X起飞", "X需要...", "X发生紧急情况").
 # They outrank a cue before it: in "请到X取货" the 到 is "go to" the pickup, not the destination.
 AFTER_ROLE_CUES = (
@@ -172,6 +173,7 @@ def ground_mentions(world: World, instruction: str) -> Mentions:
     first: dict[str, int] = {}
     avoided: set[str] = set()
     roles: dict[str, set[str]] = defaultdict(set)
+    leading: set[str] = set()  # places followed by "to" and another place, with no cue of their own
     for start, end, ref in spans:
         before = text[max(0, start - AVOID_CUE_WINDOW) : start]
         if _AVOID_CUE.search(before):
@@ -183,9 +185,12 @@ def ground_mentions(world: World, instruction: str) -> Mentions:
             continue
         cued = after_role(text, end) or {role for role, cue in _ROLE_CUES if cue.search(before)}
         step = _TO_NEXT_PLACE.match(text, end)
-        if not cued and step and any(s == step.end() and r != ref for s, _, r in spans):
-            cued = {"origin"}
+        if not (cued or _VIA_CUE.search(before)) and step and any(s == step.end() and r != ref for s, _, r in spans):
+            leading.add(ref)
         roles[ref] |= cued
+    if not any("origin" in found for found in roles.values()):  # "from A through B to C": B is no origin
+        for ref in leading:
+            roles[ref].add("origin")
     uavs = {ref: hits[0][0] for ref in world.uav_index if (hits := _matches(ref.lower(), text))}
     ordered = sorted(first, key=lambda ref: first[ref])
     return Mentions(

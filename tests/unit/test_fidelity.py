@@ -55,6 +55,8 @@ def test_ids_full_names_and_unique_short_names_ground_in_order_of_mention(world)
             ["police_2", "accident_site_3"],
         ),
         ("Deliver the kit to accident_site_3 to help the crew.", [], ["accident_site_3"]),  # no place after "to"
+        ("Fly it from hospital_A through police_2 to accident_site_3.", ["hospital_A"], ["accident_site_3"]),
+        ("Fly it via police_2 to accident_site_3.", [], ["accident_site_3"]),
         ("Deliver hospital_A's kit to accident_site_3.", [], ["accident_site_3"]),
     ],
 )
