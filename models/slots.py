@@ -83,16 +83,20 @@ Request: Inspect the pier and the crane from base_7, then patrol the harbour and
 
 
 def avoid_zones_schema(zones: tuple[str, ...], required: list[str]) -> dict[str, Any]:
-    """Zone ids; the required ones first (a repair never drops a zone), then any others the model adds."""
+    """Zone ids; the required ones first (a repair never drops a zone), then any others the model adds.
+
+    Written as one closed tuple per number of added zones: llama.cpp's schema converter (a server's json_object
+    mode) drops `prefixItems` beside an `items` schema, and then could never write a required zone."""
     if not required:
         return id_list(zones)
+    fixed: list[dict[str, Any]] = [{"const": zone} for zone in required]
     others = [z for z in zones if z not in required]
+    added = string_enum(others)
     return {
-        "type": "array",
-        "prefixItems": [{"const": zone} for zone in required],
-        "items": string_enum(others) if others else False,
-        "minItems": len(required),
-        "maxItems": len(zones),
+        "anyOf": [
+            {"type": "array", "prefixItems": fixed + [added] * count, "items": False, "minItems": len(fixed) + count}
+            for count in range(len(others) + 1)
+        ]
     }
 
 

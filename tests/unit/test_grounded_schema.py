@@ -12,6 +12,7 @@ from typing import Any
 
 import llguidance
 import pytest
+from llama_cpp.llama_grammar import json_schema_to_gbnf
 
 from graph.context import Context
 from ir.validation import validate_ir
@@ -353,6 +354,9 @@ def test_a_repair_keeps_avoided_zones_and_adds_the_offending_one(world):
     assert not accepts(schema, compact(_slots(avoid_zones=["school_zone_2"])))  # the offending zone is required
     assert not accepts(schema, compact(_slots(avoid_zones=["nfz_temp_1"])))  # nor may a zone be dropped
     assert zones_to_keep(request.model_copy(update={"feedback": None})) == []
+    # a server's json_object mode compiles the schema with llama.cpp's converter: the required zones reach it
+    grammar = json_schema_to_gbnf(json.dumps(schema["properties"]["avoid_zones"]))
+    assert all(f'"\\"{zone}\\""' in grammar for zone in keep)  # a GBNF literal of the JSON string
 
 
 def test_a_refusal_needs_no_confirmation_but_other_policies_keep_the_open_question(world):
