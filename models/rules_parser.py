@@ -754,20 +754,23 @@ def fly_back(task: ParsedTask) -> None:
 
 def handoff_hub(world: World, destination_id: str | None, constraints: OperationConstraints, text: str) -> str | None:
     """Where the request allows a ground hand-off and the destination lies in a no-fly zone active in the mission
-    window: the hand-off point the request names, else the hub nearest the destination that keeps clear of every
-    such zone; None where either does not hold."""
+    window: the hand-off point the request names, else the hub nearest the destination that keeps clear of the
+    zones over it and lies in no other active zone (one near another zone is still reachable: the planner keeps
+    out of it); None where either does not hold."""
     destination = world.entity_index.get(destination_id or "")
     if destination is None or not _HANDOFF.search(text):
         return None
     zones = _active_in_window(world, constraints)
-    if not any(z.shape.covers(destination.point) for z in zones):
+    covering = [z for z in zones if z.shape.covers(destination.point)]
+    if not covering:
         return None
     named = [m.ids[0] for m in find_mentions(text, world) if m.role == "handoff" and len(m.ids) == 1]
     hubs = [
         e
         for e in world.entities
         if e.kind.value in HANDOFF_HUB_KINDS
-        and all(z.shape.distance(e.point) >= HANDOFF_ZONE_CLEARANCE_M for z in zones)
+        and all(z.shape.distance(e.point) >= HANDOFF_ZONE_CLEARANCE_M for z in covering)
+        and not any(z.shape.covers(e.point) for z in zones)
     ]
     nearest = min(hubs, key=lambda e: (e.point.distance(destination.point), e.id), default=None)
     return named[0] if named else (nearest.id if nearest else None)

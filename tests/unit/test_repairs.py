@@ -188,6 +188,25 @@ def _site_closed(downtown):
     return World.model_validate(data)
 
 
+def test_the_nearest_hub_is_one_outside_every_zone_though_it_may_lie_near_another(downtown):
+    """Clear of the zone over the destination; near another zone is fine (the planner keeps out of it), inside not."""
+    world = _site_closed(downtown)
+    ir = LowAltitudeIR.model_validate(GOOD_IR)
+    text = "send the kit to accident_site_3; if the drone cannot get in, hand the parcel to a ground courier."
+    nearest = handoff_hub(world, "accident_site_3", ir.constraints, text)
+    x, y = world.position_of(nearest)
+
+    def with_zone(polygon: list[list[float]]):
+        data = world.model_dump(mode="json")
+        data["no_fly_zones"].append({"id": "nfz_near_hub", "polygon": polygon, "alt_min_m": 0, "alt_max_m": 500})
+        return type(world).model_validate(data)
+
+    beside = [[x + 15, y - 10], [x + 55, y - 10], [x + 55, y + 10], [x + 15, y + 10]]  # 15 m off the hub
+    assert handoff_hub(with_zone(beside), "accident_site_3", ir.constraints, text) == nearest
+    over = [[x - 10, y - 10], [x + 10, y - 10], [x + 10, y + 10], [x - 10, y + 10]]
+    assert handoff_hub(with_zone(over), "accident_site_3", ir.constraints, text) not in (nearest, None)
+
+
 def test_a_zone_over_the_destination_is_kept_clear_of_only_with_the_hand_off_the_request_allows(downtown):
     world = _site_closed(downtown)
     failure = _failure("spec_violation", violated_rule="R1", offending_entity="nfz_site", time_sec=50.0)
