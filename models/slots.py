@@ -150,7 +150,8 @@ def slots_schema(
 
     `keep_zones` must open avoid_zones (see zones_to_keep). `stated`, what the request names for certain
     (models.rules_parser.stated_constraints): with two or more places grounded, origin and destination are chosen
-    among them (null stays open: unresolved, which ends in confirmation); pinned UAVs are the only candidates.
+    among them (null stays open: unresolved, which ends in confirmation); pinned UAVs are the only candidates,
+    and with none pinned the list stays empty (the UAV is assignment's choice, not the model's).
     The model still decides which place fills which slot, except where a cue fixes a role for certain ("from X",
     "to Y"): the slot then offers those places only, as the fidelity gate would reject any other, and the other
     slot the remaining named places. The payload, altitude band, battery reserve and deadline are the values the
@@ -162,6 +163,8 @@ def slots_schema(
     uavs = id_list(ids.idle_uavs)
     if stated is not None and stated.uavs:
         uavs = {**bounded_list(string_enum(stated.uavs), len(stated.uavs)), "minItems": 1}
+    elif stated is not None:  # no UAV pinned: assignment chooses (a served model pinned one that missed the deadline)
+        uavs = {"type": "array", "items": False, "maxItems": 0}
     properties = {
         "intent": string_enum([i.value for i in Intent]),
         "priority": string_enum([p.value for p in Priority]),

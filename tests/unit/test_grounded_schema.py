@@ -241,6 +241,15 @@ def test_a_place_named_as_the_hand_over_point_is_neither_origin_nor_destination(
     assert not accepts(schema, compact(_slots(deadline=None, origin="metro_station_4")))
 
 
+def test_with_no_uav_pinned_the_model_leaves_the_choice_to_assignment(world):
+    schema = _grounded_schema(world, INSTRUCTION)
+    assert accepts(schema, compact(_slots()))
+    assert not accepts(schema, compact(_slots(candidate_uavs=["uav_03"])))  # idle, but nobody named it
+    pinned = _grounded_schema(world, INSTRUCTION + " Use uav_03.")
+    assert accepts(pinned, compact(_slots(candidate_uavs=["uav_03"])))
+    assert not accepts(pinned, compact(_slots(candidate_uavs=[])))
+
+
 def test_the_payload_is_the_mass_the_request_states(world):
     schema = _grounded_schema(world, "Fly the AED (1.8 kg) from hospital_A to accident_site_3.")
     assert accepts(schema, compact(_slots(deadline=None, payload_kg=1.8)))
