@@ -164,7 +164,7 @@ def slots_schema(
     if stated is not None and stated.uavs:
         uavs = {**bounded_list(string_enum(stated.uavs), len(stated.uavs)), "minItems": 1}
     elif stated is not None:  # no UAV pinned: assignment chooses (a served model pinned one that missed the deadline)
-        uavs = {"type": "array", "items": False, "maxItems": 0}
+        uavs = {"type": "array", "prefixItems": [], "items": False, "minItems": 0}  # the form llama.cpp compiles
     properties = {
         "intent": string_enum([i.value for i in Intent]),
         "priority": string_enum([p.value for p in Priority]),

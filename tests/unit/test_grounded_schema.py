@@ -250,6 +250,15 @@ def test_with_no_uav_pinned_the_model_leaves_the_choice_to_assignment(world):
     assert not accepts(pinned, compact(_slots(candidate_uavs=[])))
 
 
+@pytest.mark.parametrize(
+    "instruction", [INSTRUCTION, INSTRUCTION + " Use uav_03.", "Fly from hospital_A via police_2 to accident_site_3."]
+)
+def test_every_slots_schema_compiles_with_llama_cpps_converter(world, instruction):
+    """A server's json_object mode decodes under llama.cpp's own schema converter, which refuses some forms."""
+    for name, schema in _grounded_schema(world, instruction)["properties"].items():
+        assert "::=" in json_schema_to_gbnf(json.dumps(schema)), name
+
+
 def test_the_payload_is_the_mass_the_request_states(world):
     schema = _grounded_schema(world, "Fly the AED (1.8 kg) from hospital_A to accident_site_3.")
     assert accepts(schema, compact(_slots(deadline=None, payload_kg=1.8)))
