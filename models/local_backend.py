@@ -44,7 +44,6 @@ from models.base import (
     PreparedCall,
     ResponseCache,
     TokenUsage,
-    extract_answer,
 )
 from models.grounded_schema import SCHEMA_NAME, grounded_answer_schema
 from models.local_model import (
@@ -56,7 +55,7 @@ from models.local_model import (
 )
 from models.model_host import shared_model, transport_error
 from models.prompts import PROMPT_VERSION, build_prompt
-from models.slots import SLOTS_VERSION, answer_from_slots, slots_request
+from models.slots import SLOTS_VERSION, read_answer, slots_request
 from tools.registry import ToolRegistry
 
 # The slots answer is bounded (every list by its ids); a full IR may use the rest of the context (its schema bounds
@@ -295,7 +294,7 @@ class LocalGenerator(ChatIRGenerator):
                 )
             except LocalModelError as exc:
                 raise transport_error(exc, self.model) from exc
-            raw_text, answer = self._answer(message.text, schema, request)
+            raw_text, answer = read_answer(self.mode, message.text, schema, request)
             used = message.usage_metadata or {}
             usage = TokenUsage(
                 prompt_tokens=used.get("input_tokens", 0), completion_tokens=used.get("output_tokens", 0)
@@ -319,11 +318,3 @@ class LocalGenerator(ChatIRGenerator):
         used = message.usage_metadata or {}
         usage = TokenUsage(prompt_tokens=used.get("input_tokens", 0), completion_tokens=used.get("output_tokens", 0))
         return message.text, usage, True
-
-    def _answer(
-        self, text: str, schema: dict[str, Any], request: GenerationRequest
-    ) -> tuple[str, dict[str, Any] | None]:
-        """(what the validator reads, the envelope); slots are compiled, a cut-off answer stays unparsed text."""
-        if self.mode == "full":
-            return text, extract_answer(text)
-        return answer_from_slots(text, schema, request)

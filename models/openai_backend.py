@@ -35,10 +35,9 @@ from models.base import (
     ResponseCache,
     StructuredMode,
     TokenUsage,
-    extract_answer,
 )
 from models.prompts import PROMPT_VERSION, build_prompt
-from models.slots import SLOTS_VERSION, answer_from_slots, slots_request
+from models.slots import SLOTS_VERSION, read_answer, slots_request
 from tools.registry import ToolRegistry
 
 DEFAULT_API_KEY = "EMPTY"  # local servers accept any key; the client refuses to start without one
@@ -204,11 +203,8 @@ class OpenAIGenerator(ChatIRGenerator):
         key = ResponseCache.key(*self._identity(), temperature, self._mode, schema, messages)
 
         def run() -> ModelReply:
-            raw_text, usage, structured = self._complete(messages, temperature, schema, SCHEMA_NAMES[self.ir_format])
-            if self.ir_format == "slots":
-                raw_text, answer = answer_from_slots(raw_text, schema, request)
-            else:
-                answer = extract_answer(raw_text)
+            text, usage, structured = self._complete(messages, temperature, schema, SCHEMA_NAMES[self.ir_format])
+            raw_text, answer = read_answer(self.ir_format, text, schema, request)
             return ModelReply(raw_text, answer, usage, version, structured)
 
         return PreparedCall(key, run)

@@ -20,7 +20,7 @@ import jsonschema
 
 from ir.fidelity import StatedConstraints
 from ir.model import EntityRefs, FallbackPolicy, Intent, LowAltitudeIR, OperationConstraints, Priority, Uncertainty
-from models.base import GenerationRequest, RepairFeedback, json_objects
+from models.base import GenerationRequest, IRFormat, RepairFeedback, extract_answer, json_objects
 from models.grounded_schema import WorldIds, bounded_list, id_list, nullable_id, string_enum
 from models.rules_parser import ParsedTask, build_answer, fly_back, plan_hand_off, stated_constraints
 from tools.signals import zones_containing
@@ -29,7 +29,6 @@ from tools.world import NoFlyZone, SensitiveZone, World
 # v2: origin, destination and UAVs offered from the request's grounded mentions; v3: the payload slot, the stated
 # payload and deadline as the only values, roles fixed by cues
 SLOTS_VERSION = "cloudbrain-slots-v3"
-
 DEFAULTS = OperationConstraints()
 SLOT_NAMES = (
     "intent",
@@ -337,6 +336,16 @@ def answer_from_slots(
             answer = compile_slots(slots, request)
             return json.dumps(answer, ensure_ascii=False), answer
     return text, None
+
+
+def read_answer(
+    ir_format: IRFormat, text: str, schema: dict[str, Any], request: GenerationRequest
+) -> tuple[str, dict[str, Any] | None]:
+    """(what the validator reads, the envelope) of a model's text in either format: slots compiled as above, a
+    full IR extracted tolerantly."""
+    if ir_format == "slots":
+        return answer_from_slots(text, schema, request)
+    return text, extract_answer(text)
 
 
 # --- compile ------------------------------------------------------------------------------------------------
