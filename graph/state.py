@@ -7,13 +7,15 @@ Values are plain JSON (pydantic models dumped with mode="json") so every checkpo
 from __future__ import annotations
 
 import operator
-from typing import Annotated, Any, TypedDict
+from typing import TYPE_CHECKING, Annotated, Any, TypedDict
 
 from pydantic import BaseModel, Field
 
 from ir.decision import Status
 from ir.failure import Failure
-from models.base import GenerationResult
+
+if TYPE_CHECKING:  # only a type: the gates' state must import without any model package
+    from models.base import GenerationResult
 
 
 class Usage(BaseModel):

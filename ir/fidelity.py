@@ -7,14 +7,13 @@ name without the trailing locative phrase ("the maternity hospital") when no oth
 likewise the names the world gives an entity in other languages (`Entity.names`: "南侧的妇产医院", "妇产医院").
 A phrase that grounds to nothing constrains nothing here (the model's own reading stands and the verifier still
 judges safety); a phrase that does ground is binding. Numbers (deadline, altitude) are read from the request by
-the caller (models.rules_parser.stated_constraints). The gate never looks at benchmark labels.
+the caller (language.stated.stated_constraints), which grounds mentions with language.grounding. The gate never
+looks at benchmark labels.
 """
 
 from __future__ import annotations
 
 import math
-import re
-from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -25,52 +24,6 @@ from ir.finding import Finding
 from ir.model import Intent
 from tools.world import UAVStatus, World
 
-# "the X on the north side", "the X in the city centre", "the X near the river": a name's trailing locative phrase.
-_LOCATIVE = re.compile(r"\s+(?:on|in|at|near|by|beside|off)\s+(?:the\s+)?[\w' .-]+$", re.IGNORECASE)
-# "东侧的X", "市中心的X": a Chinese name's leading locative phrase.
-ZH_LOCATIVE = re.compile(r"^(?:[东南西北]{1,2}(?:侧|部|边|面|方)|(?:城)?市中心|市区|城区)的")
-_ARTICLE = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
-
-
-# A place named right after one of these is one to keep away from, not one to visit.
-_AVOID_CUE = re.compile(
-    r"(?:keep (?:clear|away) (?:of|from)|avoid(?:ing)?|away from|stay (?:out of|clear of)|steer clear of|"
-    r"not (?:over|through|near)|避开|远离|绕开|不要经过)\W{0,3}(?:the\s+)?$"
-)
-# Cues that fix a named place's role for certain when they stand right before it ("from X", "to X", "land at X").
-_ORIGIN_CUE = re.compile(r"(?:\bfrom|taking off from|take off from|\bstart(?:ing)? (?:at|from)|从)\W{0,3}(?:the\s+)?$")
-_DESTINATION_CUE = re.compile(
-    r"(?:\bto|drop (?:it |them )?(?:off )?at|\bland at|\bend at|finishing at|arrive at|"
-    r"送到|送往|飞往|运到|送至|配送至|飞到|终点(?:为|是)?|降落(?:在|于)?)\W{0,3}(?:the\s+)?$"
-)
-_ROLE_CUES = (("origin", _ORIGIN_CUE), ("destination", _DESTINATION_CUE))
-_VIA_CUE = re.compile(r"(?:\bvia|\bthrough|\bpassing(?: by)?|\bby way of|经过|途经|经由)\W{0,3}(?:the\s+)?$")
-# Cues that fix a role when they stand right after the place, as Chinese puts them ("请到X取货", "X起飞", "X需要...", "X发生紧急情况").
-# They outrank a cue before it: in "请到X取货" the 到 is "go to" the pickup, not the destination.
-AFTER_ROLE_CUES = (
-    ("origin", re.compile(r"^\W{0,2}(?:取货|提货|起飞|出发|装货|装载|装上)")),
-    ("destination", re.compile(r"^\W{0,2}(?:需要|急需|发生)")),
-)
-# "fly to X and hand over to a courier", "请飞到X,在那里交给地面配送员": X is where the cargo changes hands, whatever
-# cue stands before it; the destination is the place the courier takes it to.
-HANDOFF_AFTER = re.compile(r"\W{0,3}(?:and\s+)?(?:hand\s+(?:it\s+|the\s+\w+\s+)?over\b|(?:在那里)?(?:交给|转交))")
-# A place or zone named to be entered ("pass through X", "film X from inside it", "进入X内部") and named to be kept
-# out of ("never enter X", "不进入X"): a pair of demands no flight can meet. The keep-out cue is read first, since
-# "never enter X" holds an "enter".
-_KEEP_OUT_BEFORE = re.compile(
-    r"(?:(?:never|not|n't|do not|must not)\s+(?:\w+\s+)?(?:enter|go into|fly into|cross)(?:es|s)?|"
-    r"keep (?:out|clear) of|stay out of|avoid(?:ing)?|(?:不|不要|不能|不得|禁止)(?:进入|穿过|经过))\W{0,3}(?:the\s+)?$"
-)
-_ENTER_BEFORE = re.compile(
-    r"(?:pass(?:es|ing)? through|fly (?:into|through)|\benter(?:s|ing)?|穿过|进入)\W{0,3}(?:the\s+)?$"
-)
-_ENTER_AFTER = re.compile(r"^[^.,;。,;]{0,40}?(?:\bfrom inside|内部)")  # past a locative ("X on the west side")
-_ZH_LOCATIVE_BEFORE = re.compile(ZH_LOCATIVE.pattern.removeprefix("^") + "$")  # "穿过|市中心的|X"
-_ZONE_NOUN = re.compile(r"\s+(?:grounds|campus|area|zone)$")
-# "depot_1 to hospital_1": a place followed by "to" and another place is where the flight starts.
-_TO_NEXT_PLACE = re.compile(r"\s*(?:to|->|→|至)\s*(?:the\s+)?")
-AFTER_CUE_WINDOW = 6  # characters after a mention searched for a role cue
-AVOID_CUE_WINDOW = 30  # characters before a mention searched for an avoid cue
 CONTRADICTORY = "stated_constraints_contradictory"
 UNRESOLVED = "unresolved_reference"  # a bare kind the world has several of: ask which one
 MISSING = "missing_information"  # a fact no plan can do without that the request does not give: ask for it
@@ -137,121 +90,6 @@ class StatedConstraints(Mentions):
         ]
         found += [(UNRESOLVED, f"which one is meant by {ref}?") for ref in self.unresolved]
         return found + [(MISSING, fact) for fact in self.missing]
-
-
-def _phrase(text: str) -> str:
-    return _ARTICLE.sub("", " ".join(text.split())).lower()
-
-
-def _matches(phrase: str, text: str) -> list[tuple[int, int]]:
-    if not phrase or phrase not in text:  # most of a world's names are absent: no pattern to compile for them
-        return []
-    # ASCII word boundaries: in Chinese an id stands right beside CJK characters ("从hospital_2送到").
-    return [m.span() for m in re.finditer(rf"(?<![a-z0-9_-]){re.escape(phrase)}(?![a-z0-9_-])", text)]
-
-
-def short_name(name: str) -> str:
-    """A name without its place words ("the No. 2 charging pad in the north-west" -> "the No. 2 charging pad")."""
-    return ZH_LOCATIVE.sub("", _LOCATIVE.sub("", name.strip()))
-
-
-def _phrases(world: World) -> list[tuple[str, str]]:
-    """(phrase, entity id) pairs that name one entity for certain: its id, and its full and short names, in every
-    language the world names it in, where no other entity goes by the same phrase."""
-    owners: dict[str, set[str]] = defaultdict(set)
-    for entity in world.entities:
-        for name in filter(None, (entity.name, *entity.names.values())):
-            owners[_phrase(name)].add(entity.id)
-            owners[_phrase(short_name(name))].add(entity.id)
-    pairs = [(ref.lower(), ref) for ref in world.entity_index]
-    return pairs + [(phrase, next(iter(refs))) for phrase, refs in owners.items() if phrase and len(refs) == 1]
-
-
-def ground_mentions(world: World, instruction: str) -> Mentions:
-    text = " ".join(instruction.split()).lower()
-    spans = sorted((start, end, ref) for phrase, ref in _phrases(world) for start, end in _matches(phrase, text))
-    first: dict[str, int] = {}
-    avoided: set[str] = set()
-    roles: dict[str, set[str]] = defaultdict(set)
-    leading: set[str] = set()  # places followed by "to" and another place, with no cue of their own
-    for start, end, ref in spans:
-        before = text[max(0, start - AVOID_CUE_WINDOW) : start]
-        if _AVOID_CUE.search(before):
-            avoided.add(ref)
-            continue
-        first.setdefault(ref, start)
-        if HANDOFF_AFTER.match(text, end):
-            roles[ref].add("handoff")
-            continue
-        cued = after_role(text, end) or {role for role, cue in _ROLE_CUES if cue.search(before)}
-        step = _TO_NEXT_PLACE.match(text, end)
-        if not (cued or _VIA_CUE.search(before)) and step and any(s == step.end() and r != ref for s, _, r in spans):
-            leading.add(ref)
-        roles[ref] |= cued
-    if not any("origin" in found for found in roles.values()):  # "from A through B to C": B is no origin
-        for ref in leading:
-            roles[ref].add("origin")
-    uavs = {ref: hits[0][0] for ref in world.uav_index if (hits := _matches(ref.lower(), text))}
-    ordered = sorted(first, key=lambda ref: first[ref])
-    return Mentions(
-        places=ordered,
-        uavs=sorted(uavs, key=lambda ref: uavs[ref]),
-        avoided=sorted(avoided - set(first)),
-        unresolved=_unresolved(world, text, [(start, end) for start, end, _ in spans]),
-        origins=[ref for ref in ordered if "origin" in roles[ref]],
-        destinations=[ref for ref in ordered if "destination" in roles[ref] and "handoff" not in roles[ref]],
-        handoff_points=[ref for ref in ordered if "handoff" in roles[ref]],
-    )
-
-
-def entered_and_kept_out(world: World, instruction: str) -> list[str]:
-    """Ids of the places and zones the request names once to be entered and once to be kept out of."""
-    text = " ".join(instruction.split()).lower()
-    zone_phrases = [
-        (phrase, zone.id)
-        for zone in world.sensitive_zones
-        for phrase in {zone.id.lower(), _phrase(zone.name), _ZONE_NOUN.sub("", _phrase(zone.name))}
-        if phrase
-    ]
-    spans = sorted(
-        (
-            (start, -end, ref)
-            for phrase, ref in [*_phrases(world), *zone_phrases]
-            for start, end in _matches(phrase, text)
-        ),
-    )
-    cues: dict[str, set[str]] = defaultdict(set)
-    reach = -1
-    for start, negative_end, ref in spans:  # the longest phrase at each place; a phrase inside it is the same name
-        if start < reach:
-            continue
-        reach = end = -negative_end
-        before = _ZH_LOCATIVE_BEFORE.sub("", text[max(0, start - AVOID_CUE_WINDOW) : start])
-        if _KEEP_OUT_BEFORE.search(before):
-            cues[ref].add("keep_out")
-        elif _ENTER_BEFORE.search(before) or _ENTER_AFTER.match(text[end:]):
-            cues[ref].add("enter")
-    return [ref for ref, found in cues.items() if found == {"enter", "keep_out"}]
-
-
-def after_role(text: str, end: int) -> set[str]:
-    """The role a cue right after a mention fixes ({} when none)."""
-    after = text[end : end + AFTER_CUE_WINDOW]
-    return {role for role, cue in AFTER_ROLE_CUES if cue.search(after)}
-
-
-def _unresolved(world: World, text: str, covered: list[tuple[int, int]]) -> list[str]:
-    """Kinds named bare ("to the hospital") outside every grounded phrase, where the world has two or more."""
-    kinds = Counter(entity.kind.value for entity in world.entities)
-    found = []
-    for kind, count in kinds.items():
-        noun = kind.replace("_", " ")
-        for start, end in _matches(f"the {noun}", text):
-            start += len("the ")  # the noun itself, which a grounded name may begin with ("the hospital charging pad")
-            if count > 1 and not any(a <= start and end <= b for a, b in covered):
-                found.append(f"the {noun} ({count} in this world)")
-                break
-    return found
 
 
 def _tolerance(world: World) -> float:

@@ -218,7 +218,7 @@ def derive_candidates(
     """The candidates for a world-facing failure, minus those tried in an earlier round (`tried_repairs`).
 
     `handoff_hub`: where the request allows a ground hand-off and the destination lies in an active no-fly zone,
-    the hub to land at instead (models.rules_parser.handoff_hub); keeping out of a zone that holds the flight's end
+    the hub to land at instead (language.defaults.handoff_hub); keeping out of a zone that holds the flight's end
     is offered only with it, since the route could not end there."""
     cx = failure.get("counterexample") or {}
     failure_type = str(cx.get("failure_type") or failure.get("error_type") or "")

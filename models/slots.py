@@ -20,9 +20,10 @@ import jsonschema
 
 from ir.fidelity import StatedConstraints
 from ir.model import EntityRefs, FallbackPolicy, Intent, LowAltitudeIR, OperationConstraints, Priority, Uncertainty
+from language.stated import stated_constraints
 from models.base import GenerationRequest, IRFormat, RepairFeedback, extract_answer, json_objects
 from models.grounded_schema import WorldIds, bounded_list, id_list, nullable_id, string_enum
-from models.rules_parser import ParsedTask, build_answer, fly_back, plan_hand_off, stated_constraints
+from models.rules_parser import ParsedTask, build_answer, fly_back, plan_hand_off
 from tools.signals import zones_containing
 from tools.world import NoFlyZone, SensitiveZone, World
 
@@ -148,7 +149,7 @@ def slots_schema(
     """The slots as a JSON Schema grounded in this world: ids are enums, every slot required, nothing else.
 
     `keep_zones` must open avoid_zones (see zones_to_keep). `stated`, what the request names for certain
-    (models.rules_parser.stated_constraints): with two or more places grounded, origin and destination are chosen
+    (language.stated.stated_constraints): with two or more places grounded, origin and destination are chosen
     among them (null stays open: unresolved, which ends in confirmation); pinned UAVs are the only candidates,
     and with none pinned the list stays empty (the UAV is assignment's choice, not the model's).
     The model still decides which place fills which slot, except where a cue fixes a role for certain ("from X",

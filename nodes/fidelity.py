@@ -2,7 +2,7 @@
 pins, the places it names, its deadline, altitude band and return leg; and, conversely, every place and quantity
 of the IR comes from the request or a documented default (ir.provenance). The last gate before finalize.
 
-The request is read apart from the model (models.rules_parser.stated_constraints, ir.fidelity), so a model that
+The request is read apart from the model (language.stated.stated_constraints; the judgement in ir.fidelity), so a model that
 misread or relaxed a stated constraint is caught here. A mismatch is repaired like any failure (the counterexample
 names the stated values); if the rounds run out, fallback asks the operator (human_confirm), never executes.
 """
@@ -18,7 +18,8 @@ from graph.state import State
 from ir.failure import failure_record
 from ir.fidelity import fidelity_findings
 from ir.provenance import unsourced_findings
-from models.rules_parser import documented_defaults, stated_constraints
+from language.defaults import documented_defaults
+from language.stated import stated_constraints
 from nodes.run_world import world_from_state
 
 READS = ("instruction", "world", "candidate", "ir")

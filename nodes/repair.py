@@ -19,7 +19,8 @@ from graph.context import Context
 from graph.state import State
 from ir.model import LowAltitudeIR
 from ir.repairs import RepairCandidate, addressable, derive_candidates, tried_repairs
-from models.rules_parser import handoff_hub, stated_constraints
+from language.defaults import handoff_hub
+from language.stated import stated_constraints
 from nodes.attempts import close_attempt
 from nodes.run_world import world_from_state
 

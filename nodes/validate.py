@@ -17,7 +17,7 @@ from graph.state import State
 from ir.failure import failure_record
 from ir.fidelity import MISSING
 from ir.validation import validate_ir
-from models.rules_parser import stated_constraints
+from language.stated import stated_constraints
 from nodes.run_world import world_from_state
 from tools.catalog import default_registry
 

@@ -11,7 +11,7 @@ from benchmark.gold import UNDERSPECIFIED_FACTS
 from benchmark.instructions import INJECTIONS, write_instruction
 from benchmark.layouts import LAYOUTS
 from benchmark.tasks import UNDERSPECIFIED_KINDS, build_task
-from models.rules_parser import stated_constraints
+from language.stated import stated_constraints
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
 

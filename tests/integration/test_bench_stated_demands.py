@@ -15,7 +15,8 @@ from benchmark.instructions import write_instruction
 from benchmark.layouts import LAYOUTS
 from benchmark.tasks import STATED_UNSAT_KINDS, ScenarioError, Task, build_task
 from ir.fidelity import CONTRADICTORY
-from models.rules_parser import parse_instruction, stated_constraints
+from language.stated import stated_constraints
+from models.rules_parser import parse_instruction
 from tools.world import World
 
 SEEDS = range(400)

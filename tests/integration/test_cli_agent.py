@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from tests.support.cli import DOWNTOWN, run_cli, run_json
-from tests.support.graph_fixtures import NFZ_FORGOTTEN_IR, SEED_INSTRUCTION, answer
+from tests.support.graph_fixtures import answer
+from tests.support.ir_fixtures import NFZ_FORGOTTEN_IR, SEED_INSTRUCTION
 from tests.support.openai_stub_server import OpenAIStubServer, StubReply
 
 

@@ -8,7 +8,7 @@ import os
 import subprocess
 import sys
 
-from tests.support.graph_fixtures import SEED_INSTRUCTION
+from tests.support.ir_fixtures import SEED_INSTRUCTION
 from tests.support.paths import DOWNTOWN, ROOT
 
 

@@ -6,7 +6,8 @@ import io
 import json
 
 from tests.support.cli import DOWNTOWN, run_cli
-from tests.support.graph_fixtures import GOOD_IR, NFZ_FORGOTTEN_IR, SEED_INSTRUCTION, answer
+from tests.support.graph_fixtures import answer
+from tests.support.ir_fixtures import GOOD_IR, NFZ_FORGOTTEN_IR, SEED_INSTRUCTION
 from tests.support.openai_stub_server import OpenAIStubServer
 
 

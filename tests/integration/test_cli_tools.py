@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.cli import DOWNTOWN, run_cli, run_json
-from tests.support.graph_fixtures import GOOD_IR
+from tests.support.ir_fixtures import GOOD_IR
 
 
 @pytest.fixture()

@@ -9,7 +9,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from graph.builder import enabled_nodes, parse_without
 from graph.context import ABLATABLE
-from tests.support.graph_fixtures import GOOD_IR, answer, ran_nodes, run_seed, scripted_context
+from tests.support.graph_fixtures import answer, ran_nodes, run_seed, scripted_context
+from tests.support.ir_fixtures import GOOD_IR
 from tests.support.openai_stub_server import OpenAIStubServer
 
 

@@ -8,7 +8,8 @@ import pytest
 from graph.builder import build_graph
 from graph.history import trace
 from graph.runner import run_task
-from tests.support.graph_fixtures import GOOD_IR, answer, ir_with, ran_nodes, scripted_context
+from tests.support.graph_fixtures import answer, ran_nodes, scripted_context
+from tests.support.ir_fixtures import GOOD_IR, ir_with
 from tests.support.openai_stub_server import OpenAIStubServer
 
 ROUTE = "Send a drone with the defibrillator (1 kg) from hospital_A to accident_site_3 within 10 minutes"

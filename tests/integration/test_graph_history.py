@@ -5,15 +5,8 @@ Each test runs once per checkpointer (in-memory and SQLite file; the `checkpoint
 from __future__ import annotations
 
 from graph.history import checkpoints, fork, replay, trace
-from tests.support.graph_fixtures import (
-    GOOD_IR,
-    HALLUCINATED_IR,
-    NFZ_FORGOTTEN_IR,
-    answer,
-    ran_nodes,
-    run_seed,
-    scripted_context,
-)
+from tests.support.graph_fixtures import answer, ran_nodes, run_seed, scripted_context
+from tests.support.ir_fixtures import GOOD_IR, HALLUCINATED_IR, NFZ_FORGOTTEN_IR
 from tests.support.openai_stub_server import OpenAIStubServer
 
 

@@ -14,7 +14,8 @@ from graph.runner import run_task
 from memory.access import open_memory
 from memory.cases import RepairCase
 from memory.store import SafetyMemory
-from tests.support.graph_fixtures import NFZ_FORGOTTEN_IR, SEED_INSTRUCTION, answer, scripted_context
+from tests.support.graph_fixtures import answer, scripted_context
+from tests.support.ir_fixtures import NFZ_FORGOTTEN_IR, SEED_INSTRUCTION
 from tests.support.openai_stub_server import OpenAIStubServer, StubReply
 from tests.support.paths import DOWNTOWN
 

@@ -9,15 +9,8 @@ from __future__ import annotations
 import pytest
 
 from graph.history import trace
-from tests.support.graph_fixtures import (
-    GOOD_IR,
-    HALLUCINATED_IR,
-    NFZ_FORGOTTEN_IR,
-    answer,
-    ran_nodes,
-    run_seed,
-    scripted_context,
-)
+from tests.support.graph_fixtures import answer, ran_nodes, run_seed, scripted_context
+from tests.support.ir_fixtures import GOOD_IR, HALLUCINATED_IR, NFZ_FORGOTTEN_IR
 from tests.support.openai_stub_server import OpenAIStubServer, StubReply
 
 

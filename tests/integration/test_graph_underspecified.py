@@ -7,7 +7,8 @@ from graph.builder import build_graph
 from graph.context import Context
 from graph.history import trace
 from graph.runner import run_task
-from tests.support.graph_fixtures import GOOD_IR, SEED_INSTRUCTION, answer, ir_with, ran_nodes, scripted_context
+from tests.support.graph_fixtures import answer, ran_nodes, scripted_context
+from tests.support.ir_fixtures import GOOD_IR, SEED_INSTRUCTION, ir_with
 from tests.support.openai_stub_server import OpenAIStubServer
 from tests.support.underspecified import underspecified_requests
 

@@ -10,7 +10,7 @@ import anyio
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from tests.support.graph_fixtures import GOOD_IR
+from tests.support.ir_fixtures import GOOD_IR
 from tests.support.paths import DOWNTOWN, ROOT
 from tools.catalog import default_registry
 from tools.contract import ToolResult

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from ir.fidelity import StatedConstraints, fidelity_findings, ground_mentions
-from models.rules_parser import stated_constraints
+from ir.fidelity import StatedConstraints, fidelity_findings
+from language.grounding import ground_mentions
+from language.stated import stated_constraints
 from tools.world import World
 
 

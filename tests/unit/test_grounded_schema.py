@@ -16,9 +16,10 @@ from llama_cpp.llama_grammar import json_schema_to_gbnf
 
 from graph.context import Context
 from ir.validation import validate_ir
+from language.stated import stated_constraints
 from models.base import GenerationRequest, GenerationResult, IRGenerator, RepairFeedback
 from models.grounded_schema import WorldIds, grounded_answer_schema, ltl_pattern
-from models.rules_parser import RuleBasedGenerator, stated_constraints
+from models.rules_parser import RuleBasedGenerator
 from models.slots import compile_slots, deadline_seconds, slots_of_ir, slots_schema, zones_to_keep
 from nodes import generate_ir as generate_ir_node
 from tests.support.paths import EXAMPLES

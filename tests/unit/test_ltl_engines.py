@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from ir.validation import validate_ir
-from tests.support.graph_fixtures import GOOD_IR
+from tests.support.ir_fixtures import GOOD_IR
 from tools import ltl
 from tools.catalog import default_registry
 

@@ -16,7 +16,7 @@ from nodes.repair import repair
 from nodes.simulate import simulate
 from nodes.validate import validate
 from nodes.verify import verify
-from tests.support.graph_fixtures import GOOD_IR, HALLUCINATED_IR, NFZ_FORGOTTEN_IR, SEED_INSTRUCTION, ir_with
+from tests.support.ir_fixtures import GOOD_IR, HALLUCINATED_IR, NFZ_FORGOTTEN_IR, SEED_INSTRUCTION, ir_with
 from tests.support.paths import DOWNTOWN
 from tests.support.runtime import fake_runtime
 

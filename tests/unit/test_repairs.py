@@ -14,10 +14,11 @@ from ir.failure import failure_record
 from ir.fidelity import StatedConstraints
 from ir.model import LowAltitudeIR
 from ir.repairs import RepairCandidate, addressable, apply_candidate, carried_by, derive_candidates, tried_repairs
+from language.defaults import handoff_hub
 from models.base import GenerationRequest, RepairFeedback
 from models.repair_choice import choice_schema, read_choice, repaired_answer
-from models.rules_parser import RuleBasedGenerator, handoff_hub
-from tests.support.graph_fixtures import GOOD_IR, NFZ_FORGOTTEN_IR
+from models.rules_parser import RuleBasedGenerator
+from tests.support.ir_fixtures import GOOD_IR, NFZ_FORGOTTEN_IR
 
 NOTHING_STATED = StatedConstraints()
 

@@ -7,8 +7,9 @@ import importlib
 import pytest
 
 from ir.model import LLMAnswer
+from language.quantities import parse_deadline
 from models import GenerationRequest, RepairFeedback
-from models.rules_parser import RULES_VERSION, RuleBasedGenerator, parse_deadline
+from models.rules_parser import RULES_VERSION, RuleBasedGenerator
 from tools.world import parse_world
 
 SEED_INSTRUCTION = (

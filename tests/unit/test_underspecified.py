@@ -8,7 +8,8 @@ import pytest
 from ir.fidelity import MISSING, StatedConstraints
 from ir.model import Intent
 from ir.provenance import unsourced_findings
-from models.rules_parser import documented_defaults, stated_constraints
+from language.defaults import documented_defaults
+from language.stated import stated_constraints
 from tests.support.underspecified import underspecified_requests
 from tools.world import World
 

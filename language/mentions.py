@@ -1,0 +1,319 @@
+"""Mentions with fuzzy matching: ids (also written "UAV 3"), descriptive names, kind words ("the hospital") and zone
+words ("the no-fly zone"), each with the role its cue words give it (origin, destination, via, avoid, handoff)."""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+
+from rapidfuzz import fuzz
+
+from language.grounding import HANDOFF_AFTER, after_role, short_name
+from tools.world import World
+
+NAME_MATCH_MIN_SCORE = 92.0
+
+
+# Shorter names, and names with a number, must appear verbatim (fuzzy 'west depot' ~ 'east depot' scores 90,
+# 'no. 2 charging pad' ~ 'no. 3 charging pad' 94).
+SHORT_NAME_CHARS = 15
+
+
+CUE_WINDOW_CHARS = 40
+
+
+# Cues for where the flight ends ("..., then land at Y", "finishing at Y", "最后降落在Y"): the places named to
+# visit before such an end are stops on the way, whatever cue they had ("inspect A and B ... finishing at Y").
+_TERMINAL_CUE = (
+    r"\bland(?:s|ing)? (?:at|on)\b|\bend(?:s|ing)? (?:up )?at\b|\bfinish\w* (?:at|in)\b|\barriv\w* at\b|"
+    r"终点|降落|最后|结束后"
+)
+
+
+# Role cues: the last cue between the previous mention and a mention decides its role.
+_ROLE_CUES: tuple[tuple[str, str], ...] = (
+    (
+        "avoid",
+        r"away from|avoid\w*|stay (?:out|clear) of|keep (?:out|clear) of|clear of|bypass\w*|"
+        r"\bnot (?:enter|cross|fly over)|outside|\bignore\b|\bdisregard\b|"
+        r"远离|避开|避让|绕开|绕过|不要?进入|不得进入|不经过|忽略|无视",
+    ),
+    (
+        "origin",
+        r"\bfrom\b|\bout of\b|\bleaving\b|\bdepart\w*(?: from)?|\bstart\w* (?:at|from)\b|\bpick\w* up (?:at|from)\b|从|自",
+    ),
+    (
+        "destination",
+        r"\bto\b|\btowards?\b|\breach\b|\bover\b|\baround\b|\bdestination\b|->|→|"
+        r"\binspect\w*|\bpatrol\w*|\bmonitor\w*|\bsurvey\w*|\bneed(?:s|ed)?\b(?:[^.;]|\.\d){0,40}?\bat\b|"
+        r"\bdrop\w*(?: it| them)?(?: off)? at\b|"
+        r"到|至|去|往|前往|飞往|抵达|终点|降落|巡检|巡逻|监控|" + _TERMINAL_CUE,
+    ),
+    ("via", r"\bvia\b|\bthrough\b|\bpassing(?: by)?\b|\bby way of\b|经过|途经|经由"),
+    ("handoff", r"hand[\s-]?off (?:at|to)|\btransfer (?:at|to)\b|交接|转运|换乘"),
+)
+
+
+_CONTINUATION = re.compile(r"^[\s,、]*(?:and|or|&|和|与|及|以及)?[\s,、]*(?:the\s+)?$")
+
+
+_KIND_WORDS: dict[str, str] = {
+    "hospital": r"\bhospitals?\b|医院",
+    "school": r"\bschools?\b|学校|小学|中学",
+    "accident_site": r"\baccident(?: site| scene)?\b|\bcrash site\b|事故(?:现场|地点)?",
+    "depot": r"\bdepots?\b|\bhangar\b|机库|无人机站|无人机基地|配送中心",
+    "charging_pad": r"\bcharging (?:pad|station)s?\b|\bchargers?\b|充电坪|充电桩|充电站|充电点",
+    "metro_station": r"\bmetro(?: station)?\b|\bsubway(?: station)?\b|地铁站",
+    "police": r"\bpolice(?: station)?\b|警察局|派出所|公安局",
+    "fire_station": r"\bfire station\b|消防站",
+    "vertiport": r"\bvertiports?\b|起降场",
+    "warehouse": r"\bwarehouses?\b|仓库",
+    "park": r"\bparks?\b|公园",
+    "residential": r"\bresidential\b|小区|居民区",
+    "office": r"\boffices?\b|办公楼|写字楼",
+    "inspection_site": r"\binspection site\b|巡检点",
+}
+
+
+_NFZ_WORDS = re.compile(
+    r"no[\s-]?fly(?:[\s-]+(?:zones?|areas?))?|\bnfzs?\b|restricted (?:airspace|areas?|zones?)|禁飞区?|管制区|限飞区"
+)
+
+
+_SENSITIVE_WORDS = re.compile(r"sensitive (?:zones?|areas?)|敏感区")
+
+
+_TEMPORARY_WORDS = re.compile(r"temporar\w*|\btemp\b|临时")
+
+
+_PERMANENT_WORDS = re.compile(r"permanent\w*|government|\bgov\b|永久|政府")
+
+
+_QUALIFIER_TRANSLATIONS = {
+    "北": "north",
+    "南": "south",
+    "东": "east",
+    "西": "west",
+    "儿童": "children's",
+    "中心": "central",
+}
+
+
+_STOPWORDS = frozenset({"the", "a", "an", "on", "of", "at", "in", "side", "no.", "and"})
+
+
+@dataclass
+class Mention:
+    """A reference in the request: resolved when `ids` has one element, ambiguous with more."""
+
+    kind: str  # "entity" | "zone" | "uav"
+    ids: tuple[str, ...]
+    start: int
+    end: int
+    role: str | None = None
+
+
+def id_pattern(identifier: str) -> re.Pattern[str]:
+    """'uav_03' also matches 'UAV 3' / 'uav-03'; 'hospital_A' also matches 'hospital A'."""
+    pieces = [rf"0*{int(p)}" if p.isdigit() else re.escape(p) for p in re.split(r"[_\-\s]+", identifier.lower()) if p]
+    return re.compile(r"(?<![a-z0-9])" + r"[\s_\-]*".join(pieces) + r"(?![a-z0-9])")
+
+
+def _kind_of(world: World, identifier: str) -> str:
+    if identifier in world.uav_index:
+        return "uav"
+    return "zone" if identifier in world.zone_index else "entity"
+
+
+def _free(span: tuple[int, int], taken: list[tuple[int, int]]) -> bool:
+    return all(span[1] <= a or span[0] >= b for a, b in taken)
+
+
+def _id_mentions(text: str, world: World) -> list[Mention]:
+    identifiers = [*world.entity_index, *world.zone_index, *world.uav_index]
+    hits = [
+        (m.start(), m.end(), identifier) for identifier in identifiers for m in id_pattern(identifier).finditer(text)
+    ]
+    mentions: list[Mention] = []
+    for start, end, identifier in sorted(hits, key=lambda h: (h[0], h[0] - h[1])):
+        if _free((start, end), [(m.start, m.end) for m in mentions]):
+            mentions.append(Mention(_kind_of(world, identifier), (identifier,), start, end))
+    return mentions
+
+
+def _name_variants(name: str) -> list[str]:
+    name = name.replace("\u2019", "'").strip()
+    variants = (name, name.split(",")[0], short_name(name))
+    return [v for v in dict.fromkeys(re.sub(r"^the\s+", "", v.strip().lower()) for v in variants) if v]
+
+
+def _name_span(variant: str, text: str, *, verbatim: bool) -> tuple[int, int] | None:
+    """Where a name variant stands in the text: verbatim, or (short names and numbered ones never) by a fuzzy match
+    that starts and ends on word edges ('rum building' inside 'Forum building' is not 'UPM building')."""
+    if verbatim:
+        start = text.find(variant)
+        return (start, start + len(variant)) if start >= 0 else None
+    if len(variant) < SHORT_NAME_CHARS or any(ch.isdigit() for ch in variant):
+        return None
+    hit = fuzz.partial_ratio_alignment(variant, text, score_cutoff=NAME_MATCH_MIN_SCORE)
+    if hit is None:
+        return None
+    on_edges = (
+        not text[hit.dest_start - 1 : hit.dest_start].isalnum() and not text[hit.dest_end : hit.dest_end + 1].isalnum()
+    )
+    return (hit.dest_start, hit.dest_end) if on_edges else None
+
+
+def _name_mentions(text: str, world: World, taken: list[tuple[int, int]]) -> list[Mention]:
+    # Entities by each of their names (a Chinese request names them by their Chinese name), zones by theirs; a
+    # variant two of them share ("the maternity hospital" for two) is left to the kind words and their qualifiers.
+    # Verbatim matches first, for every name, so a fuzzy match never takes another place's exact name.
+    names = [(e.id, name, "entity") for e in world.entities for name in (e.name, *e.names.values()) if name]
+    names += [(z.id, z.name, "zone") for z in world.sensitive_zones]
+    named = [(identifier, _name_variants(name), kind) for identifier, name, kind in names]
+    owners: dict[str, set[str]] = defaultdict(set)
+    for identifier, variants, _ in named:
+        for variant in variants:
+            owners[variant].add(identifier)
+    mentions: list[Mention] = []
+    for verbatim in (True, False):
+        for identifier, variants, kind in named:
+            if any(m.ids == (identifier,) for m in mentions):
+                continue
+            for variant in (v for v in variants if len(owners[v]) == 1):
+                span = _name_span(variant, text, verbatim=verbatim) if len(variant) <= len(text) else None
+                if span and _free(span, taken):
+                    mentions.append(Mention(kind, (identifier,), *span))
+                    taken.append(span)
+                    break
+    return mentions
+
+
+def _qualifier_tokens(window: str) -> set[str]:
+    tokens = set(re.findall(r"[a-z][a-z']+", window)) - _STOPWORDS
+    tokens |= {english for chinese, english in _QUALIFIER_TRANSLATIONS.items() if chinese in window}
+    return tokens
+
+
+def _disambiguate(candidates: list[str], names: dict[str, str], window: str, kind_word: str) -> tuple[str, ...]:
+    """Keep the candidates whose names share most qualifier words ('north', 'children's') with the request."""
+    qualifiers = _qualifier_tokens(window) - {kind_word, kind_word + "s"}
+    scores = {c: len(qualifiers & _qualifier_tokens(names[c].lower())) for c in candidates}
+    best = max(scores.values(), default=0)
+    if best == 0:
+        return tuple(candidates)
+    return tuple(c for c in candidates if scores[c] == best)
+
+
+def _kind_mentions(text: str, world: World, taken: list[tuple[int, int]]) -> list[Mention]:
+    """'the hospital' -> the hospital entities; a kind only sensitive zones have ('the school') -> those zones."""
+    names = {e.id: e.name for e in world.entities}
+    mentions: list[Mention] = []
+    for kind, pattern in _KIND_WORDS.items():
+        candidates = [e.id for e in world.entities if e.kind.value == kind]
+        zones = tuple(z.id for z in world.sensitive_zones if z.kind == kind)
+        for match in re.finditer(pattern, text):
+            span = (match.start(), match.end())
+            if not _free(span, taken) or not (candidates or zones):
+                continue
+            if candidates:
+                window = text[max(0, span[0] - 30) : span[1] + 30]
+                ids = _disambiguate(candidates, names, window, match.group(0).split()[0])
+                mentions.append(Mention("entity", ids, *span))
+            else:
+                mentions.append(Mention("zone", zones, *span, role="avoid"))
+            taken.append(span)
+    return mentions
+
+
+def _zone_word_mentions(text: str, world: World, taken: list[tuple[int, int]]) -> list[Mention]:
+    mentions: list[Mention] = []
+    for match in _NFZ_WORDS.finditer(text):
+        span = (match.start(), match.end())
+        if not _free(span, taken) or not world.no_fly_zones:
+            continue
+        qualifier = text[max(0, span[0] - 25) : span[0]]
+        zones = list(world.no_fly_zones)
+        if _TEMPORARY_WORDS.search(qualifier):
+            zones = [z for z in zones if z.temporary] or zones
+        elif _PERMANENT_WORDS.search(qualifier):
+            zones = [z for z in zones if not z.temporary] or zones
+        mentions.append(Mention("zone", tuple(z.id for z in zones), *span, role="avoid"))
+        taken.append(span)
+    for match in _SENSITIVE_WORDS.finditer(text):
+        span = (match.start(), match.end())
+        if _free(span, taken) and world.sensitive_zones:
+            mentions.append(Mention("zone", tuple(z.id for z in world.sensitive_zones), *span, role="avoid"))
+            taken.append(span)
+    return mentions
+
+
+def _role_before(text: str, start: int, window_start: int) -> str | None:
+    """The role of the last cue in text[window_start:start] (longest cue wins a tie: 'away from' over 'from')."""
+    window = text[max(window_start, start - CUE_WINDOW_CHARS) : start]
+    best: tuple[int, int, str] | None = None
+    for role, pattern in _ROLE_CUES:
+        for match in re.finditer(pattern, window):
+            key = (match.end(), match.end() - match.start(), role)
+            if best is None or key[:2] > best[:2]:
+                best = key
+    return best[2] if best else None
+
+
+def _assign_roles(text: str, mentions: list[Mention]) -> None:
+    previous: Mention | None = None
+    for mention in mentions:
+        window_start = previous.end if previous else 0
+        # A cue right after the place outranks one before it ("请到X取货": X is where the cargo is picked up).
+        after: set[str] = set()
+        if mention.kind == "entity":  # "fly to X and hand over to a courier", "请飞到X,在那里交给地面配送员"
+            after = {"handoff"} if HANDOFF_AFTER.match(text, mention.end) else after_role(text, mention.end)
+        cue_role = next(iter(after)) if len(after) == 1 else _role_before(text, mention.start, window_start)
+        if mention.role is None:
+            if cue_role is not None:
+                mention.role = cue_role
+            elif previous is not None and _CONTINUATION.match(text[previous.end : mention.start]):
+                mention.role = previous.role
+        previous = mention
+
+
+def _stops_before_the_end(text: str, mentions: list[Mention]) -> None:
+    """Places to visit named before a cue for where the flight ends become stops on the way, in the order named.
+    Without a cued origin the first uncued place stays the origin ("take it at X, then land at Y")."""
+    places = [m for m in mentions if m.kind == "entity"]
+    ends = [
+        i
+        for i, m in enumerate(places)
+        if m.role == "destination"
+        and re.search(_TERMINAL_CUE, text[max(places[i - 1].end if i else 0, m.start - CUE_WINDOW_CHARS) : m.start])
+    ]
+    before = places[: ends[-1]] if ends else []
+    if not any(m.role == "origin" for m in places):
+        before = before[1:] if before and before[0].role is None else before
+    for place in before:
+        if place.role in (None, "destination"):
+            place.role = "via"
+
+
+def find_mentions(text: str, world: World) -> list[Mention]:
+    """Ids first, then descriptive names, then zone words and kind words; each span is claimed once."""
+    mentions = _id_mentions(text, world)
+    taken = [(m.start, m.end) for m in mentions]
+    mentions += _name_mentions(text, world, taken)
+    mentions += _zone_word_mentions(text, world, taken)
+    mentions += _kind_mentions(text, world, taken)
+    mentions.sort(key=lambda m: m.start)
+    _assign_roles(text, mentions)
+    _stops_before_the_end(text, mentions)
+    for mention in mentions:
+        if mention.kind == "zone":
+            mention.role = "avoid"
+    return mentions
+
+
+def blank_mentions(text: str, mentions: list[Mention]) -> str:
+    chars = list(text)
+    for m in mentions:
+        chars[m.start : m.end] = " " * (m.end - m.start)
+    return "".join(chars)

@@ -1,0 +1,169 @@
+"""What a request states, apart from any model: the binding reading the gates hold every plan to (places, pinned
+UAVs, deadline, altitude band, return leg, corridors only) and the facts it leaves out that no plan can do without;
+its intent and priority."""
+
+from __future__ import annotations
+
+import re
+
+from ir.fidelity import StatedConstraints
+from ir.model import Intent, Priority
+from language.defaults import BASE_KINDS, CARGO_INTENTS, HANDOFF_ALLOWED
+from language.grounding import entered_and_kept_out, ground_mentions
+from language.mentions import Mention, blank_mentions, find_mentions
+from language.quantities import parse_deadline, parse_payload, parse_reserve, stated_band_and_separation
+from tools.world import World
+
+_EMERGENCY_CUES = (
+    r"emergenc\w*|defibrillator|\baed\b|first[\s-]aid|ambulance|rescue|injur\w*|casualt\w*|life[\s-]saving|"
+    r"\bblood\b|急救|紧急|除颤|救援|伤员|血液|血浆"
+)
+
+
+_INTENT_CUES: dict[Intent, str] = {
+    Intent.return_: r"\breturn\w*|\bgo back\b|\bfly back\b|\bcome back\b|返航|返回|回到",
+    Intent.charge: r"\b(?:re)?charg\w*|充电",
+    Intent.patrol: r"\bpatrol\w*|巡逻|巡查",
+    Intent.inspection: r"\binspect\w*|\bsurvey\w*|巡检|检查|勘察",
+    Intent.monitoring: r"\bmonitor\w*|\bsurveil\w*|\bwatch\b|\bobserve\b|监控|监视|监测",
+    Intent.delivery: (
+        r"\bdeliver\w*|\bcarry\b|\btransport\w*|\bbring\b|\bdrop[\s-]off\b|\bship\b|配送|运送|递送|送达|送往|送到|送"
+    ),
+}
+
+
+_PRIORITY_CUES: tuple[tuple[Priority, str], ...] = (
+    (Priority.low, r"not urgent|no rush|low[\s-]priority|whenever|不急|不紧急|低优先级"),
+    (Priority.critical, r"\bcritical\b|life[\s-](?:threatening|critical)|cardiac|危急|生命|最高优先级|特急"),
+    (
+        Priority.high,
+        r"\burgent\w*|emergenc\w*|\basap\b|as soon as possible|immediately|high[\s-]priority|"
+        r"紧急|急救|尽快|加急|立即|马上|高优先级",
+    ),
+)
+
+
+INJECTION_CUES = (
+    r"\bignore\b|\bdisregard\b|\boverride\b|\bskip\b.{0,20}(?:check|verif|rule)|no need to (?:avoid|verify|check)|"
+    r"忽略|无视|不用(?:管|避让|验证)|跳过"
+)
+
+
+RETURN_LEG = re.compile(
+    r"\band back\b|\bround[ -]trip\b|\b(?:come|fly|head|return) back\b|\breturn (?:it |the drone )?to (?:base|the start)"
+    r"|往返|再返回|并返回|然后返回|飞回"
+)
+
+
+_CORRIDORS_ONLY = re.compile(r"\bonly (?:inside|in|within|along) (?:the )?(?:drone )?corridors?\b|只能在.{0,8}走廊")
+
+
+_TIME_UNIT = re.compile(r"\b(?:minutes?|mins?|seconds?|secs?|hours?|hrs?)\b|分钟|秒|小时|刻钟")
+
+
+_ANCHOR_WORD = r"(?:before|by|until|till|no later than|after|once|when|as soon as)"
+
+
+_EVENT = (
+    r"(?:meeting|shift|surgery|operation|game|match|event|ceremony|service|class|lunch|dinner|breakfast|noon|midday|"
+    r"midnight|dawn|dusk|sunset|sunrise|nightfall|dark|tonight|tomorrow|morning|afternoon|evening|weekend|end of|"
+    r"close of business|usual time|closing|opening|then|later)"
+)
+
+
+_CLAUSE = (
+    r"(?:(?:they|he|she|we|you|it|i)(?:'re|'s| are| is)?\s+\w+|(?:the|their|his|her|our)\s+\w+\s+(?:opens|closes|"
+    r"starts|ends|begins|finishes|arrives|leaves|lands|is ready|are ready|gets there|calls))"
+)
+
+
+# A time the request ties to something the agent has no clock for ("before the meeting", "by noon", "after they
+# call", "tomorrow", "会议前"): a deadline that cannot be placed, unlike a duration from now ("within 20 minutes").
+_UNANCHORED_TIME = re.compile(
+    rf"\b{_ANCHOR_WORD}\s+(?:(?:the|their|his|her|our|this)\s+)?{_EVENT}\b|\b{_ANCHOR_WORD}\s+{_CLAUSE}\b"
+    r"|\b(?:by the time|in time for)\b|\b(?:tomorrow|tonight|this (?:morning|afternoon|evening)|next week)\b"
+    r"|\b(?:at|by|before|after|until)\s+\d{1,2}(?::\d{2})?\s*(?:am|pm|a\.m\.|p\.m\.|o'clock)"
+    r"|\b(?:same time as|the usual time|like last time|as (?:we did )?yesterday)\b"
+    r"|(?:会议|开会|手术|下班|上班|交班|天黑|中午|午饭|晚饭|早饭|比赛|傍晚)(?:开始|结束)?(?:之前|以前|前|之后|以后)"
+    r"|明天|今晚|后天|下周|到时候|那时候?|老时间|跟昨天一样|和上次一样|照旧"
+)
+
+
+# A UAV id is pinned when the request asks for it ("use uav_03", "send uav_03", "用uav_03"), not when it is merely
+# mentioned ("uav_03 is in maintenance").
+_PIN_CUE = r"(?:use|using|send|dispatch|assign|take|with|by|用|派|让|安排|指定)\W{0,3}(?:the\s+)?(?:drone\s+|uav\s+)?"
+
+
+def stated_constraints(text: str, world: World) -> StatedConstraints:
+    """What the request states (places, pinned UAVs, deadline, altitude band, return leg, corridors only) and what it
+    leaves out that no plan can do without: the fidelity gate's reading, apart from any model's."""
+    lowered = " ".join(text.split()).lower()
+    mentions = ground_mentions(world, text)
+    band = stated_band_and_separation(lowered)
+    pinned = [u for u in mentions.uavs if re.search(_PIN_CUE + re.escape(u.lower()) + r"(?![a-z0-9_-])", lowered)]
+    fuzzy = find_mentions(lowered.replace("\u2019", "'"), world)
+    found = [m.ids[0] for m in fuzzy if m.kind == "entity" and len(m.ids) == 1 and m.role != "avoid"]
+    referenced = list(dict.fromkeys([*mentions.places, *found]))
+    stated = StatedConstraints(
+        **mentions.model_dump(exclude={"uavs"}),
+        uavs=pinned,
+        deadline_sec=parse_deadline(lowered),
+        payload_kg=parse_payload(lowered),
+        battery_reserve_ratio=parse_reserve(lowered),
+        altitude_min_m=band.get("altitude_min_m"),
+        altitude_max_m=band.get("altitude_max_m"),
+        return_leg=bool(RETURN_LEG.search(lowered)),
+        corridors_only=bool(_CORRIDORS_ONLY.search(lowered)),
+        handoff=bool(HANDOFF_ALLOWED.search(lowered)),
+        referenced=referenced,
+        enter_and_keep_out=entered_and_kept_out(world, text),
+    )
+    stated.unread_duration = stated.deadline_sec is None and bool(_TIME_UNIT.search(lowered))
+    stated.intent = intent = parse_intent(blank_mentions(lowered, fuzzy))
+    origins = set(mentions.origins) | {m.ids[0] for m in fuzzy if m.role == "origin" and len(m.ids) == 1}
+    stated.missing = _missing_facts(stated, intent, mentions.uavs, fuzzy, origins) + [
+        f"deadline: '{m.group(0)}' is no time the agent can place; give it as a duration (within 20 minutes)"
+        for m in _UNANCHORED_TIME.finditer(lowered)
+    ]
+    return stated
+
+
+def _missing_facts(
+    stated: StatedConstraints, intent: Intent, uavs: list[str], fuzzy: list[Mention], origins: set[str]
+) -> list[str]:
+    """The places a request of this intent cannot do without and does not give. A return or charge needs only its
+    UAV; a site visit, the site; cargo, where it is picked up and where it goes. Where a reference that fits several
+    places may be the missing one, the question names them (ground_mentions' bare kinds are asked about already)."""
+    if stated.unresolved:
+        return []
+    places = stated.referenced
+    if intent in BASE_KINDS:
+        return [] if uavs or places else ["uav: the request names no UAV to bring in"]
+    if places and (intent not in CARGO_INTENTS or len(places) > 1):
+        return []
+    several = [m.ids for m in fuzzy if m.kind == "entity" and len(m.ids) > 1 and m.role != "avoid"]
+    if several:
+        return [f"place: which one is meant, {' or '.join(ids)}?" for ids in several]
+    if not places:
+        return ["destination: the request names no place to fly to"]
+    place = places[0]
+    if place in origins:
+        return [f"destination: the request names {place} to pick the cargo up at, and no place to take it to"]
+    if place in stated.destinations:
+        return [f"origin: the request names {place} to take the cargo to, and no place to pick it up at"]
+    return [f"origin and destination: the request names only {place}; cargo needs where it is and where it goes"]
+
+
+def parse_intent(text: str) -> Intent:
+    positions = {intent: m.start() for intent, pattern in _INTENT_CUES.items() if (m := re.search(pattern, text))}
+    base = min(positions, key=positions.__getitem__) if positions else Intent.delivery
+    if base is Intent.delivery and re.search(_EMERGENCY_CUES, text):
+        return Intent.emergency
+    return base
+
+
+def parse_priority(text: str, intent: Intent) -> Priority:
+    for priority, pattern in _PRIORITY_CUES:
+        if re.search(pattern, text):
+            return priority
+    return Priority.high if intent is Intent.emergency else Priority.normal
