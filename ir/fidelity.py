@@ -24,8 +24,11 @@ from ir.finding import Finding
 from ir.model import Intent
 from tools.world import UAVStatus, World
 
+# A stated cruise altitude ("at 60 m") holds a route to within this: half a planning layer, so a layer always fits.
+STATED_ALTITUDE_TOLERANCE_M = 10.0
 CONTRADICTORY = "stated_constraints_contradictory"
 UNRESOLVED = "unresolved_reference"  # a bare kind the world has several of: ask which one
+UNACCOUNTED = "unaccounted_span"  # a stated quantity or UAV no reading maps to a field: ask what it means
 MISSING = "missing_information"  # a fact no plan can do without that the request does not give: ask for it
 
 
@@ -53,6 +56,18 @@ class StatedConstraints(Mentions):
     battery_reserve_ratio: float | None = Field(default=None, description="battery share to keep on arrival")
     altitude_min_m: float | None = Field(default=None, description="fly no lower than this")
     altitude_max_m: float | None = Field(default=None, description="fly no higher than this")
+    cruise_altitude_m: float | None = Field(default=None, description="fly at this altitude ('at 60 m')")
+    min_separation_m: float | None = Field(default=None, description="keep at least this far from obstacles")
+    excluded_uavs: list[str] = Field(default_factory=list, description="UAVs the request asks not to use")
+    spans: dict[str, str] = Field(
+        default_factory=dict,
+        description="each quantity field and the request's words for it ('cruise_altitude_m': "
+        "'400 metres'), for reasons that quote the request",
+    )
+    unaccounted: list[str] = Field(
+        default_factory=list,
+        description="salient spans (a quantity with a unit, a UAV) no field holds, each quoted with why",
+    )
     return_leg: bool = Field(default=False, description="the request asks the UAV to come back")
     corridors_only: bool = Field(default=False, description="the request allows flight only inside drone corridors")
     handoff: bool = Field(default=False, description="the request allows a hand-off to ground transport")
@@ -83,12 +98,17 @@ class StatedConstraints(Mentions):
         if low is not None and low >= ceiling_m:
             message = f"the request asks to fly above {low:g} m, at or over the airspace ceiling {ceiling_m:g} m"
             found.append((CONTRADICTORY, message))
+        cruise = self.cruise_altitude_m
+        if cruise is not None and not 0 < cruise <= ceiling_m:
+            said = self.spans.get("cruise_altitude_m", f"{cruise:g} m")
+            found.append((CONTRADICTORY, f"'{said}' is outside the airspace: its ceiling is {ceiling_m:g} m"))
         if self.deadline_sec is not None and self.deadline_sec <= 0:
             found.append((CONTRADICTORY, "the request's deadline is not in the future"))
         found += [
             (CONTRADICTORY, f"the request asks to enter {ref} and never to enter it") for ref in self.enter_and_keep_out
         ]
         found += [(UNRESOLVED, f"which one is meant by {ref}?") for ref in self.unresolved]
+        found += [(UNACCOUNTED, span) for span in self.unaccounted]
         return found + [(MISSING, fact) for fact in self.missing]
 
 
@@ -116,7 +136,10 @@ def fidelity_findings(
     if stated.uavs and uav not in stated.uavs:
         message = f"the request pins {', '.join(stated.uavs)}, the plan flies {uav}"
         findings.append(Finding("pinned_uav_replaced", "uav_id", uav, message, allowed=list(stated.uavs)))
-    findings += _payload(world, stated, uav, ir)
+    if uav in stated.excluded_uavs:
+        message = f"the request asks not to use {uav}, the plan flies it"
+        findings.append(Finding("excluded_uav_flown", "uav_id", uav, message))
+    findings += _payload(world, stated, uav, ir) + _separation(stated, ir)
     waypoints = [list(map(float, wp)) for wp in candidate.get("waypoints") or []]
     if not waypoints:
         return findings
@@ -209,9 +232,26 @@ def _payload(world: World, stated: StatedConstraints, uav: Any, ir: dict[str, An
     return findings
 
 
+def _separation(stated: StatedConstraints, ir: dict[str, Any] | None) -> list[Finding]:
+    """The plan was verified with at least the separation the request states."""
+    if stated.min_separation_m is None or ir is None:
+        return []
+    written = float(((ir.get("constraints") or {}).get("min_separation_m")) or 0.0)
+    if written >= stated.min_separation_m - 1e-9:
+        return []
+    message = f"the request states {stated.min_separation_m:g} m of separation; the plan was checked for {written:g} m"
+    return [Finding("separation_relaxed", "constraints.min_separation_m", written, message, [stated.min_separation_m])]
+
+
 def _band_and_deadline(stated: StatedConstraints, waypoints: list[list[float]]) -> list[Finding]:
     findings = []
     altitudes = [wp[2] for wp in waypoints]
+    cruise = stated.cruise_altitude_m
+    if cruise is not None and any(abs(a - cruise) > STATED_ALTITUDE_TOLERANCE_M + 1e-6 for a in altitudes):
+        flown = ", ".join(f"{a:g}" for a in sorted(set(altitudes)))
+        said = stated.spans.get("cruise_altitude_m", f"{cruise:g} m")
+        message = f"'{said}' is not reflected in the plan: the route flies at {flown} m"
+        findings.append(Finding("altitude_not_as_stated", "waypoints", max(altitudes), message))
     if stated.altitude_max_m is not None and max(altitudes) > stated.altitude_max_m + 1e-6:
         findings.append(
             Finding(

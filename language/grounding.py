@@ -27,8 +27,17 @@ _AVOID_CUE = re.compile(
 )
 
 
+# Where the cargo waits: "it's (sitting) at X", "it is stored at X", "collect it at X", "pick it up from X".
+PICKUP_CUE = (
+    r"\bit(?:'s| is) (?:\w+ )?(?:at|in)|\b(?:is|are) (?:sitting|waiting|kept|stored|located|ready) (?:at|in)|"
+    r"\bcollect (?:it |them )?(?:at|from)|\bpick (?:it |them )?up (?:at|from)"
+)
+
+
 # Cues that fix a named place's role for certain when they stand right before it ("from X", "to X", "land at X").
-_ORIGIN_CUE = re.compile(r"(?:\bfrom|taking off from|take off from|\bstart(?:ing)? (?:at|from)|从)\W{0,3}(?:the\s+)?$")
+_ORIGIN_CUE = re.compile(
+    r"(?:\bfrom|taking off from|take off from|\bstart(?:ing)? (?:at|from)|从|" + PICKUP_CUE + r")\W{0,3}(?:the\s+)?$"
+)
 
 
 _DESTINATION_CUE = re.compile(
@@ -47,7 +56,10 @@ _VIA_CUE = re.compile(r"(?:\bvia|\bthrough|\bpassing(?: by)?|\bby way of|经过|
 # They outrank a cue before it: in "请到X取货" the 到 is "go to" the pickup, not the destination.
 AFTER_ROLE_CUES = (
     ("origin", re.compile(r"^\W{0,2}(?:取货|提货|起飞|出发|装货|装载|装上)")),
-    ("destination", re.compile(r"^\W{0,2}(?:需要|急需|发生)")),
+    (
+        "destination",
+        re.compile(r"^\W{0,2}(?:需要|急需|发生|(?:urgently |badly )?(?:needs?|requires?|is waiting for)\b)"),
+    ),
 )
 
 
@@ -83,7 +95,7 @@ _ZONE_NOUN = re.compile(r"\s+(?:grounds|campus|area|zone)$")
 _TO_NEXT_PLACE = re.compile(r"\s*(?:to|->|→|至)\s*(?:the\s+)?")
 
 
-AFTER_CUE_WINDOW = 6  # characters after a mention searched for a role cue
+AFTER_CUE_WINDOW = 24  # characters after a mention searched for a role cue ("X urgently needs")
 
 
 AVOID_CUE_WINDOW = 30  # characters before a mention searched for an avoid cue
@@ -111,8 +123,8 @@ def _phrases(world: World) -> list[tuple[str, str]]:
     owners: dict[str, set[str]] = defaultdict(set)
     for entity in world.entities:
         for name in filter(None, (entity.name, *entity.names.values())):
-            owners[_phrase(name)].add(entity.id)
-            owners[_phrase(short_name(name))].add(entity.id)
+            for variant in (name, short_name(name), name.split(",")[0]):  # "Central Hospital, south-west"
+                owners[_phrase(variant)].add(entity.id)
     pairs = [(ref.lower(), ref) for ref in world.entity_index]
     return pairs + [(phrase, next(iter(refs))) for phrase, refs in owners.items() if phrase and len(refs) == 1]
 

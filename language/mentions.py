@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from rapidfuzz import fuzz
 
-from language.grounding import HANDOFF_AFTER, after_role, short_name
+from language.grounding import HANDOFF_AFTER, PICKUP_CUE, after_role, short_name
 from tools.world import World
 
 NAME_MATCH_MIN_SCORE = 92.0
@@ -41,7 +41,8 @@ _ROLE_CUES: tuple[tuple[str, str], ...] = (
     ),
     (
         "origin",
-        r"\bfrom\b|\bout of\b|\bleaving\b|\bdepart\w*(?: from)?|\bstart\w* (?:at|from)\b|\bpick\w* up (?:at|from)\b|从|自",
+        r"\bfrom\b|\bout of\b|\bleaving\b|\bdepart\w*(?: from)?|\bstart\w* (?:at|from)\b|\bpick\w* up (?:at|from)\b|从|自|"
+        + PICKUP_CUE,
     ),
     (
         "destination",

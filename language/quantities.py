@@ -4,7 +4,13 @@
 from __future__ import annotations
 
 import re
+from typing import Literal
 
+import cn2an
+from pydantic import BaseModel, Field
+from text_to_num import alpha2digit
+
+from ir.fidelity import STATED_ALTITUDE_TOLERANCE_M
 from ir.model import OperationConstraints
 
 _DURATION_UNITS_SEC = {
@@ -23,15 +29,10 @@ _EN_DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*-?\s*(hours?|hrs?|h|minutes?|mins?
 
 
 # a bare 分 only counts before 内 ("十分" alone means "very")
-_ZH_DURATION = re.compile(
-    r"(\d+(?:\.\d+)?|[零一二两三四五六七八九十百半]+)\s*个?\s*(小时|分钟|分(?=之?内|以内)|秒钟|秒)"
-)
+_ZH_DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*个?\s*(小时|分钟|分(?=之?内|以内)|秒钟|秒|刻钟)")
 
 
-_ZH_UNITS_SEC = {"小时": 3600.0, "分钟": 60.0, "分": 60.0, "秒钟": 1.0, "秒": 1.0}
-
-
-_CN_DIGITS = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
+_ZH_UNITS_SEC = {"小时": 3600.0, "分钟": 60.0, "分": 60.0, "秒钟": 1.0, "秒": 1.0, "刻钟": 900.0}
 
 
 _M = r"\s*(?:m|meters?|metres?|米)(?![a-z/])"
@@ -72,25 +73,17 @@ _ALTITUDE_MAX_PATTERN = re.compile(
 _PAYLOAD_PATTERN = re.compile(r"(\d+(?:\.\d+)?)\s*(?:kg|kilograms?|kilos?|公斤|千克)(?![a-z])")
 
 
-# "keep at least 30% battery (on arrival)", "到达时至少保留30%电量": the share of battery to land with.
+# "keep at least 30% battery (on arrival)", "land with 25% charge left", "到达时至少保留30%电量": the share to land with.
 _RESERVE_PATTERN = re.compile(
-    r"(?:at least|no less than|minimum of|min\.?)\s*(\d+(?:\.\d+)?)\s*%\s*(?:of\s+(?:the\s+)?)?battery"
-    r"|(?:保留|剩余|留有|不低于)\s*(\d+(?:\.\d+)?)\s*%\s*(?:的)?电量"
+    r"(?:at least|no less than|minimum of|min\.?|keep|keeping|retain|leave|leaving|with|reserve of)\s*"
+    r"(\d+(?:\.\d+)?)\s*(?:%|percent|per cent)\s*(?:of\s+(?:the\s+)?|of\s+its\s+)?(?:battery|charge)"
+    r"|(?:保留|剩余|留有|不低于|至少)\s*(\d+(?:\.\d+)?)\s*%\s*(?:的)?电量"
 )
-
-
-def _cn_number(token: str) -> float:
-    if token == "半":
-        return 0.5
-    total, current = 0, 0
-    for ch in token:
-        if ch in _CN_DIGITS:
-            current = _CN_DIGITS[ch]
-        elif ch == "十":
-            total, current = total + (current or 1) * 10, 0
-        elif ch == "百":
-            total, current = total + (current or 1) * 100, 0
-    return float(total + current)
+# "at 400 metres", "flying at 350 m", "at an altitude of 90 m", "在150米高度": one altitude to cruise at.
+_CRUISE_PATTERN = re.compile(
+    r"(?:\bat|\bcruis\w*|altitude(?: of)?|height(?: of)?|在|高度(?:为|是)?)\s*(?:an? (?:altitude|height) of\s*)?"
+    r"(\d+(?:\.\d+)?)" + _M + _NOT_DISTANCE
+)
 
 
 def parse_payload(text: str) -> float | None:
@@ -113,10 +106,7 @@ def parse_deadline(text: str) -> float | None:
         unit = m.group(2).rstrip("s") or "s"
         found.append((m.start(), float(m.group(1)) * _DURATION_UNITS_SEC[unit]))
     for m in _ZH_DURATION.finditer(text):
-        number = float(m.group(1)) if m.group(1)[0].isdigit() else _cn_number(m.group(1))
-        found.append((m.start(), number * _ZH_UNITS_SEC[m.group(2)]))
-    for m in re.finditer(r"half an hour|an hour", text):
-        found.append((m.start(), 1800.0 if m.group(0).startswith("half") else 3600.0))
+        found.append((m.start(), float(m.group(1)) * _ZH_UNITS_SEC[m.group(2)]))
     found = [f for f in found if f[1] > 0]
     return min(found)[1] if found else None
 
@@ -131,7 +121,8 @@ def _first_number(patterns: tuple[re.Pattern[str], ...], text: str) -> tuple[flo
 
 
 def stated_band_and_separation(text: str) -> dict[str, float]:
-    """Separation and altitude demands as written, a contradictory pair included."""
+    """Separation and altitude demands as written, a contradictory pair included; a single altitude to fly at
+    ("at 60 m") only where no band is stated."""
     separation, text = _first_number(_SEPARATION_PATTERNS, text)
     band: dict[str, float] = {}
     if separation is not None:
@@ -145,14 +136,77 @@ def stated_band_and_separation(text: str) -> dict[str, float]:
             band["altitude_min_m"] = float(m.group(1))
         if m := _ALTITUDE_MAX_PATTERN.search(text):
             band["altitude_max_m"] = float(m.group(1))
+        if not band.keys() & {"altitude_min_m", "altitude_max_m"} and (m := _CRUISE_PATTERN.search(text)):
+            band["cruise_altitude_m"] = float(m.group(1))
     return band
 
 
 def parse_altitude_and_separation(text: str, defaults: OperationConstraints) -> dict[str, float]:
     band = stated_band_and_separation(text)
+    if (cruise := band.pop("cruise_altitude_m", None)) is not None:
+        band.update(
+            altitude_min_m=cruise - STATED_ALTITUDE_TOLERANCE_M, altitude_max_m=cruise + STATED_ALTITUDE_TOLERANCE_M
+        )
     low = band.get("altitude_min_m", defaults.altitude_min_m)
     high = band.get("altitude_max_m", defaults.altitude_max_m)
     if low >= high:  # an IR must have a valid band; the fidelity gate still holds the plan to the stated one
         band.pop("altitude_min_m", None)
         band.pop("altitude_max_m", None)
     return band
+
+
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+# alpha2digit leaves a lone "one" / "a" alone ("one of the drones"); before a unit it is a number.
+_ONE_BEFORE_UNIT = re.compile(r"\b(?:one|an?)\s+(?=(?:kilo(?:gram)?|hour|minute|second|met(?:re|er))s?\b)")
+_HALF_BEFORE_UNIT = re.compile(r"\bhalf\s+(?:an?\s+)?(?=(?:kilo(?:gram)?|hour|minute)s?\b)")
+
+
+def with_digits(text: str) -> str:
+    """The (lower-cased) text with numbers written as words in digits ("fifteen minutes" -> "15 minutes", "half a
+    kilo" -> "0.5 kilo", "二十分钟" -> "20分钟"): the form every quantity reader works on."""
+    text = alpha2digit(_ONE_BEFORE_UNIT.sub("1 ", _HALF_BEFORE_UNIT.sub("0.5 ", text)), "en")
+    if not _CJK.search(text):
+        return text
+    try:
+        return cn2an.transform(text, "cn2an")
+    except (ValueError, KeyError):  # a numeral cn2an cannot read stays as written (and is then not a quantity)
+        return text
+
+
+Dimension = Literal["duration", "mass", "length", "share", "speed"]
+_UNITS: dict[str, tuple[Dimension, float]] = {
+    **{u: ("duration", 3600.0) for u in ("h", "hr", "hrs", "hour", "hours", "小时")},
+    **{u: ("duration", 60.0) for u in ("min", "mins", "minute", "minutes", "分钟", "分")},
+    **{u: ("duration", 1.0) for u in ("s", "sec", "secs", "second", "seconds", "秒", "秒钟")},
+    "刻钟": ("duration", 900.0),
+    **{u: ("mass", 1.0) for u in ("kg", "kilo", "kilos", "kilogram", "kilograms", "公斤", "千克")},
+    **{u: ("mass", 0.001) for u in ("g", "gram", "grams", "克")},
+    **{u: ("length", 1.0) for u in ("m", "metre", "metres", "meter", "meters", "米")},
+    **{u: ("length", 1000.0) for u in ("km", "kilometre", "kilometres", "kilometer", "kilometers", "公里", "千米")},
+    **{u: ("length", 0.3048) for u in ("ft", "feet", "foot")},
+    **{u: ("share", 0.01) for u in ("%", "percent", "per cent")},
+    **{u: ("speed", 1.0) for u in ("m/s", "米/秒", "米每秒")},
+    **{u: ("speed", 1 / 3.6) for u in ("km/h", "kph", "公里/小时", "公里每小时")},
+}
+_QUANTITY = re.compile(
+    r"(?<![a-z0-9_.])(\d+(?:\.\d+)?)\s*-?\s*("
+    + "|".join(re.escape(u) for u in sorted(_UNITS, key=len, reverse=True) if u != "分")
+    + r"|分(?=之?内|以内))(?![a-z])"
+)
+
+
+class Quantity(BaseModel):
+    """A number with a unit, as the request states it (digits form)."""
+
+    text: str = Field(description="as written, numbers in digits")
+    dimension: Dimension
+    value: float = Field(description="in SI units (s, kg, m, m/s) or as a ratio for shares")
+
+
+def find_quantities(text: str) -> list[Quantity]:
+    """Every number with a unit in the (lower-cased, `with_digits`) text, in order."""
+    return [
+        Quantity(text=m.group(0).strip(), dimension=_UNITS[unit][0], value=float(m.group(1)) * _UNITS[unit][1])
+        for m in _QUANTITY.finditer(text)
+        if (unit := m.group(2)) in _UNITS
+    ]

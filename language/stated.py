@@ -11,7 +11,15 @@ from ir.model import Intent, Priority
 from language.defaults import BASE_KINDS, CARGO_INTENTS, HANDOFF_ALLOWED
 from language.grounding import entered_and_kept_out, ground_mentions
 from language.mentions import Mention, blank_mentions, find_mentions
-from language.quantities import parse_deadline, parse_payload, parse_reserve, stated_band_and_separation
+from language.quantities import (
+    Quantity,
+    find_quantities,
+    parse_deadline,
+    parse_payload,
+    parse_reserve,
+    stated_band_and_separation,
+    with_digits,
+)
 from tools.world import World
 
 _EMERGENCY_CUES = (
@@ -89,29 +97,48 @@ _UNANCHORED_TIME = re.compile(
 )
 
 
-# A UAV id is pinned when the request asks for it ("use uav_03", "send uav_03", "用uav_03"), not when it is merely
-# mentioned ("uav_03 is in maintenance").
-_PIN_CUE = r"(?:use|using|send|dispatch|assign|take|with|by|用|派|让|安排|指定)\W{0,3}(?:the\s+)?(?:drone\s+|uav\s+)?"
+# A UAV id is pinned when the request asks for it ("use only uav_03", "send uav_03", "uav_03 should carry it",
+# "用uav_03"), left out when it asks not to use it ("not uav_05", "anything but uav_05", "不要用uav_05"), and merely
+# reported when the request describes it ("uav_03 is in maintenance"). A UAV named in none of these ways is a span
+# the agent cannot account for: it asks rather than fly some UAV.
+_UAV_WORD = r"(?:the\s+)?(?:only\s+)?(?:drone\s+|uav\s+)?"
+_PIN_BEFORE = re.compile(
+    r"(?:\buse|\busing|\bsend|\bdispatch|\bassign|\btake|\bwith|\bby|\bhave|\blet|\bdeploy|\blaunch|\btask|"
+    r"\bfly|\bonly|只用|使用|调用|用|派|让|安排|指定|由)\W{0,3}" + _UAV_WORD + r"$"
+)
+_PIN_AFTER = re.compile(
+    r"^\W{0,3}(?:should|must|will|can|could|is to|to|please|,)?\s*(?:fly|carry|take|deliver|go|bring|do|handle|"
+    r"make|pick|inspect|patrol|return|head)\b|^\W{0,2}(?:去|送|运|飞|执行|负责|返航|前往)"
+)
+_EXCLUDE_BEFORE = re.compile(
+    r"(?:\bnot|n't use|\bexcept|\bbut|other than|instead of|\bwithout|\bavoid|never use|不要用|不用|别用|不要派|除了|不使用)"
+    r"\W{0,3}" + _UAV_WORD + r"$"
+)
+_REPORTED_AFTER = re.compile(r"^\W{0,2}(?:is|was|'s|has|had|are|remains|stays|在|正在|已|处于|电量)")
 
 
 def stated_constraints(text: str, world: World) -> StatedConstraints:
     """What the request states (places, pinned UAVs, deadline, altitude band, return leg, corridors only) and what it
     leaves out that no plan can do without: the fidelity gate's reading, apart from any model's."""
-    lowered = " ".join(text.split()).lower()
+    lowered = " ".join(text.split()).lower().replace("\u2019", "'")
     mentions = ground_mentions(world, text)
-    band = stated_band_and_separation(lowered)
-    pinned = [u for u in mentions.uavs if re.search(_PIN_CUE + re.escape(u.lower()) + r"(?![a-z0-9_-])", lowered)]
+    digits = with_digits(lowered)
+    band = stated_band_and_separation(digits)
+    uav_roles = _uav_roles(lowered, mentions.uavs)
     fuzzy = find_mentions(lowered.replace("\u2019", "'"), world)
     found = [m.ids[0] for m in fuzzy if m.kind == "entity" and len(m.ids) == 1 and m.role != "avoid"]
     referenced = list(dict.fromkeys([*mentions.places, *found]))
     stated = StatedConstraints(
         **mentions.model_dump(exclude={"uavs"}),
-        uavs=pinned,
-        deadline_sec=parse_deadline(lowered),
-        payload_kg=parse_payload(lowered),
-        battery_reserve_ratio=parse_reserve(lowered),
+        uavs=[u for u, role in uav_roles.items() if role == "pinned"],
+        excluded_uavs=[u for u, role in uav_roles.items() if role == "excluded"],
+        deadline_sec=parse_deadline(digits),
+        payload_kg=parse_payload(digits),
+        battery_reserve_ratio=parse_reserve(digits),
         altitude_min_m=band.get("altitude_min_m"),
         altitude_max_m=band.get("altitude_max_m"),
+        cruise_altitude_m=band.get("cruise_altitude_m"),
+        min_separation_m=band.get("min_separation_m"),
         return_leg=bool(RETURN_LEG.search(lowered)),
         corridors_only=bool(_CORRIDORS_ONLY.search(lowered)),
         handoff=bool(HANDOFF_ALLOWED.search(lowered)),
@@ -119,6 +146,17 @@ def stated_constraints(text: str, world: World) -> StatedConstraints:
         enter_and_keep_out=entered_and_kept_out(world, text),
     )
     stated.unread_duration = stated.deadline_sec is None and bool(_TIME_UNIT.search(lowered))
+    quantities = [(q, _field_holding(q, stated)) for q in find_quantities(digits)]
+    stated.spans = {field: q.text for q, field in reversed(quantities) if field is not None}
+    stated.unaccounted = [
+        f"'{q.text}' is not reflected in the plan: the agent reads no demand in it"
+        for q, field in quantities
+        if field is None
+    ] + [
+        f"'{u}' is named, but neither as the UAV to fly nor as one to leave out: which is meant?"
+        for u, role in uav_roles.items()
+        if role == "unaccounted"
+    ]
     stated.intent = intent = parse_intent(blank_mentions(lowered, fuzzy))
     origins = set(mentions.origins) | {m.ids[0] for m in fuzzy if m.role == "origin" and len(m.ids) == 1}
     stated.missing = _missing_facts(stated, intent, mentions.uavs, fuzzy, origins) + [
@@ -126,6 +164,40 @@ def stated_constraints(text: str, world: World) -> StatedConstraints:
         for m in _UNANCHORED_TIME.finditer(lowered)
     ]
     return stated
+
+
+def _uav_roles(text: str, uavs: list[str]) -> dict[str, str]:
+    """Each UAV id the request names: pinned, excluded, reported (a remark on its state) or unaccounted."""
+    roles: dict[str, str] = {}
+    for uav in uavs:
+        found = set()
+        for m in re.finditer(rf"(?<![a-z0-9_-]){re.escape(uav.lower())}(?![a-z0-9_-])", text):
+            before, after = text[max(0, m.start() - 40) : m.start()], text[m.end() : m.end() + 30]
+            if _EXCLUDE_BEFORE.search(before):
+                found.add("excluded")
+            elif _PIN_BEFORE.search(before) or _PIN_AFTER.match(after):
+                found.add("pinned")
+            elif _REPORTED_AFTER.match(after):
+                found.add("reported")
+        roles[uav] = next((r for r in ("excluded", "pinned", "reported") if r in found), "unaccounted")
+    return roles
+
+
+_FIELDS_BY_DIMENSION = {
+    "duration": ("deadline_sec",),
+    "mass": ("payload_kg",),
+    "share": ("battery_reserve_ratio",),
+    "length": ("altitude_min_m", "altitude_max_m", "cruise_altitude_m", "min_separation_m"),
+}
+
+
+def _field_holding(quantity: Quantity, stated: StatedConstraints) -> str | None:
+    """The field of the reading that holds a demand of this quantity's value (None: the quantity is unaccounted)."""
+    for field in _FIELDS_BY_DIMENSION.get(quantity.dimension, ()):
+        value = getattr(stated, field)
+        if value is not None and abs(value - quantity.value) <= 1e-6 * max(1.0, value):
+            return field
+    return None
 
 
 def _missing_facts(

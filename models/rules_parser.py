@@ -33,7 +33,13 @@ from ir.model import (
 )
 from language.defaults import active_in_window, default_destination, default_origin, handoff_hub
 from language.mentions import Mention, blank_mentions, find_mentions, id_pattern
-from language.quantities import parse_altitude_and_separation, parse_deadline, parse_payload, parse_reserve
+from language.quantities import (
+    parse_altitude_and_separation,
+    parse_deadline,
+    parse_payload,
+    parse_reserve,
+    with_digits,
+)
 from language.stated import INJECTION_CUES, RETURN_LEG, parse_intent, parse_priority
 from models.base import GenerationRequest, GenerationResult, IRGenerator, RepairFeedback
 from models.repair_choice import offered, repaired_answer
@@ -160,11 +166,12 @@ def parse_instruction(instruction: str, world: World) -> ParsedTask:
     rest = blank_mentions(text, mentions)
     intent = parse_intent(rest)
     defaults = OperationConstraints()
+    quantities = with_digits(rest)
     constraints = OperationConstraints(
-        deadline_sec=parse_deadline(rest),
-        payload_kg=parse_payload(rest) or 0.0,
-        battery_reserve_ratio=max(parse_reserve(rest) or 0.0, defaults.battery_reserve_ratio),
-        **parse_altitude_and_separation(rest, defaults),
+        deadline_sec=parse_deadline(quantities),
+        payload_kg=parse_payload(quantities) or 0.0,
+        battery_reserve_ratio=max(parse_reserve(quantities) or 0.0, defaults.battery_reserve_ratio),
+        **parse_altitude_and_separation(quantities, defaults),
     )
     task = ParsedTask(intent, parse_priority(rest, intent), EntityRefs(), constraints)
     _fill_entities(task, mentions, world)

@@ -15,7 +15,7 @@ from langgraph.types import interrupt
 from graph.context import Context
 from graph.state import State
 from ir.decision import Decision
-from ir.fidelity import MISSING, UNRESOLVED
+from ir.fidelity import MISSING, UNACCOUNTED, UNRESOLVED
 from ir.model import HUMAN_CONFIRM_POLICIES
 from nodes.attempts import close_attempt
 from nodes.fidelity import STAGE as FIDELITY_STAGE
@@ -26,8 +26,9 @@ READS = ("failure", "ir", "candidate", "attempts", "answer")
 def _status_by_policy(state: State) -> str:
     failure = state.get("failure") or {}
     # A plan that would relax what the operator stated is theirs to approve (with the plan as the proposal), and
-    # which place a bare reference means, or a fact the request left out, is theirs to say (R8).
-    if failure.get("stage") == FIDELITY_STAGE or failure.get("error_type") in (UNRESOLVED, MISSING):
+    # which place a bare reference means, a fact the request left out or what a span no field holds asks, is theirs
+    # to say (R8).
+    if failure.get("stage") == FIDELITY_STAGE or failure.get("error_type") in (UNRESOLVED, MISSING, UNACCOUNTED):
         return "human_confirm"
     policy = (state.get("ir") or {}).get("fallback_policy")
     return "human_confirm" if policy in {p.value for p in HUMAN_CONFIRM_POLICIES} else "safe_refusal"

@@ -214,9 +214,15 @@ def test_roles_the_request_fixes_are_the_only_choices_for_their_slots(world):
 
 
 def test_without_role_cues_the_named_places_fill_either_slot(world):
-    schema = _grounded_schema(world, "The AED must reach accident_site_3; pick it up at hospital_A.")
+    schema = _grounded_schema(world, "The AED: accident_site_3 and hospital_A, quickly.")
     assert accepts(schema, compact(_slots(deadline=None)))
     assert accepts(schema, compact(_slots(deadline=None, origin="accident_site_3", destination="hospital_A")))
+
+
+def test_where_the_cargo_waits_is_the_origin(world):
+    schema = _grounded_schema(world, "The AED must reach accident_site_3; pick it up at hospital_A.")
+    assert accepts(schema, compact(_slots(deadline=None)))
+    assert not accepts(schema, compact(_slots(deadline=None, origin="accident_site_3", destination="hospital_A")))
     assert not accepts(schema, compact(_slots(deadline=None, destination="hospital_B")))  # not named
 
 

@@ -7,7 +7,7 @@ import importlib
 import pytest
 
 from ir.model import LLMAnswer
-from language.quantities import parse_deadline
+from language.quantities import parse_deadline, with_digits
 from models import GenerationRequest, RepairFeedback
 from models.rules_parser import RULES_VERSION, RuleBasedGenerator
 from tools.world import parse_world
@@ -179,13 +179,18 @@ def test_injection_is_noted_in_the_rationale(downtown):
         ("半小时内", 1800),
         ("90秒内", 90),
         ("within half an hour", 1800),
+        ("get it there within fifteen minutes", 900),
+        ("in twenty-five minutes", 1500),
+        ("within an hour", 3600),
+        ("一刻钟内", 900),
+        ("二十分钟", 1200),
         ("no deadline at all", None),
         ("这里十分危险", None),
         ("3 sensors and 4 hospitals", None),
     ],
 )
 def test_deadlines(text, seconds):
-    assert parse_deadline(text) == seconds
+    assert parse_deadline(with_digits(text)) == seconds
 
 
 @pytest.mark.parametrize(
