@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from benchmark.citygen import CityDraft, generate_city
+from benchmark.freeform import write_freeform_instruction
 from benchmark.gold import GoldResult, gold_registry, holds_under_checked_stress, label_task
 from benchmark.instructions import write_instruction
 from benchmark.layouts import LAYOUTS
@@ -139,7 +140,10 @@ def _attempt(job: Job, spec: SplitSpec, attempt: int) -> tuple[dict[str, Any], d
         return None  # a new world: the added demand (a via point, a return leg, a floor) must not change the label
     if gold.label == "SAT" and not holds_under_checked_stress(gold, world, gold_registry()):
         return None  # a new world: this one's SAT label would rest on the gold simulation's lucky draw
-    instruction = write_instruction(task, draft.labels, gold.deadline_sec, rng, inject)
+    if spec.free_form:
+        instruction = write_freeform_instruction(task, draft.labels, gold.deadline_sec, rng, inject, job.index)
+    else:
+        instruction = write_instruction(task, draft.labels, gold.deadline_sec, rng, inject)
     modes = _failure_modes(gold, instruction["injected_rule_break"])
     uncertainty = {
         "needs_human_confirmation": gold.label == "AMBIGUOUS",
@@ -186,6 +190,7 @@ def _attempt(job: Job, spec: SplitSpec, attempt: int) -> tuple[dict[str, Any], d
         "trace_len": len(gold.trace),
         "failure_modes": modes,
         "reference_style": instruction["reference_style"],
+        "patterns": {lang: instruction.get(f"pattern_{lang}") for lang in ("en", "zh")},
         "injected": instruction["injected_rule_break"] is not None,
         "repairs": gold.repairs,
         "world_version": world.version,
@@ -236,7 +241,7 @@ def split_stats(spec: SplitSpec, summaries: list[dict[str, Any]]) -> dict[str, A
     n = len(summaries)
     labels = Counter(s["label"] for s in summaries)
     scenarios = Counter(s["scenario_type"] for s in summaries)
-    return {
+    stats = {
         "split": spec.name,
         "purpose": spec.purpose,
         "data_tier": spec.data_tier,
@@ -259,6 +264,11 @@ def split_stats(spec: SplitSpec, summaries: list[dict[str, Any]]) -> dict[str, A
         "reference_repairs": sum(s["repairs"] for s in summaries),
         "distinct_worlds": len({s["world_version"] for s in summaries}),
     }
+    if spec.free_form:
+        stats["pattern_counts"] = {
+            lang: dict(sorted(Counter(s["patterns"][lang] for s in summaries).items())) for lang in ("en", "zh")
+        }
+    return stats
 
 
 def overall_stats(per_split: list[dict[str, Any]]) -> dict[str, Any]:

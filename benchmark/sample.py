@@ -51,6 +51,15 @@ class Instruction(_Strict):
     pinned_uavs: list[str] = Field(
         default_factory=list, description="UAVs the request asks for by id: binding, an execute must fly one of them"
     )
+    # test_freeform only (benchmark/freeform): absent in the other splits.
+    pattern_en: str | None = Field(default=None, description="free-form pattern the English request is written in")
+    pattern_zh: str | None = Field(default=None, description="free-form pattern the Chinese request is written in")
+    canonical_en: str | None = Field(
+        default=None, description="the same request as an English template naming every entity by id"
+    )
+    canonical_zh: str | None = Field(
+        default=None, description="the same request as a Chinese template naming every entity by id"
+    )
 
 
 class TraceStep(_Strict):

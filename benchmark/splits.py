@@ -48,6 +48,7 @@ class SplitSpec:
     data_tier: str = "synthetic"
     stress_level: str = "medium"
     unsat_only: bool = False
+    free_form: bool = False  # requests in free-form patterns (benchmark/freeform), each with its template wording
     purpose: str = ""
 
 
@@ -128,6 +129,16 @@ SPLITS: dict[str, SplitSpec] = {
             STANDARD_DIFFICULTY,
             data_tier="real_context",
             purpose="real city context (OSM buildings and POIs, real heliports)",
+        ),
+        SplitSpec(
+            "test_freeform",
+            8,
+            320,
+            SEEN_LAYOUTS,
+            SCENARIO_SHARES,
+            STANDARD_DIFFICULTY,
+            free_form=True,
+            purpose="free-form requests in many constructions, each with its canonical id-based wording",
         ),
     )
 }

@@ -22,6 +22,7 @@ from cli.common import EXIT_OK, CommandError, add_server_format_options
 from evaluation.engines import ENGINES, EngineError
 from evaluation.methods import METHOD_NAMES, UnknownMethodError, get_method, parse_methods
 from evaluation.methods.base import Budget
+from evaluation.records import CANONICAL
 from evaluation.runner import CONFIG_FILE, BenchConfig, ConfigMismatchError, run_bench
 from evaluation.store import DB_FILE, TRACES_FILE, load_records
 from graph.checkpoint import CheckpointerError, is_postgres_url, open_checkpointer
@@ -255,13 +256,19 @@ def _register_report(commands: argparse._SubParsersAction) -> None:
 def report(args: argparse.Namespace) -> int:
     try:
         records = load_records(Path(args.out))
+        canonical = load_records(Path(args.out), variant=CANONICAL)
         compare = load_records(Path(args.compare)) if args.compare else None
     except FileNotFoundError as exc:
         raise CommandError(str(exc)) from exc
     config_path = Path(args.out) / CONFIG_FILE
     meta = json.loads(config_path.read_text(encoding="utf-8")) if config_path.exists() else {}
-    from evaluation.report import write_report  # matplotlib loads only for a report
+    from evaluation.report import paraphrase_rows, percent, write_report  # matplotlib loads only for a report
 
-    path = write_report(records, Path(args.out), compare=compare, meta=meta)
+    path = write_report(records, Path(args.out), compare=compare, meta=meta, canonical=canonical)
+    for row in paraphrase_rows(records, canonical):
+        print(
+            f"{row['method']} / {row['model']}: TSR {percent(row['tsr'])}%, paraphrase consistency "
+            f"{percent(row['consistency'])}% over {row['pairs']} free-form / canonical pair(s)"
+        )
     print(f"{len(records)} run(s) reported in {path}")
     return EXIT_OK

@@ -415,6 +415,20 @@ def _right_place(
     return all(verdicts) if verdicts else None
 
 
+def decision_places(decision: Decision, world: World) -> dict[str, str | None] | None:
+    """Where an execute flies, as the judge reads places: its UAV and the entities (nearest within the arrival
+    tolerance, horizontally) its trajectory starts and ends at; None for a decision that flies nowhere."""
+    if decision.status != "execute" or len(decision.waypoints) < 2:
+        return None
+
+    def entity_at(point: Sequence[float]) -> str | None:
+        gaps = {e.id: math.dist(point[:2], e.position) for e in world.entity_index.values()}
+        near = [ref for ref, gap in gaps.items() if gap <= world.arrival_tolerance_m + 1e-9]
+        return min(near, key=lambda ref: (gaps[ref], ref)) if near else None
+
+    return {"uav": decision.uav_id, "start": entity_at(decision.waypoints[0]), "end": entity_at(decision.waypoints[-1])}
+
+
 def _simulate(
     world: World,
     wps: np.ndarray,

@@ -534,6 +534,22 @@ def failure_attribution(records: Sequence[RunRecord], *, failed_only: bool = Tru
     return {"runs": len(counted), "counts": counts, "shares": shares}
 
 
+# --- free-form requests (test_freeform) ------------------------------------------------------------------------------
+
+
+def same_outcome(run: RunRecord, canonical: RunRecord) -> bool:
+    """Two runs of one task end alike: the same status and, for an execute, the same UAV, start and end places."""
+    return run.status == canonical.status and run.places == canonical.places
+
+
+def paraphrase_consistency(records: Sequence[RunRecord], canonical: Sequence[RunRecord]) -> dict[str, float | None]:
+    """Runs on free-form requests whose run on the same task's canonical wording (same method, model, sample and
+    repeat) has `same_outcome`, over the runs that have such a pair; `pairs` counts them (value None: no pair)."""
+    paired = {(r.method, r.model, r.sample_id, r.repeat): r for r in canonical}
+    pairs = [(r, paired[key]) for r in records if (key := (r.method, r.model, r.sample_id, r.repeat)) in paired]
+    return {"value": _share(same_outcome(run, other) for run, other in pairs), "pairs": len(pairs)}
+
+
 # --- everything ---------------------------------------------------------------------------------------------------
 
 

@@ -18,6 +18,7 @@ Stage = Literal["ir", "grounding", "tool", "planning", "verification", "simulati
 STAGES: tuple[str, ...] = get_args(Stage)  # pipeline order: first failing stage attribution reports them in this order
 SAFE_STATUSES: frozenset[str] = frozenset({"safe_refusal", "human_confirm"})
 EXECUTE = "execute"
+CANONICAL = "canonical"  # the variant of a run on a free-form sample's canonical wording
 NEGATIVE_LABELS: frozenset[str] = frozenset({"UNSAT", "AMBIGUOUS"})  # tasks that must never end in execute (R8)
 
 
@@ -62,6 +63,18 @@ class RunRecord(BaseModel):
         default=None, description="execute only: every constraint the request states holds (judged); None otherwise"
     )
     pinned_uavs: list[str] = Field(default_factory=list, description="UAVs the request pins (the sample's)")
+    places: dict[str, str | None] | None = Field(
+        default=None,
+        description="execute only: the UAV and the entities the trajectory starts and ends at (judge.decision_places)",
+    )
+    pattern: str | None = Field(
+        default=None, description="test_freeform: the free-form pattern of the sample's request in the run's language"
+    )
+    variant: str | None = Field(
+        default=None,
+        description="'canonical': the run read the sample's canonical id wording (paraphrase consistency); "
+        "None: the sample's request. Metrics use None runs unless asked",
+    )
     missing_information: list[str] = Field(
         default_factory=list,
         description="facts the sample's request leaves out, each 'field: why' (its gold decision's); empty when none",

@@ -27,6 +27,7 @@ from evaluation.metrics import (
     ir_exact_match_rate,
     ir_field_f1,
     latency_percentiles,
+    paraphrase_consistency,
     pass_hat_k,
     pass_hat_k_table,
     repair_success_by_round,
@@ -44,7 +45,7 @@ from evaluation.metrics import (
     unapproved_relaxation_rate,
     violation_rate_by_rule,
 )
-from evaluation.records import STAGES, RunRecord
+from evaluation.records import EXECUTE, NEGATIVE_LABELS, STAGES, RunRecord
 from evaluation.statistics import group_by, mcnemar_exact, mean_se, paired_bootstrap_ci
 
 FULL = "cloudbrain_full"
@@ -348,6 +349,45 @@ def failure_stage_rows(records: Sequence[RunRecord]) -> list[Row]:
     return rows
 
 
+def pattern_rows(records: Sequence[RunRecord]) -> list[Row]:
+    """Per (method, model) and free-form pattern of the runs that carry one: samples, TSR on the SAT samples,
+    executes on UNSAT / AMBIGUOUS samples (must be 0) and executes at a wrong place (right_place False)."""
+    rows = []
+    for key, runs in by_method_model([r for r in records if r.pattern]).items():
+        for pattern, group in sorted(group_by(runs, "pattern").items()):
+            rows.append(
+                _identity(key)
+                | {
+                    "pattern": pattern,
+                    "samples": len({r.sample_id for r in group}),
+                    "tsr_sat": task_success_rate([r for r in group if r.label == "SAT"]),
+                    "unsat_executes": sum(r.status == EXECUTE and r.label in NEGATIVE_LABELS for r in group),
+                    "wrong_place_executes": sum(r.status == EXECUTE and r.right_place is False for r in group),
+                }
+            )
+    return rows
+
+
+def paraphrase_rows(records: Sequence[RunRecord], canonical: Sequence[RunRecord]) -> list[Row]:
+    """Per (method, model) with runs on canonical wordings: TSR on the free-form requests and on their canonical
+    wordings, and paraphrase consistency (metrics.paraphrase_consistency) with its number of pairs."""
+    theirs = by_method_model(canonical)
+    rows = []
+    for key, runs in by_method_model(records).items():
+        if key in theirs:
+            consistency = paraphrase_consistency(runs, theirs[key])
+            rows.append(
+                _identity(key)
+                | {
+                    "tsr": task_success_rate(runs),
+                    "tsr_canonical": task_success_rate(theirs[key]),
+                    "consistency": consistency["value"],
+                    "pairs": consistency["pairs"],
+                }
+            )
+    return rows
+
+
 def compare_rows(records: Sequence[RunRecord], other: Sequence[RunRecord]) -> list[Row]:
     """TSR / SVR / EDR per (method, model) in these runs and in `other`, and the difference (these minus other).
     `in_runs` / `in_other` say which side has the (method, model); its metrics are None on the side without it."""
@@ -367,9 +407,14 @@ def compare_rows(records: Sequence[RunRecord], other: Sequence[RunRecord]) -> li
     return rows
 
 
-def report_rows(records: Sequence[RunRecord], compare: Sequence[RunRecord] | None = None) -> dict[str, Any]:
+def report_rows(
+    records: Sequence[RunRecord],
+    compare: Sequence[RunRecord] | None = None,
+    canonical: Sequence[RunRecord] = (),
+) -> dict[str, Any]:
     """Every number of the report, by table: rows, or (columns, rows) for the tables whose columns depend on the
-    data. `compare` is None without a compared run."""
+    data. `compare` is None without a compared run; `canonical` are the runs on free-form samples' canonical
+    wordings (none outside test_freeform)."""
     return {
         "main": main_rows(records),
         "ablation": ablation_rows(records),
@@ -385,6 +430,8 @@ def report_rows(records: Sequence[RunRecord], compare: Sequence[RunRecord] | Non
         "repair": repair_rows(records),
         "failure_stage": failure_stage_rows(records),
         "compare": None if compare is None else compare_rows(records, compare),
+        "paraphrase": paraphrase_rows(records, canonical),
+        "patterns": pattern_rows(records),
     }
 
 
@@ -659,6 +706,44 @@ def _sections(data: Mapping[str, Any]) -> list[tuple[str, str, str]]:
             ),
         ),
     ]
+    if data["paraphrase"]:
+        sections.append(
+            (
+                "Free-form requests: paraphrase consistency",
+                "Each free-form request was also run in its canonical wording (every entity by id). Consistency = "
+                "share of samples whose free-form run ends in the same status with the same UAV, start and end "
+                "places as its canonical run.",
+                markdown_table(
+                    data["paraphrase"],
+                    [
+                        *IDENTITY,
+                        pct("TSR ↑", "tsr"),
+                        pct("TSR canonical", "tsr_canonical"),
+                        pct("Paraphrase consistency ↑", "consistency"),
+                        text("Pairs", "pairs"),
+                    ],
+                ),
+            )
+        )
+    if data["patterns"]:
+        sections.append(
+            (
+                "Free-form requests by pattern",
+                "Per construction pattern of the request (in the run's language): TSR on SAT samples (%), executes "
+                f"on UNSAT / AMBIGUOUS samples and executes at a wrong place (both must be 0). {NA} = no SAT sample.",
+                markdown_table(
+                    data["patterns"],
+                    [
+                        *IDENTITY,
+                        text("Pattern", "pattern"),
+                        text("Samples", "samples"),
+                        pct("TSR on SAT ↑", "tsr_sat"),
+                        text("Executes on UNSAT ↓", "unsat_executes"),
+                        text("Wrong-place executes ↓", "wrong_place_executes"),
+                    ],
+                ),
+            )
+        )
     if data["compare"] is not None:
         sections.append(
             (
@@ -692,12 +777,14 @@ def write_report(
     *,
     compare: Sequence[RunRecord] | None = None,
     meta: Mapping[str, Any] | None = None,
+    canonical: Sequence[RunRecord] = (),
 ) -> Path:
-    """Write out_dir/report.md and its PNG figures under out_dir/figures/; return the report's path."""
+    """Write out_dir/report.md and its PNG figures under out_dir/figures/; return the report's path. `canonical`:
+    the runs on free-form samples' canonical wordings, for paraphrase consistency."""
     out_dir = Path(out_dir)
     figure_dir = out_dir / "figures"
     figure_dir.mkdir(parents=True, exist_ok=True)
-    data = report_rows(records, compare)
+    data = report_rows(records, compare, canonical)
     overview = overview_rows(records, meta)
     if compare is not None:
         overview.append({"setting": "compared runs", "value": len(compare)})

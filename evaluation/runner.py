@@ -28,11 +28,11 @@ from tqdm import tqdm
 
 from evaluation import store
 from evaluation.engines import EngineName, WorkerDied, open_engine
-from evaluation.judge import DEFAULT_STRESS_SEEDS, StressLevel, judge_sample
+from evaluation.judge import DEFAULT_STRESS_SEEDS, StressLevel, decision_places, judge_sample
 from evaluation.methods import get_method
 from evaluation.methods.base import Budget, MethodRun, MethodSetup, MethodTask, model_kind
-from evaluation.metrics import summarize
-from evaluation.records import RunRecord, ToolCall
+from evaluation.metrics import paraphrase_consistency, summarize
+from evaluation.records import CANONICAL, RunRecord, ToolCall
 from evaluation.statistics import group_by
 from graph.checkpoint import open_checkpointer
 from graph.context import RepairMemory
@@ -85,6 +85,7 @@ class Job:
     model: str
     repeat: int
     sample: dict[str, Any]
+    variant: str | None = None  # CANONICAL: the run reads the sample's canonical wording instead of its request
 
 
 def load_samples(path: str | Path, limit: int | None = None) -> list[dict[str, Any]]:
@@ -110,7 +111,23 @@ def plan_jobs(config: BenchConfig, samples: Sequence[dict[str, Any]]) -> tuple[l
                 for sample in samples:
                     key = store.run_key(method_name, model, sample["sample_id"], repeat)
                     jobs.append(Job(key, method_name, model, repeat, sample))
+                    # a free-form request is also run in its canonical wording: paraphrase consistency pairs the two
+                    if _canonical_text(sample, config.language):
+                        key = store.run_key(method_name, model, sample["sample_id"], repeat, CANONICAL)
+                        jobs.append(Job(key, method_name, model, repeat, sample, CANONICAL))
     return jobs, skipped
+
+
+def _canonical_text(sample: dict[str, Any], language: str) -> str | None:
+    return (sample.get("instruction") or {}).get(f"canonical_{language}")
+
+
+def request_text(job: Job, language: str) -> str:
+    """What the run reads: the sample's request in `language` (English if it has none), or its canonical wording."""
+    if job.variant == CANONICAL:
+        return _canonical_text(job.sample, language) or ""
+    instruction = job.sample["instruction"]
+    return instruction.get(language) or instruction["en"]
 
 
 # --- in the worker ------------------------------------------------------------------------------------------------
@@ -173,10 +190,9 @@ def run_job(job: Job, config: BenchConfig) -> dict[str, Any]:
     """One run, judged: the outcome the main process stores. A method that raises still yields a stored run."""
     sample = job.sample
     world = parse_world(sample["world"], f"{sample['sample_id']}.world")
-    instruction = sample["instruction"].get(config.language) or sample["instruction"]["en"]
     task = MethodTask(
         sample_id=sample["sample_id"],
-        instruction=instruction,
+        instruction=request_text(job, config.language),
         world=world,
         scenario_type=sample.get("scenario_type", ""),
         gold_ir=sample.get("gold_ir") if job.model == "oracle" else None,
@@ -255,6 +271,9 @@ def outcome_of(
         right_place=judgement.right_place if run.decision.status == "execute" else None,
         stated_kept=judgement.stated_kept if run.decision.status == "execute" else None,
         pinned_uavs=list((sample.get("instruction") or {}).get("pinned_uavs") or []),
+        places=decision_places(run.decision, world),
+        pattern=(sample.get("instruction") or {}).get(f"pattern_{config.language}"),
+        variant=job.variant,
         missing_information=list((sample.get("gold_decision") or {}).get("missing_information") or []),
         hallucinations=hallucinations(run, world),
         tool_calls=calls,
@@ -452,9 +471,14 @@ def _check_config(config: BenchConfig, out_dir: Path) -> None:
 
 def write_metrics(db: Any) -> None:
     rows = db["runs"].rows_where(order_by="run_key", select="record") if db["runs"].exists() else []
-    records = [RunRecord.model_validate_json(row["record"]) for row in rows]  # in key order: sums are reproducible
+    stored = [RunRecord.model_validate_json(row["record"]) for row in rows]  # in key order: sums are reproducible
+    records = [r for r in stored if r.variant is None]
+    canonical = group_by([r for r in stored if r.variant == CANONICAL], lambda r: (r.method, r.model))
     rows = []
     for (method, model), group in group_by(records, lambda r: (r.method, r.model)).items():
-        for metric, value in store.flatten_metrics(summarize(group)):
+        summary = summarize(group)
+        if (method, model) in canonical:
+            summary["paraphrase_consistency"] = paraphrase_consistency(group, canonical[(method, model)])
+        for metric, value in store.flatten_metrics(summary):
             rows.append({"method": method, "model": model, "metric": metric, "value": value})
     store.write_metrics(db, rows)

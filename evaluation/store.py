@@ -25,8 +25,10 @@ TRACES_FILE = "traces.jsonl"
 WORKER_DIED = "worker died"  # the error of a run whose worker process died: not done, a resumed run retries it
 
 
-def run_key(method: str, model: str, sample_id: str, repeat: int) -> str:
-    return f"{method}|{model}|{sample_id}|{repeat}"
+def run_key(method: str, model: str, sample_id: str, repeat: int, variant: str | None = None) -> str:
+    """The run's identity; a variant run (the canonical wording of a free-form sample) adds its variant."""
+    key = f"{method}|{model}|{sample_id}|{repeat}"
+    return f"{key}|{variant}" if variant else key
 
 
 def open_db(out_dir: Path) -> sqlite_utils.Database:
@@ -113,14 +115,16 @@ def _cell(value: Any) -> Any:
     return value
 
 
-def load_records(out_dir: Path) -> list[RunRecord]:
-    """Every judged run of a results folder, in run-key order."""
+def load_records(out_dir: Path, variant: str | None = None) -> list[RunRecord]:
+    """Every judged run of a results folder of one `variant` (None: the runs on the samples' own requests), in
+    run-key order. Folders written before variants existed hold only None runs."""
     path = Path(out_dir) / DB_FILE
     if not path.exists():
         raise FileNotFoundError(f"no results database at {path}")
     runs = sqlite_utils.Database(path)["runs"]
     rows = runs.rows_where(order_by="run_key", select="record") if runs.exists() else []
-    return [RunRecord.model_validate_json(row["record"]) for row in rows]
+    records = (RunRecord.model_validate_json(row["record"]) for row in rows)
+    return [record for record in records if record.variant == variant]
 
 
 def write_metrics(db: sqlite_utils.Database, rows: Iterable[dict[str, Any]]) -> None:

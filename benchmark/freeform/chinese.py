@@ -1,0 +1,449 @@
+"""Chinese free-form requests: the voice's phrases and the construction patterns built from them.
+
+Punctuation follows the template requests: ASCII , : ; ( ) ? inside a request, 。 and 、 as in running text.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from benchmark.freeform.request import (
+    CARGO_ROUTES,
+    ENTITY_CONSTRAINTS,
+    ROUTES,
+    Constraint,
+    Pattern,
+    Voice,
+    chinese_number,
+    fact_phrases,
+    outside,
+    protected_spans,
+    templated,
+)
+from benchmark.vocabulary import KIND_NOUNS
+
+LEADS = {
+    "critical": ("紧急(最高优先级):", "特急:", "最高优先级:"),
+    "high": ("优先任务:", "高优先级:", "优先处理:"),
+    "normal": ("",),
+    "low": ("不急,", "有空时处理:", "低优先级,不急:"),
+}
+TAILS = {"critical": ",特急", "high": ",高优先级", "normal": "", "low": ",不急"}
+PRIORITY_WORDS = {"critical": "特急", "high": "高优先级", "low": "低优先级(不急)"}
+EMERGENCY_LEADS = ("紧急情况:", "有紧急情况,")
+CASUAL_AREAS = {
+    "西南部": "西南角",
+    "南侧": "南边",
+    "东南部": "东南角",
+    "西侧": "西边",
+    "市中心": "市中心那边",
+    "东侧": "东边",
+    "西北部": "西北角",
+    "北侧": "北边",
+    "东北部": "东北角",
+}
+CLAUSES = {
+    "delivery": ("派一架无人机把{cargo}从{o}送到{d}", "把{cargo}从{o}运到{d}", "用无人机把{cargo}从{o}送去{d}"),
+    "emergency": ("把{cargo}从{o}急送到{d}", "马上把{cargo}从{o}送到{d}", "派无人机把{cargo}从{o}送到{d}"),
+    "via": ("把{cargo}从{o}经{w}送到{d}", "把{cargo}从{o}送到{d},途经{w}"),
+    "round_trip": ("把{cargo}从{o}送到{far}再返回{o}", "带着{cargo}从{o}飞到{far},然后回到{o}"),
+    "patrol": (
+        "从{o}起飞,依次巡检{w},最后降落在{d}",
+        "安排无人机从{o}出发,按顺序巡检{w},结束后降落在{d}",
+    ),
+    "contradiction": (
+        "从{o}飞往{d},途中进入{zone}内部航拍,但无人机绝对不能进入{zone}",
+        "从{o}到{d}的途中穿过{zone}拍照,同时确保全程不进入{zone}",
+    ),
+    "ambiguous_reference": ("把{cargo}从{o}送到{kind}", "从{o}派无人机把{cargo}送到{kind}"),
+    "no_place": ("按老路线把{cargo}送过去", "派无人机把{cargo}送出去"),
+    "one_place": ("把{cargo}送到{d}", "把{cargo}运到{d}"),
+    "dangling_pronoun": ("把{cargo}从{o}送到他们那里", "从{o}把{cargo}送到她那儿"),
+    "unanchored_time": ("会议前把{cargo}从{o}送到{d}", "下班前把{cargo}从{o}送到{d}", "到时候把{cargo}从{o}送到{d}"),
+    "missing_destination": ("从{o}派无人机送{cargo}", "在{o}装上{cargo}送出去"),
+}
+CONSTRAINTS = {
+    "avoid": ("注意避开{v}", "不要进入{v}", "绕开{v}飞"),
+    "floor": ("飞行高度不低于{v}米", "高度至少{v}米", "别低于{v}米飞"),
+    "ceiling": ("飞行高度不超过{v}米", "高度控制在{v}米以下", "限高{v}米"),
+    "reserve": ("到达时至少保留{v}%电量", "落地时电量不少于{v}%", "到达时电量余量至少{v}%"),
+    "pinned": ("用{v},它离得最近", "派{v}去,它最近", "让{v}执行,它离得最近"),
+    "corridor": ("只能在无人机航路走廊内飞行", "全程走无人机航路走廊", "不要离开无人机航路走廊"),
+    "handoff_hub": ("目的地位于禁飞区内:请飞到{v},在那里交给地面配送员", "目的地在禁飞区里,先飞到{v},交给地面配送员"),
+    "handoff_any": (
+        "如果无人机无法进入,就在最近的合适交接点转交地面配送",
+        "无人机要是进不去,就在最近的合适交接点转给地面配送",
+    ),
+    "land_at_destination": ("无人机必须直接降落在目的地,不允许地面转运", "不许地面转运,无人机必须降落在目的地本身"),
+}
+TELEGRAPHIC = {"avoid": "避开{v}", "floor": "最低{v}米", "ceiling": "最高{v}米", "reserve": "电量余量{v}%"}
+TELEGRAPHIC |= {"pinned": "用{v}", "corridor": "只走航路走廊"}
+# Typing errors of a pinyin keyboard: a word replaced by a same-sounding one, only in the request's own framing.
+HOMOPHONES = {
+    "麻烦": "麻凡",
+    "谢谢": "谢些",
+    "一下": "一夏",
+    "那边": "那遍",
+    "辛苦": "心苦",
+    "安排": "按排",
+    "需要": "须要",
+    "已经": "以经",
+    "的话": "得话",
+    "请": "清",
+}
+
+
+class ChineseVoice(Voice):
+    lang = "zh"
+
+    # --- places and cargo ---------------------------------------------------------------------------------------
+
+    def _place(self, entity_id: str | None, form: str | None) -> str:
+        if entity_id is None:
+            return ""
+        text = self.name(entity_id)
+        area = self.naming.area(entity_id) if form == "described" else None
+        return f"{CASUAL_AREAS.get(area.zh, area.zh)}那个{text}" if area else text
+
+    def _o(self, form: str | None) -> str:
+        return self._place(self.task.origin, form)
+
+    def _d(self, form: str | None) -> str:
+        """The far end: the destination, or a round trip's turning point."""
+        far = self.task.waypoints[-1] if self.request.family == "round_trip" else self.task.destination
+        return self._place(far, form)
+
+    def _far(self, form: str | None) -> str:
+        return self._d(form)
+
+    def _w(self, form: str | None) -> str:
+        names = [self._place(w, form) for w in self.task.waypoints]
+        return names[0] if len(names) == 1 else "、".join(names[:-1]) + "和" + names[-1]
+
+    def _zone(self, form: str | None) -> str:
+        return self.name(self.task.contradiction_zone, "name") if self.task.contradiction_zone else ""
+
+    def _kind(self, form: str | None) -> str:
+        return KIND_NOUNS[self.task.ambiguous_kind].zh if self.task.ambiguous_kind else ""
+
+    def _cargo(self, form: str | None) -> str:
+        cargo = self.task.cargo
+        if cargo is None:
+            return "航拍相机"
+        shapes = {"paren": "{t}({kg}公斤)", "comma": "{t},{kg}公斤", "weighing": "{t}(重{kg}公斤)"}
+        return shapes[form or "paren"].format(t=cargo.term.zh, kg=f"{cargo.kg:g}")
+
+    # --- route, time, priority ---------------------------------------------------------------------------------
+
+    def _clause(self, form: str | None) -> str:
+        return self.expand(self.pick(CLAUSES[self.request.family]))
+
+    def _route(self, form: str | None) -> str:
+        """What a cargo route adds to "从{o}送到{d}": its via points or its way back."""
+        family = self.request.family
+        if family == "via":
+            if form == "sentence":
+                return self.expand("途中按顺序经过{w}。")
+            return self.expand(self.pick((",途经{w}", ",中途经过{w}")))
+        if family == "round_trip":
+            if form == "sentence":
+                return self.expand("送完后返回{o}。")
+            return self.expand(self.pick((",然后返回{o}", ",再飞回{o}")))
+        return ""
+
+    def _amount(self, words: bool = False) -> str:
+        seconds = self.request.stated_deadline or 0.0
+        minutes = seconds % 60 == 0
+        value = int(seconds // 60) if minutes else int(seconds)
+        return (chinese_number(value) if words else str(value)) + ("分钟" if minutes else "秒")
+
+    def _deadline(self, form: str | None) -> str:
+        if self.request.stated_deadline is None:
+            return ""
+        shapes = {
+            "within": lambda: f",{self._amount()}内到达",
+            "limit": lambda: f",限时{self._amount()}",
+            "no_later_than": lambda: f",最迟{self._amount()}内送到",
+            "at_latest": lambda: f",最晚T+{self._amount()}前送达",
+            "words": lambda: f",{self._amount(words=True)}内送到",
+            "budget": lambda: f",只有{self._amount()}",
+            "paren": lambda: f"(时限{self._amount()})",
+            "sentence": lambda: f"要求{self._amount()}内送到。",
+            "lead": lambda: f"{self._amount()}之内,",
+            "tele": lambda: f",{self._amount()}",
+        }
+        return shapes[form or self.pick(("within", "limit", "paren"))]()
+
+    def _lead(self, form: str | None) -> str:
+        priority = self.pick(LEADS[self.task.priority])
+        return priority + (self.pick(EMERGENCY_LEADS) if self.request.family == "emergency" else "")
+
+    def _tail(self, form: str | None) -> str:
+        return TAILS[self.task.priority] + (",这是紧急情况" if self.request.family == "emergency" else "")
+
+    def _tag(self, form: str | None) -> str:
+        words = [PRIORITY_WORDS[self.task.priority]] if self.task.priority != "normal" else []
+        words += ["紧急情况"] if self.request.family == "emergency" else []
+        return "".join(f"【{w}】" for w in words)
+
+    # --- stated constraints and drawn sentences ----------------------------------------------------------------
+
+    def _said(self, constraint: Constraint, telegraphic: bool = False) -> str:
+        value = self.name(constraint.value) if constraint.kind in ENTITY_CONSTRAINTS else constraint.value
+        shape = TELEGRAPHIC.get(constraint.kind) if telegraphic else None
+        return (shape or self.pick(CONSTRAINTS[constraint.kind])).format(v=value)
+
+    def _constraints(self, form: str | None) -> str:
+        form = form or "sentences"
+        said = [self._said(c, telegraphic=form == "telegraphic") for c in self.request.constraints]
+        if not said:
+            return ""
+        layouts = {
+            "sentences": lambda: "".join(f"{s}。" for s in said),
+            "first": lambda: "".join(f"{s}。" for s in said),
+            "parenthetical": lambda: "(" + ";".join(said) + ")",
+            "semicolons": lambda: ";" + ";".join(said),
+            "also": lambda: "另外," + ",".join(said) + "。",
+            "bullets": lambda: "\n" + "\n".join(f"- {s}" for s in said),
+            "numbered": lambda: "要求:\n" + "\n".join(f"{i}. {s}" for i, s in enumerate(said, start=1)),
+            "telegraphic": lambda: "|" + ",".join(said),
+        }
+        return layouts[form]()
+
+    def _asides(self, form: str | None) -> str:
+        asides = self.request.asides
+        return "".join(term.zh for term in (asides.hint, asides.injection) if term)
+
+    def _rest(self, form: str | None) -> str:
+        return self._constraints(form) + self._asides(None)
+
+    # --- whole-request layouts ---------------------------------------------------------------------------------
+
+    def _fields(self, form: str | None) -> str:
+        """The request as labelled fields (bullets, a one-line form, key=value), constraints as notes."""
+        family = self.request.family
+        if family == "patrol":
+            rows = [("起飞点", self._o(None)), ("依次巡检", self._w(None)), ("降落点", self._d(None))]
+        else:
+            rows = [("起点", self._o(None))]
+            rows += [("按顺序途经", self._w(None))] if family == "via" else []
+            rows += [("终点", self._d(None))]
+            rows += [("然后返回", self._o(None))] if family == "round_trip" else []
+            rows += [("货物", self._cargo(None))]
+        if self.request.stated_deadline is not None:
+            rows.append(("时限", self._amount() + "内"))
+        if self.task.priority != "normal":
+            rows.append(("优先级", PRIORITY_WORDS[self.task.priority]))
+        if family == "emergency":
+            rows.append(("类型", "紧急情况"))
+        rows += [("备注", self._said(c)) for c in self.request.constraints]
+        layouts = {
+            "bullets": lambda: "\n".join(f"- {k}:{v}" for k, v in rows),
+            "form": lambda: "|".join(f"{k}:{v}" for k, v in rows),
+            "kv": lambda: ";".join(f"{k}={v}" for k, v in rows),
+            "lines": lambda: "\n".join(f"【{k}】{v}" for k, v in rows),
+        }
+        return layouts[form or "bullets"]()
+
+    def _arrow(self, form: str | None) -> str:
+        arrow = {"unicode": "→", "ascii": "->", "dash": "—>"}[form or "unicode"]
+        family = self.request.family
+        stops = [self._o(None), *(self._place(w, None) for w in self.task.waypoints)]
+        if family == "round_trip":
+            return arrow.join([*stops, self._o(None)]) + f":{self._cargo(None)}"
+        stops.append(self._place(self.task.destination, None))
+        if family == "patrol":
+            return "巡检路线:" + arrow.join(stops)
+        return arrow.join(stops) + f":{self._cargo(None)}"
+
+    def finish(self, text: str) -> str:
+        text = re.sub(r"[,;]+([。?!])", r"\1", text)
+        text = re.sub(r"。。+", "。", text)
+        text = re.sub(r"([?!])。", r"\1", text)
+        return text.strip()
+
+
+def with_typos(base: Pattern, name: str) -> Pattern:
+    """`base` with same-sounding words typed in for some of its own words (never a name, number, cargo or drawn
+    sentence), as a pinyin keyboard does."""
+
+    def write(voice: Voice, rng: np.random.Generator) -> str:
+        text = base.write(voice, rng)
+        spans = protected_spans(text, fact_phrases(voice))
+        found = [
+            (m.start(), m.end(), HOMOPHONES[m.group()])
+            for m in re.finditer("|".join(HOMOPHONES), text)
+            if outside(spans, m.start(), m.end())
+        ]
+        if not found:
+            return text
+        chosen = sorted(rng.choice(len(found), size=max(1, len(found) // 2), replace=False), reverse=True)
+        for i in chosen:
+            start, end, typed = found[int(i)]
+            text = text[:start] + typed + text[end:]
+        return text
+
+    return Pattern(name, write, base.families, base.needs_deadline, base.reference)
+
+
+POLITE = templated("polite_mafan", "{lead}麻烦{clause}{deadline},谢谢。{rest}")
+PLEASE = templated("polite_qing", "{lead}请{clause}{deadline}。{rest}")
+
+PATTERNS: tuple[Pattern, ...] = (
+    # --- the whole request as one clause: every family -----------------------------------------------------------
+    templated("imperative", "{lead}{clause}{deadline}。{rest}"),
+    PLEASE,
+    POLITE,
+    templated("question_neng_bu_neng", "{lead}能不能{clause}{deadline}?{rest}"),
+    templated("hedges_and_filler", "那个,要是方便的话,帮忙{clause}{deadline}{tail}吧,辛苦了。{rest}"),
+    templated("bang_wo", "{lead}帮我{clause}{deadline}。{rest}"),
+    templated("xuyao_ni", "{lead}需要你{clause}{deadline}。{rest}"),
+    templated("shei_neng", "{lead}谁能{clause}{deadline}?{rest}"),
+    templated("greeting_signoff", "各位好,{clause}{deadline}{tail}。{rest}谢谢!——调度台"),
+    templated("radio_call", "调度调度,这里是运营。{lead}{clause}{deadline}。{rest}完毕。"),
+    templated("chat_shorthand", "{lead}{clause}{deadline},谢啦。{rest}"),
+    templated("priority_tail", "{clause}{deadline}{tail}。{rest}"),
+    templated("ticket", "【工单】{tag}{clause}{deadline}。{rest}"),
+    templated("hao_ma", "{lead}{clause}{deadline},好吗?{rest}"),
+    templated("task_handover", "{lead}这个任务交给你:{clause}{deadline}。{rest}"),
+    templated("baituo", "{lead}拜托{clause}{deadline}。{rest}"),
+    templated("laojia_yixia", "{lead}劳驾安排一下,{clause}{deadline}。{rest}"),
+    templated("ba_particle", "{lead}{clause}{deadline}吧。{rest}"),
+    templated("constraints_first", "{constraints}{lead}{clause}{deadline}。{asides}", constraints="first"),
+    templated(
+        "parenthetical_constraints", "{lead}{clause}{deadline}{constraints}。{asides}", constraints="parenthetical"
+    ),
+    templated("semicolon_constraints", "{lead}{clause}{deadline}{constraints}。{asides}", constraints="semicolons"),
+    templated("also_tail", "{lead}{clause}{deadline}。{constraints}{asides}", constraints="also"),
+    templated("numbered_constraints", "{lead}{clause}{deadline}。{constraints}\n{asides}", constraints="numbered"),
+    with_typos(POLITE, "typos"),
+    with_typos(PLEASE, "typos_qing"),
+    # --- routes written as fields, arrows or steps -----------------------------------------------------------------
+    templated("bullet_fields", "{lead}无人机任务:\n{fields}\n{asides}", ROUTES, fields="bullets"),
+    templated("colon_form", "{fields}。{asides}", ROUTES, fields="form"),
+    templated("key_value", "{fields}。{asides}", ROUTES, fields="kv"),
+    templated("header_lines", "无人机调度申请\n{fields}\n{asides}", ROUTES, fields="lines"),
+    templated(
+        "telegraphic_arrow",
+        "{tag}{arrow}{deadline}{constraints}。{asides}",
+        ROUTES,
+        deadline="tele",
+        constraints="telegraphic",
+    ),
+    templated(
+        "telegraphic_ascii_arrow",
+        "{tag}{arrow}{deadline}{constraints}。{asides}",
+        ROUTES,
+        arrow="ascii",
+        deadline="paren",
+        constraints="telegraphic",
+    ),
+    templated(
+        "telegraphic_dash_arrow",
+        "{tag}{arrow}{deadline}{constraints}{asides}",
+        ROUTES,
+        arrow="dash",
+        deadline="tele",
+        constraints="telegraphic",
+    ),
+    # --- a cargo from one place to another --------------------------------------------------------------------------
+    templated("ba_construction", "{lead}把{cargo}从{o}送到{d}{route}{deadline}。{rest}", CARGO_ROUTES),
+    templated("you_passive", "{lead}{cargo}由无人机从{o}运至{d}{route}{deadline}。{rest}", CARGO_ROUTES),
+    templated("bei_passive", "{lead}{cargo}需要从{o}被送到{d}{route}{deadline}。{rest}", CARGO_ROUTES),
+    templated(
+        "topic_comment",
+        "{lead}{d}那边需要{cargo},东西在{o}。{route}{deadline}{rest}",
+        CARGO_ROUTES,
+        route="sentence",
+        deadline="sentence",
+    ),
+    templated("implicit_origin", "{lead}{cargo}在{o},送去{d}{route}{deadline}。{rest}", CARGO_ROUTES),
+    templated("destination_first", "{lead}送往{d}:{cargo},从{o}取货{route}{deadline}。{rest}", CARGO_ROUTES),
+    templated(
+        "question_ma",
+        "{lead}可以派无人机把{cargo}从{o}送到{d}{route}吗?{deadline}{rest}",
+        CARGO_ROUTES,
+        deadline="sentence",
+    ),
+    templated("shi_de_cleft", "{lead}是{d}要{cargo},从{o}发货{route}{deadline}。{rest}", CARGO_ROUTES),
+    templated("pickup_dropoff", "{lead}去{o}取{cargo},送到{d}{route}{deadline}。{rest}", CARGO_ROUTES),
+    templated("women_xuyao", "{lead}我们在{d}需要{cargo},从{o}调过来{route}{deadline}。{rest}", CARGO_ROUTES),
+    templated("wo_you", "{lead}我这有{cargo}在{o},要送去{d}{route}{deadline}。{rest}", CARGO_ROUTES),
+    templated("jiang_formal", "{lead}将{cargo}自{o}运抵{d}{route}{deadline}。{rest}", CARGO_ROUTES),
+    templated("xianxu_formal", "{lead}现需将{cargo}由{o}空运至{d}{route}{deadline}。{rest}", CARGO_ROUTES),
+    templated("wubi", "{lead}务必把{cargo}从{o}送到{d}{route}{deadline}。{rest}", CARGO_ROUTES),
+    templated("supervisor_relay", "{lead}领导交代,把{cargo}从{o}送到{d}{route}{deadline}。{rest}", CARGO_ROUTES),
+    templated("ready_to_go", "{lead}{o}的{cargo}已经备好了,送去{d}吧{route}{deadline}。{rest}", CARGO_ROUTES),
+    templated("origin_topic", "{lead}从{o}出发:{cargo}送到{d}{route}{deadline}。{rest}", CARGO_ROUTES),
+    templated("dispatch_loading", "{lead}调一架无人机,在{o}装{cargo},目的地{d}{route}{deadline}。{rest}", CARGO_ROUTES),
+    templated("wang_direction", "{lead}往{d}送{cargo},从{o}出发{route}{deadline}。{rest}", CARGO_ROUTES),
+    templated("comma_run_on", "{lead}{cargo},{o}到{d}{route}{deadline},谢谢。{rest}", CARGO_ROUTES),
+    templated("destination_waiting", "{lead}{d}在等{o}发出的{cargo}{route}{deadline}。{rest}", CARGO_ROUTES),
+    templated("drone_available", "{lead}有空闲的无人机吗?{cargo},{o}到{d}{route}{deadline}。{rest}", CARGO_ROUTES),
+    templated("they_are_waiting", "{lead}把{cargo}从{o}送到{d}{route}{deadline},那边等着用。{rest}", CARGO_ROUTES),
+    templated(
+        "sender_recipient",
+        "{lead}发件:{o};收件:{d};物品:{cargo}。{route}{deadline}{rest}",
+        CARGO_ROUTES,
+        route="sentence",
+        deadline="sentence",
+    ),
+    templated(
+        "cargo_weighing", "{lead}用无人机从{o}往{d}送{cargo}{route}{deadline}。{rest}", CARGO_ROUTES, cargo="weighing"
+    ),
+    templated("numbered_steps", "{lead}1. 去{o}装上{cargo};2. 飞到{d}{route}{deadline}。{rest}", CARGO_ROUTES),
+    templated("qiuzhu", "{lead}求助:需要把{cargo}从{o}送到{d}{route}{deadline}。{rest}", CARGO_ROUTES),
+    templated(
+        "names_not_ids", "{lead}把{cargo}从{o}送过去给{d}{route}{deadline}。{rest}", CARGO_ROUTES, reference="names"
+    ),
+    templated(
+        "descriptions",
+        "{lead}把{cargo}从{o}送到{d}{route}{deadline}。{rest}",
+        CARGO_ROUTES,
+        reference="short",
+        o="described",
+        d="described",
+    ),
+    # --- the deadline said another way --------------------------------------------------------------------------------
+    templated(
+        "zuichi_no_later_than",
+        "{lead}把{cargo}从{o}送到{d}{route}{deadline}。{rest}",
+        CARGO_ROUTES,
+        needs_deadline=True,
+        deadline="no_later_than",
+    ),
+    templated(
+        "by_time_at_the_latest",
+        "{lead}把{cargo}从{o}运到{d}{route}{deadline}。{rest}",
+        CARGO_ROUTES,
+        needs_deadline=True,
+        deadline="at_latest",
+    ),
+    templated(
+        "numbers_in_words",
+        "{lead}把{cargo}从{o}送到{d}{route}{deadline}。{rest}",
+        CARGO_ROUTES,
+        needs_deadline=True,
+        deadline="words",
+    ),
+    templated(
+        "deadline_first",
+        "{lead}{deadline}把{cargo}从{o}送到{d}{route}。{rest}",
+        CARGO_ROUTES,
+        needs_deadline=True,
+        deadline="lead",
+    ),
+    templated(
+        "only_have_time",
+        "{lead}把{cargo}从{o}送到{d}{route}{deadline}。{rest}",
+        CARGO_ROUTES,
+        needs_deadline=True,
+        deadline="budget",
+    ),
+    templated("clause_in_words_deadline", "{lead}{clause}{deadline}。{rest}", needs_deadline=True, deadline="words"),
+    templated(
+        "clause_no_later_than", "{lead}请{clause}{deadline}。{rest}", needs_deadline=True, deadline="no_later_than"
+    ),
+)

@@ -1,0 +1,530 @@
+"""English free-form requests: the voice's phrases and the construction patterns built from them."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from benchmark.freeform.request import (
+    CARGO_ROUTES,
+    ENTITY_CONSTRAINTS,
+    ID_LIKE,
+    ROUTES,
+    Constraint,
+    Pattern,
+    Voice,
+    english_number,
+    fact_phrases,
+    outside,
+    protected_spans,
+    templated,
+)
+from benchmark.vocabulary import KIND_NOUNS
+
+LEADS = {
+    "critical": ("URGENT, critical priority: ", "Critical: ", "Critical priority - "),
+    "high": ("Priority request: ", "High priority: ", "High-priority job: "),
+    "normal": ("",),
+    "low": ("When convenient: ", "No rush: ", "No rush, low priority: "),
+}
+TAILS = {"critical": ", critical priority", "high": ", high priority", "normal": "", "low": ", no rush"}
+PRIORITY_WORDS = {"critical": "critical", "high": "high", "low": "low (no rush)"}
+EMERGENCY_LEADS = ("Emergency: ", "This is an emergency. ")
+CASUAL_AREAS = {
+    "in the south-west": "down in the south-west",
+    "on the south side": "down south",
+    "in the south-east": "down in the south-east",
+    "on the west side": "over on the west side",
+    "in the city centre": "downtown",
+    "on the east side": "over on the east side",
+    "in the north-west": "up in the north-west",
+    "on the north side": "up north",
+    "in the north-east": "up in the north-east",
+}
+CLAUSES = {
+    "delivery": (
+        "send a drone to carry {cargo} from {o} to {d}",
+        "fly {cargo} from {o} to {d}",
+        "get {cargo} from {o} to {d}",
+        "deliver {cargo} from {o} to {d}",
+    ),
+    "emergency": ("get {cargo} from {o} to {d}", "rush {cargo} from {o} to {d}", "fly {cargo} from {o} to {d}"),
+    "via": ("fly {cargo} from {o} to {d} via {w}", "deliver {cargo} from {o} to {d}, passing {w} on the way"),
+    "round_trip": (
+        "fly {cargo} from {o} to {far} and back to {o}",
+        "take {cargo} from {o} to {far}, then return to {o}",
+    ),
+    "patrol": (
+        "fly an inspection round from {o} over {w}, then land at {d}",
+        "inspect {w} in that order with a drone taking off from {o} and landing at {d}",
+    ),
+    "contradiction": (
+        "fly from {o} to {d} and film {zone} from inside it on the way, but the drone must never enter {zone}",
+        "on the way from {o} to {d}, pass through {zone} for aerial photos, and make sure the drone never enters "
+        "{zone}",
+    ),
+    "ambiguous_reference": ("send {cargo} from {o} to the {kind}", "get {cargo} to the {kind} from {o}"),
+    "no_place": ("fly the usual route with {cargo}", "send a drone out with {cargo}"),
+    "one_place": ("bring {cargo} to {d}", "get {cargo} over to {d}"),
+    "dangling_pronoun": ("take {cargo} from {o} to them", "fly {cargo} from {o} over to her place"),
+    "unanchored_time": (
+        "send {cargo} from {o} to {d} before the meeting",
+        "fly {cargo} from {o} to {d} by the end of the shift",
+        "get {cargo} from {o} to {d} after they call",
+    ),
+    "missing_destination": ("send a drone with {cargo} from {o}", "load {cargo} at {o} and send it out"),
+}
+CONSTRAINTS = {
+    "avoid": ("keep clear of {v}", "avoid {v}", "stay out of {v}"),
+    "floor": ("fly no lower than {v} m", "stay at or above {v} m", "keep the altitude at {v} m or higher"),
+    "ceiling": ("stay below {v} m", "keep under {v} m", "don't climb above {v} m"),
+    "reserve": (
+        "keep at least {v}% battery on arrival",
+        "arrive with {v}% battery or more",
+        "land with no less than {v}% battery left",
+    ),
+    "pinned": ("use {v}, it is the closest", "send {v}, it's the closest one", "{v} should fly it, it is the closest"),
+    "corridor": (
+        "fly only inside the drone corridors",
+        "stick to the drone corridors",
+        "corridors only, the whole way",
+    ),
+    "handoff_hub": (
+        "the destination lies in restricted airspace: fly to {v} and hand over to a ground courier there",
+        "the destination is inside restricted airspace, so fly to {v} and pass it to a ground courier there",
+    ),
+    "handoff_any": (
+        "if the drone cannot get in, hand the parcel to a ground courier at the nearest suitable hub",
+        "should the drone be unable to get in, hand over to a ground courier at the nearest suitable hub",
+    ),
+    "land_at_destination": (
+        "the drone must land at the destination itself; no ground hand-off",
+        "no ground hand-off: the drone has to land at the destination itself",
+    ),
+}
+TELEGRAPHIC = {"avoid": "avoid {v}", "floor": "min {v} m", "ceiling": "max {v} m", "reserve": "{v}% battery reserve"}
+TELEGRAPHIC |= {"pinned": "use {v}", "corridor": "corridors only"}
+# Words that carry a role or a bound: a typo there could change what the request says.
+KEYWORDS = frozenset(
+    "from to via back return returning within minutes minute seconds never no not only least lower below above "
+    "under must over land before after enter enters inside critical priority urgent rush convenient emergency high".split()
+)
+
+
+class EnglishVoice(Voice):
+    lang = "en"
+
+    # --- places and cargo ---------------------------------------------------------------------------------------
+
+    def _place(self, entity_id: str | None, form: str | None) -> str:
+        if entity_id is None:
+            return ""
+        text = self.name(entity_id)
+        area = self.naming.area(entity_id) if form == "described" else None
+        return f"{text} {CASUAL_AREAS.get(area.en, area.en)}" if area else text
+
+    def _o(self, form: str | None) -> str:
+        return self._place(self.task.origin, form)
+
+    def _d(self, form: str | None) -> str:
+        """The far end: the destination, or a round trip's turning point."""
+        far = self.task.waypoints[-1] if self.request.family == "round_trip" else self.task.destination
+        return self._place(far, form)
+
+    def _far(self, form: str | None) -> str:
+        return self._d(form)
+
+    def _w(self, form: str | None) -> str:
+        names = [self._place(w, form) for w in self.task.waypoints]
+        return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+    def _zone(self, form: str | None) -> str:
+        return self.name(self.task.contradiction_zone, "name") if self.task.contradiction_zone else ""
+
+    def _kind(self, form: str | None) -> str:
+        return KIND_NOUNS[self.task.ambiguous_kind].en if self.task.ambiguous_kind else ""
+
+    def _cargo(self, form: str | None) -> str:
+        cargo = self.task.cargo
+        if cargo is None:
+            return "the camera payload"
+        shapes = {"paren": "{t} ({kg} kg)", "comma": "{t}, {kg} kg", "weighing": "{t} weighing {kg} kg"}
+        return shapes[form or "paren"].format(t=cargo.term.en, kg=f"{cargo.kg:g}")
+
+    # --- route, time, priority ---------------------------------------------------------------------------------
+
+    def _clause(self, form: str | None) -> str:
+        return self.expand(self.pick(CLAUSES[self.request.family]))
+
+    def _route(self, form: str | None) -> str:
+        """What a cargo route adds to "from {o} to {d}": its via points or its way back."""
+        family = self.request.family
+        if family == "via":
+            if form == "sentence":
+                return self.expand(" Route it via {w}, in that order.")
+            return self.expand(self.pick((" via {w}", " by way of {w}", ", passing {w} on the way")))
+        if family == "round_trip":
+            if form == "sentence":
+                return self.expand(" The drone then comes back to {o}.")
+            return self.expand(self.pick((" and back to {o}", ", then return to {o}")))
+        return ""
+
+    def _amount(self, short: bool = False, words: bool = False) -> str:
+        seconds = self.request.stated_deadline or 0.0
+        minutes = seconds % 60 == 0
+        value = int(seconds // 60) if minutes else int(seconds)
+        number = english_number(value) if words else str(value)
+        if minutes:
+            unit = "min" if short else ("minute" if value == 1 else "minutes")
+        else:
+            unit = "s" if short else "seconds"
+        return f"{number} {unit}"
+
+    def _deadline(self, form: str | None) -> str:
+        if self.request.stated_deadline is None:
+            return ""
+        shapes = {
+            "within": lambda: f" within {self._amount()}",
+            "under": lambda: f" in under {self._amount(short=True)}",
+            "no_later_than": lambda: f" no later than {self._amount()} from now",
+            "at_latest": lambda: f" by T+{self._amount(short=True)} at the latest",
+            "words": lambda: f" within {self._amount(words=True)}",
+            "budget": lambda: f"; you have {self._amount()}",
+            "max": lambda: f", {self._amount(short=True)} max",
+            "paren": lambda: f" (deadline: {self._amount(short=True)})",
+            "sentence": lambda: f" It has to be there within {self._amount()}.",
+            "lead": lambda: f"within {self._amount()}, ",
+        }
+        return shapes[form or self.pick(("within", "under", "max", "paren"))]()
+
+    def _lead(self, form: str | None) -> str:
+        priority = self.pick(LEADS[self.task.priority])
+        return priority + (self.pick(EMERGENCY_LEADS) if self.request.family == "emergency" else "")
+
+    def _tail(self, form: str | None) -> str:
+        return TAILS[self.task.priority] + (", it's an emergency" if self.request.family == "emergency" else "")
+
+    def _tag(self, form: str | None) -> str:
+        """A telegraphic priority tag ("CRITICAL / EMERGENCY: ")."""
+        words = [PRIORITY_WORDS[self.task.priority].upper()] if self.task.priority != "normal" else []
+        words += ["EMERGENCY"] if self.request.family == "emergency" else []
+        return " / ".join(words) + ": " if words else ""
+
+    # --- stated constraints and drawn sentences ----------------------------------------------------------------
+
+    def _said(self, constraint: Constraint, telegraphic: bool = False) -> str:
+        value = self.name(constraint.value) if constraint.kind in ENTITY_CONSTRAINTS else constraint.value
+        shape = TELEGRAPHIC.get(constraint.kind) if telegraphic else None
+        return (shape or self.pick(CONSTRAINTS[constraint.kind])).format(v=value)
+
+    def _constraints(self, form: str | None) -> str:
+        form = form or "sentences"
+        said = [self._said(c, telegraphic=form == "telegraphic") for c in self.request.constraints]
+        if not said:
+            return ""
+        layouts = {
+            "sentences": lambda: " " + " ".join(self.capitalised(s) + "." for s in said),
+            "parenthetical": lambda: " (" + "; ".join(said) + ")",
+            "semicolons": lambda: "; " + "; ".join(said),
+            "also": lambda: (
+                " Also, " + (said[0] if len(said) == 1 else ", ".join(said[:-1]) + " and " + said[-1]) + "."
+            ),
+            "bullets": lambda: "\n" + "\n".join(f"- {s}" for s in said),
+            "numbered": lambda: " Conditions:\n" + "\n".join(f"{i}. {s}" for i, s in enumerate(said, start=1)),
+            "telegraphic": lambda: " | " + ", ".join(said),
+            "first": lambda: " ".join(self.capitalised(s) + "." for s in said) + " ",
+        }
+        return layouts[form]()
+
+    def _asides(self, form: str | None) -> str:
+        asides = self.request.asides
+        return "".join(f" {term.en}" for term in (asides.hint, asides.injection) if term)
+
+    def _rest(self, form: str | None) -> str:
+        return self._constraints(form) + self._asides(None)
+
+    # --- whole-request layouts ---------------------------------------------------------------------------------
+
+    def _fields(self, form: str | None) -> str:
+        """The request as labelled fields (bullets, a one-line form, key=value), constraints as notes."""
+        family = self.request.family
+        if family == "patrol":
+            rows = [("take off at", self._o(None)), ("inspect, in order", self._w(None)), ("land at", self._d(None))]
+        else:
+            rows = [("from", self._o(None))]
+            rows += [("via, in order", self._w(None))] if family == "via" else []
+            rows += [("to", self._d(None))]
+            rows += [("then back to", self._o(None))] if family == "round_trip" else []
+            rows += [("cargo", self._cargo(None))]
+        if self.request.stated_deadline is not None:
+            rows.append(("deadline", self._amount(short=True)))
+        if self.task.priority != "normal":
+            rows.append(("priority", PRIORITY_WORDS[self.task.priority]))
+        if family == "emergency":
+            rows.append(("type", "emergency"))
+        rows += [("note", self._said(c)) for c in self.request.constraints]
+        layouts = {
+            "bullets": lambda: "\n".join(f"- {k}: {v}" for k, v in rows),
+            "form": lambda: " | ".join(f"{k.capitalize()}: {v}" for k, v in rows),
+            "kv": lambda: "; ".join(f"{k.replace(', ', '_').replace(' ', '_')}={v}" for k, v in rows),
+            "lines": lambda: "\n".join(f"{k.upper()}: {v}" for k, v in rows),
+        }
+        return layouts[form or "bullets"]()
+
+    def _arrow(self, form: str | None) -> str:
+        arrow = {"ascii": " -> ", "unicode": " → ", "gt": " > "}[form or "ascii"]
+        family = self.request.family
+        stops = [self._o(None), *(self._place(w, None) for w in self.task.waypoints)]
+        if family == "round_trip":
+            return arrow.join([*stops, self._o(None)]) + f": {self._cargo(None)}"
+        stops.append(self._place(self.task.destination, None))
+        if family == "patrol":
+            return "inspection round " + arrow.join(stops)
+        return arrow.join(stops) + f": {self._cargo(None)}"
+
+    def capitalised(self, text: str) -> str:
+        if not text or ID_LIKE.match(text) or not text[0].islower():
+            return text
+        return text[0].upper() + text[1:]
+
+    def finish(self, text: str) -> str:
+        text = re.sub(r"[ \t]+", " ", text)
+        text = re.sub(r"\n ", "\n", text)
+        text = re.sub(r" +([.,;:?!)])", r"\1", text)
+        text = re.sub(r"([?!:]),", r"\1", text)
+        text = re.sub(r"\.\.+", ".", text)
+        text = re.sub(r"([?!])\.", r"\1", text)
+        return text.strip()
+
+
+def _swappable(word: str) -> bool:
+    return any(word[i] != word[i + 1] for i in range(1, len(word) - 2))
+
+
+def with_typos(base: Pattern, name: str) -> Pattern:
+    """`base` with adjacent letters swapped in a few of its own words: never in a name, number, cargo, keyword or
+    drawn sentence, so the facts stay exactly as stated."""
+
+    def write(voice: Voice, rng: np.random.Generator) -> str:
+        text = base.write(voice, rng)
+        spans = protected_spans(text, fact_phrases(voice))
+        words = [
+            m
+            for m in re.finditer(r"[A-Za-z]{4,}", text)
+            if m.group().lower() not in KEYWORDS and outside(spans, m.start(), m.end()) and _swappable(m.group())
+        ]
+        if not words:
+            return text
+        chosen = {words[int(i)].start() for i in rng.choice(len(words), size=max(1, len(words) // 4), replace=False)}
+        out = []
+        for m in words:
+            if m.start() in chosen:
+                word = m.group()
+                cuts = [i for i in range(1, len(word) - 2) if word[i] != word[i + 1]]
+                cut = cuts[int(rng.integers(len(cuts)))]
+                out.append((m.start(), word[:cut] + word[cut + 1] + word[cut] + word[cut + 2 :]))
+        for start, word in sorted(out, reverse=True):
+            text = text[:start] + word + text[start + len(word) :]
+        return text
+
+    return Pattern(name, write, base.families, base.needs_deadline, base.reference)
+
+
+# Framing words a typo can land in: "Could you please", "if you could maybe ... that'd be great".
+COULD_YOU = templated("polite_could_you", "{lead}Could you please {clause}{deadline}?{rest}")
+HEDGES = templated(
+    "hedges_and_filler", "Hey, if you could maybe {clause}{deadline}{tail}, that'd be great, thanks.{rest}"
+)
+QUESTION = templated(
+    "question_can_a_drone", "{lead}Can a drone take {cargo} from {o} to {d}{route}{deadline}?{rest}", CARGO_ROUTES
+)
+
+PATTERNS: tuple[Pattern, ...] = (
+    # --- the whole request as one clause: every family -----------------------------------------------------------
+    templated("imperative", "{lead}{Clause}{deadline}.{rest}"),
+    templated("polite_please", "{lead}Please {clause}{deadline}.{rest}"),
+    COULD_YOU,
+    HEDGES,
+    templated("i_need_you_to", "{lead}I need you to {clause}{deadline}.{rest}"),
+    templated("can_someone", "{lead}Can someone {clause}{deadline}?{rest}"),
+    templated("lets", "{lead}Let's {clause}{deadline}.{rest}"),
+    templated("go_ahead", "{lead}Go ahead and {clause}{deadline}.{rest}"),
+    templated("request_label", "{lead}Request - {clause}{deadline}.{rest}"),
+    templated("greeting_signoff", "Hi team, {clause}{deadline}{tail}.{rest} Thanks, ops desk"),
+    templated("radio_call", "Dispatch, ops here. {lead}{Clause}{deadline}.{rest} Over."),
+    templated("chat_shorthand", "{lead}pls {clause}{deadline}, thx.{rest}", capitalise=False),
+    templated("priority_tail", "{Clause}{deadline}{tail}.{rest}"),
+    templated("ticket", "[{tag}ticket] {Clause}{deadline}.{rest}"),
+    templated("constraints_first", "{constraints}{lead}{Clause}{deadline}.{asides}", constraints="first"),
+    templated(
+        "parenthetical_constraints", "{lead}{Clause}{deadline}{constraints}.{asides}", constraints="parenthetical"
+    ),
+    templated("semicolon_constraints", "{lead}{Clause}{deadline}{constraints}.{asides}", constraints="semicolons"),
+    templated("also_tail", "{lead}{Clause}{deadline}.{constraints}{asides}", constraints="also"),
+    templated("numbered_constraints", "{lead}{Clause}{deadline}.{constraints}\n{asides}", constraints="numbered"),
+    templated("wondering", "{lead}I was wondering whether you could {clause}{deadline}.{rest}"),
+    templated("would_appreciate", "{lead}I'd appreciate it if you could {clause}{deadline}.{rest}"),
+    templated("task_for_drone", "{lead}Task for a drone: {clause}{deadline}.{rest}"),
+    templated("okay_so", "Okay so, {clause}{deadline}{tail}. Thanks!{rest}"),
+    with_typos(COULD_YOU, "typos"),
+    with_typos(HEDGES, "typos_hedged"),
+    # --- routes written as fields, arrows or steps -----------------------------------------------------------------
+    templated("bullet_fields", "{lead}Drone job:\n{fields}\n{asides}", ROUTES, fields="bullets"),
+    templated("colon_form", "{fields}.{asides}", ROUTES, fields="form"),
+    templated("key_value", "{fields}.{asides}", ROUTES, fields="kv"),
+    templated("header_lines", "DRONE REQUEST\n{fields}\n{asides}", ROUTES, fields="lines"),
+    templated(
+        "telegraphic_arrow",
+        "{tag}{arrow}{deadline}{constraints}.{asides}",
+        ROUTES,
+        deadline="max",
+        constraints="telegraphic",
+    ),
+    templated(
+        "telegraphic_unicode_arrow",
+        "{tag}{arrow}{deadline}{constraints}.{asides}",
+        ROUTES,
+        arrow="unicode",
+        deadline="paren",
+        constraints="telegraphic",
+    ),
+    templated(
+        "telegraphic_gt",
+        "{tag}{arrow}{deadline}{constraints}{asides}",
+        ROUTES,
+        arrow="gt",
+        deadline="max",
+        constraints="telegraphic",
+    ),
+    # --- a cargo from one place to another --------------------------------------------------------------------------
+    QUESTION,
+    templated(
+        "question_is_it_possible",
+        "{lead}Is it possible to get {cargo} from {o} to {d}{route}{deadline}?{rest}",
+        CARGO_ROUTES,
+    ),
+    templated(
+        "question_run_over", "{lead}Can you run {cargo} over from {o} to {d}{route}{deadline}?{rest}", CARGO_ROUTES
+    ),
+    templated(
+        "topicalised_need",
+        "{lead}{D} needs {cargo}; it's at {o}.{route}{deadline}{rest}",
+        CARGO_ROUTES,
+        route="sentence",
+        deadline="sentence",
+    ),
+    templated("passive", "{lead}{Cargo} is to be flown from {o} to {d}{route}{deadline}.{rest}", CARGO_ROUTES),
+    templated(
+        "passive_needs_to_be",
+        "{lead}{Cargo} needs to be delivered to {d} from {o}{route}{deadline}.{rest}",
+        CARGO_ROUTES,
+    ),
+    templated(
+        "implicit_origin", "{lead}{Cargo} is waiting at {o}. Get it over to {d}{route}{deadline}.{rest}", CARGO_ROUTES
+    ),
+    templated("destination_first", "{lead}To {d}: {cargo}, picked up at {o}{route}{deadline}.{rest}", CARGO_ROUTES),
+    templated("destination_waiting", "{lead}{D} is waiting for {cargo} from {o}{route}{deadline}.{rest}", CARGO_ROUTES),
+    templated(
+        "pickup_dropoff", "{lead}Pick up {cargo} at {o} and drop it off at {d}{route}{deadline}.{rest}", CARGO_ROUTES
+    ),
+    templated("we_need_at", "{lead}We need {cargo} at {d}, coming from {o}{route}{deadline}.{rest}", CARGO_ROUTES),
+    templated(
+        "i_have_cargo", "{lead}I've got {cargo} at {o} that has to go to {d}{route}{deadline}.{rest}", CARGO_ROUTES
+    ),
+    templated("origin_topic", "{lead}From {o}: {cargo} to {d}{route}{deadline}.{rest}", CARGO_ROUTES),
+    templated("cleft", "{lead}It's {d} that needs {cargo} from {o}{route}{deadline}.{rest}", CARGO_ROUTES),
+    templated("make_sure", "{lead}Make sure {cargo} gets from {o} to {d}{route}{deadline}.{rest}", CARGO_ROUTES),
+    templated(
+        "supervisor_relay",
+        "{lead}The supervisor asked for {cargo} to go from {o} to {d}{route}{deadline}.{rest}",
+        CARGO_ROUTES,
+    ),
+    templated("comma_run_on", "{lead}{Cargo}, {o} to {d}{route}{deadline}, thanks.{rest}", CARGO_ROUTES),
+    templated(
+        "drone_available", "{lead}Drone available? {Cargo} from {o} to {d}{route}{deadline}.{rest}", CARGO_ROUTES
+    ),
+    templated(
+        "they_are_waiting",
+        "{lead}Fly {cargo} from {o} to {d}{route}{deadline}, they're waiting on it.{rest}",
+        CARGO_ROUTES,
+    ),
+    templated(
+        "sender_recipient",
+        "{lead}Sender: {o}. Recipient: {d}. Item: {cargo}.{route}{deadline}{rest}",
+        CARGO_ROUTES,
+        route="sentence",
+        deadline="sentence",
+    ),
+    templated(
+        "dispatch_out_of",
+        "{lead}Dispatch a UAV out of {o} with {cargo}, destination {d}{route}{deadline}.{rest}",
+        CARGO_ROUTES,
+    ),
+    templated(
+        "cargo_weighing",
+        "{lead}Deliver {cargo} from {o} to {d}{route}{deadline}.{rest}",
+        CARGO_ROUTES,
+        cargo="weighing",
+    ),
+    templated(
+        "numbered_steps", "{lead}1. Pick up {cargo} at {o}. 2. Fly it to {d}{route}{deadline}.{rest}", CARGO_ROUTES
+    ),
+    templated(
+        "names_not_ids",
+        "{lead}Get {cargo} from {o} over to {d}{route}{deadline}.{rest}",
+        CARGO_ROUTES,
+        reference="names",
+    ),
+    templated(
+        "descriptions",
+        "{lead}Fly {cargo} from {o} to {d}{route}{deadline}.{rest}",
+        CARGO_ROUTES,
+        reference="short",
+        o="described",
+        d="described",
+    ),
+    # --- the deadline said another way --------------------------------------------------------------------------------
+    templated(
+        "by_time_at_the_latest",
+        "{lead}Fly {cargo} from {o} to {d}{route}{deadline}.{rest}",
+        CARGO_ROUTES,
+        needs_deadline=True,
+        deadline="at_latest",
+    ),
+    templated(
+        "no_later_than",
+        "{lead}Deliver {cargo} from {o} to {d}{route}{deadline}.{rest}",
+        CARGO_ROUTES,
+        needs_deadline=True,
+        deadline="no_later_than",
+    ),
+    templated(
+        "numbers_in_words",
+        "{lead}Get {cargo} from {o} to {d}{route}{deadline}.{rest}",
+        CARGO_ROUTES,
+        needs_deadline=True,
+        deadline="words",
+    ),
+    templated(
+        "deadline_first",
+        "{lead}{Deadline}{cargo} has to get from {o} to {d}{route}.{rest}",
+        CARGO_ROUTES,
+        needs_deadline=True,
+        deadline="lead",
+    ),
+    templated(
+        "you_have_time",
+        "{lead}Fly {cargo} from {o} to {d}{route}{deadline}.{rest}",
+        CARGO_ROUTES,
+        needs_deadline=True,
+        deadline="budget",
+    ),
+    templated("route_in_words_deadline", "{lead}{Clause}{deadline}.{rest}", needs_deadline=True, deadline="words"),
+    templated(
+        "any_route_no_later_than",
+        "{lead}Please {clause}{deadline}.{rest}",
+        needs_deadline=True,
+        deadline="no_later_than",
+    ),
+)

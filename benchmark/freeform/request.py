@@ -1,0 +1,244 @@
+"""What a free-form request has to say, and the language-neutral part of the voice its patterns say it in.
+
+A `Request` holds the facts of one sample's request exactly as the canonical template states them (places and
+their roles, cargo and mass, deadline, priority, stated constraints, the drawn hint and injected sentence). A
+`Voice` turns them into phrases of one language; a `Pattern` is one construction built from those phrases. Every
+phrase a voice offers states its fact in full, so any pattern that fits a request keeps the sample's gold right.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from benchmark.citygen import EntityLabel
+from benchmark.instructions import TEMPLATES, Asides, Reference
+from benchmark.tasks import DEFAULT_ALTITUDE_MIN_M, Task
+from benchmark.vocabulary import KIND_NOUNS, Term
+
+ALL_FAMILIES = frozenset(TEMPLATES)
+CARGO_ROUTES = frozenset({"delivery", "emergency", "via", "round_trip"})  # a cargo from one place to another
+ROUTES = CARGO_ROUTES | {"patrol"}  # every family whose places are all known: origin, stops, end
+REFERENCE_WEIGHTS = {"id": 0.35, "name": 0.4, "short": 0.25}  # as the template requests draw them
+REFERENCE_CHOICES = {None: ("id", "name", "short"), "names": ("name", "short"), "short": ("short",)}
+
+
+ENTITY_CONSTRAINTS = ("avoid", "handoff_hub")  # constraints whose value is an entity the request names
+
+
+@dataclass(frozen=True)
+class Constraint:
+    """One demand the request states beside its route: `kind` from the list in `stated_constraints`."""
+
+    kind: str
+    value: str = ""  # the zone, hub or UAV id, or the number (metres, percent) it sets
+
+
+def stated_constraints(task: Task) -> tuple[Constraint, ...]:
+    """The demands the template request states for this task, in its order (instructions._constraint_extras)."""
+    stated = [Constraint("avoid", zone) for zone in task.mention_zones]
+    if task.altitude_min_m > DEFAULT_ALTITUDE_MIN_M:
+        stated.append(Constraint("floor", f"{task.altitude_min_m:g}"))
+    if task.altitude_max_m < 120:
+        stated.append(Constraint("ceiling", f"{task.altitude_max_m:g}"))
+    if task.battery_reserve_ratio > 0.2:
+        stated.append(Constraint("reserve", str(round(task.battery_reserve_ratio * 100))))
+    stated += [Constraint("pinned", uav) for uav in task.named_uavs]
+    if task.require_corridor:
+        stated.append(Constraint("corridor"))
+    if task.handoff_point:
+        # hard tasks leave the hub to the agent, as the template does
+        hard = task.difficulty in ("hard", "extreme")
+        stated.append(Constraint("handoff_any") if hard else Constraint("handoff_hub", task.handoff_point))
+    if task.forbid_ground_transfer:
+        stated.append(Constraint("land_at_destination"))
+    return tuple(stated)
+
+
+@dataclass(frozen=True)
+class Request:
+    task: Task
+    family: str
+    deadline_sec: float | None
+    asides: Asides
+    constraints: tuple[Constraint, ...]
+
+    @property
+    def stated_deadline(self) -> float | None:
+        """The deadline the request states: an unanchored-time request names a time no clock can read."""
+        return None if self.family == "unanchored_time" else self.deadline_sec
+
+
+@dataclass
+class Naming:
+    """How the request names each entity: one reference style for the sample, in both languages."""
+
+    labels: dict[str, EntityLabel]
+    style: str
+    references: list[Reference] = field(default_factory=list)
+
+    def term(self, entity_id: str, style: str | None = None) -> Term:
+        style = style or self.style
+        label = self.labels.get(entity_id)
+        if label is None or style == "id":
+            term = Term(entity_id, entity_id)
+        elif style == "name":
+            term = label.described
+        else:
+            term = Term(f"the {label.name.en}", label.name.zh)
+        if all(r.id != entity_id for r in self.references):
+            self.references.append(Reference(entity_id, term.en, term.zh, "id" if label is None else style))
+        return term
+
+    def area(self, entity_id: str) -> Term | None:
+        label = self.labels.get(entity_id)
+        return label.area if label is not None and self.style != "id" else None
+
+
+@dataclass(frozen=True)
+class Pattern:
+    """One construction of a request: `write(voice, rng)` says the voice's request in that construction."""
+
+    name: str
+    write: Callable[[Voice, np.random.Generator], str]
+    families: frozenset[str] = ALL_FAMILIES
+    needs_deadline: bool = False
+    reference: str | None = None  # "names": never by id; "short": by short name (a pattern adds its own words)
+
+    def fits(self, request: Request) -> bool:
+        return request.family in self.families and (not self.needs_deadline or request.stated_deadline is not None)
+
+
+def templated(
+    name: str,
+    template: str,
+    families: frozenset[str] = ALL_FAMILIES,
+    *,
+    needs_deadline: bool = False,
+    reference: str | None = None,
+    capitalise: bool = True,
+    **forms: str,
+) -> Pattern:
+    """A pattern that fills one template; `forms` pick the form of a slot (deadline="words")."""
+    return Pattern(
+        name,
+        lambda voice, rng: voice.fill(template, capitalise=capitalise, **forms),
+        families,
+        needs_deadline,
+        reference,
+    )
+
+
+class Voice:
+    """The phrases of one language for one request. Subclasses define slot methods `_<slot>(form)`; a template
+    names slots in braces, capitalised ({Cargo}) for a sentence start. Draws between synonyms use `rng`."""
+
+    lang = "en"
+
+    def __init__(self, request: Request, naming: Naming, rng: np.random.Generator):
+        self.request = request
+        self.naming = naming
+        self.rng = rng
+        self.task = request.task
+
+    def pick(self, options: tuple[str, ...] | list[str]) -> str:
+        return options[int(self.rng.integers(len(options)))]
+
+    def name(self, entity_id: str, style: str | None = None) -> str:
+        return getattr(self.naming.term(entity_id, style), self.lang)
+
+    def fill(self, template: str, *, capitalise: bool = True, **forms: str) -> str:
+        """The finished text of a whole request."""
+        text = self.finish(self.expand(template, **forms))
+        return self.capitalised(text) if capitalise else text
+
+    def expand(self, template: str, **forms: str) -> str:
+        """`template` with its slots filled, unfinished: a phrase to go inside a request."""
+        values: dict[str, str] = {}
+        for _, slot, _, _ in string.Formatter().parse(template):
+            if slot and slot not in values:
+                value = getattr(self, f"_{slot.lower()}")(forms.get(slot.lower()))
+                values[slot] = self.capitalised(value) if slot[0].isupper() else value
+        return template.format(**values)
+
+    def capitalised(self, text: str) -> str:
+        return text
+
+    def finish(self, text: str) -> str:
+        return text.strip()
+
+
+ID_LIKE = re.compile(r"^[^\s]*[_\d]")  # an entity or UAV id: never re-cased
+
+
+def protected_spans(text: str, phrases: list[str]) -> list[tuple[int, int]]:
+    """Where the facts sit in `text`: typos and other noise leave these character ranges alone."""
+    spans = []
+    for phrase in filter(None, phrases):
+        spans += [(m.start(), m.end()) for m in re.finditer(re.escape(phrase), text)]
+    spans += [(m.start(), m.end()) for m in re.finditer(r"[\w.]*\d[\w.%]*", text)]
+    return spans
+
+
+def fact_phrases(voice: Voice) -> list[str]:
+    """Every phrase of the request that carries a fact: names, cargo, UAV ids, drawn sentences."""
+    task, asides = voice.request.task, voice.request.asides
+    phrases = [getattr(Term(r.en, r.zh), voice.lang) for r in voice.naming.references]
+    if task.cargo:
+        phrases.append(getattr(task.cargo.term, voice.lang))
+    if task.ambiguous_kind:
+        phrases.append(getattr(KIND_NOUNS[task.ambiguous_kind], voice.lang))
+    phrases += list(task.named_uavs)
+    phrases += [getattr(term, voice.lang) for term in (asides.hint, asides.injection) if term]
+    return phrases
+
+
+def outside(spans: list[tuple[int, int]], start: int, end: int) -> bool:
+    return all(end <= a or start >= b for a, b in spans)
+
+
+ENGLISH_ONES = (
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+    "seventeen eighteen nineteen"
+).split()
+ENGLISH_TENS = "_ _ twenty thirty forty fifty sixty seventy eighty ninety".split()
+
+
+def english_number(n: int) -> str:
+    """0 <= n < 1,000,000 in words, British style ("three hundred and thirty")."""
+    if n < 20:
+        return ENGLISH_ONES[n]
+    if n < 100:
+        tens, ones = divmod(n, 10)
+        return ENGLISH_TENS[tens] + (f"-{ENGLISH_ONES[ones]}" if ones else "")
+    if n < 1000:
+        hundreds, rest = divmod(n, 100)
+        return f"{ENGLISH_ONES[hundreds]} hundred" + (f" and {english_number(rest)}" if rest else "")
+    thousands, rest = divmod(n, 1000)
+    tail = "" if not rest else (f" and {english_number(rest)}" if rest < 100 else f" {english_number(rest)}")
+    return f"{english_number(thousands)} thousand{tail}"
+
+
+CHINESE_DIGITS = "零一二三四五六七八九"
+
+
+def chinese_number(n: int) -> str:
+    """0 <= n < 10,000 in Chinese numerals (十五, 一百零五, 三百三十)."""
+    if n < 10:
+        return CHINESE_DIGITS[n]
+    if n < 20:
+        return "十" + (CHINESE_DIGITS[n - 10] if n > 10 else "")
+    digits = [int(d) for d in str(n)]
+    units = ["千", "百", "十", ""][-len(digits) :]
+    text, zero = "", False
+    for digit, unit in zip(digits, units):
+        if digit == 0:
+            zero = True
+            continue
+        text += ("零" if zero and text else "") + CHINESE_DIGITS[digit] + unit
+        zero = False
+    return text
