@@ -66,7 +66,37 @@ _ALTITUDE_MIN_PATTERN = re.compile(
 
 _ALTITUDE_MAX_PATTERN = re.compile(
     r"(?:below|under|at most|no higher than|not higher than|not above|(?<!no )(?<!not )lower than|"
-    r"max(?:imum)? altitude(?: of)?|ceiling of|不高于|(?<!不)低于|不超过|最高)\s*(\d+(?:\.\d+)?)" + _M + _NOT_DISTANCE
+    r"max(?:imum)? altitude(?: of)?|ceiling of|不高于|(?<!不)低于|不超过|最高|限高)\s*(\d+(?:\.\d+)?)"
+    + _M
+    + _NOT_DISTANCE
+)
+
+
+# A negation turns a comparison round ("don't climb above 90 m" is a ceiling, "别低于50米" a floor), and a limit can
+# follow its number ("60 m or higher", "90米以下"): these are read, and blanked, before the bare forms above.
+_NEGATION = r"(?:don't|do not|never|must not|mustn't|should not|shouldn't|not|别|不要|不能|不得|不可|勿)"
+_NEGATED_OR_TRAILING_LIMITS = (
+    (
+        "altitude_max_m",
+        re.compile(
+            _NEGATION + r"\s*(?:[a-z]+\s+){0,2}?(?:飞|爬升|升)?(?:above|over|higher than|exceed|高于|超过)\s*"
+            r"(\d+(?:\.\d+)?)" + _M + _NOT_DISTANCE
+        ),
+    ),
+    (
+        "altitude_min_m",
+        re.compile(
+            _NEGATION
+            + r"\s*(?:[a-z]+\s+){0,2}?(?:飞|降)?(?:below|under|lower than|低于)\s*(\d+(?:\.\d+)?)"
+            + _M
+            + _NOT_DISTANCE
+        ),
+    ),
+    (
+        "altitude_min_m",
+        re.compile(r"(\d+(?:\.\d+)?)" + _M + r"\s*(?:or (?:higher|more|above)|and (?:above|up)|以上)(?!\s*\d)"),
+    ),
+    ("altitude_max_m", re.compile(r"(\d+(?:\.\d+)?)" + _M + r"\s*(?:or (?:lower|less|below)|and below|以下)(?!\s*\d)")),
 )
 
 
@@ -132,9 +162,13 @@ def stated_band_and_separation(text: str) -> dict[str, float]:
         low, high = sorted((float(range_match.group(1)), float(range_match.group(2))))
         band.update(altitude_min_m=low, altitude_max_m=high)
     else:
-        if m := _ALTITUDE_MIN_PATTERN.search(text):
+        for field, pattern in _NEGATED_OR_TRAILING_LIMITS:
+            value, text = _first_number((pattern,), text)
+            if value is not None:
+                band.setdefault(field, value)
+        if "altitude_min_m" not in band and (m := _ALTITUDE_MIN_PATTERN.search(text)):
             band["altitude_min_m"] = float(m.group(1))
-        if m := _ALTITUDE_MAX_PATTERN.search(text):
+        if "altitude_max_m" not in band and (m := _ALTITUDE_MAX_PATTERN.search(text)):
             band["altitude_max_m"] = float(m.group(1))
         if not band.keys() & {"altitude_min_m", "altitude_max_m"} and (m := _CRUISE_PATTERN.search(text)):
             band["cruise_altitude_m"] = float(m.group(1))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from ir.fidelity import StatedConstraints
+from ir.fidelity import Mentions, StatedConstraints
 from ir.model import Intent, Priority
 from language.defaults import BASE_KINDS, CARGO_INTENTS, HANDOFF_ALLOWED
 from language.grounding import entered_and_kept_out, ground_mentions
@@ -63,7 +63,10 @@ RETURN_LEG = re.compile(
 )
 
 
-_CORRIDORS_ONLY = re.compile(r"\bonly (?:inside|in|within|along) (?:the )?(?:drone )?corridors?\b|只能在.{0,8}走廊")
+_CORRIDORS_ONLY = re.compile(
+    r"\bonly (?:inside|in|within|along) (?:the )?(?:drone )?corridors?\b|\bcorridors? only\b|"
+    r"\b(?:stick|keep|stay) (?:to|inside|in|within) (?:the )?(?:drone )?corridors?\b|只能在.{0,8}走廊|仅限.{0,6}走廊|只走.{0,6}走廊"
+)
 
 
 _TIME_UNIT = re.compile(r"\b(?:minutes?|mins?|seconds?|secs?|hours?|hrs?)\b|分钟|秒|小时|刻钟")
@@ -139,7 +142,7 @@ def stated_constraints(text: str, world: World) -> StatedConstraints:
         altitude_max_m=band.get("altitude_max_m"),
         cruise_altitude_m=band.get("cruise_altitude_m"),
         min_separation_m=band.get("min_separation_m"),
-        return_leg=bool(RETURN_LEG.search(lowered)),
+        return_leg=asks_return(lowered, mentions),
         corridors_only=bool(_CORRIDORS_ONLY.search(lowered)),
         handoff=bool(HANDOFF_ALLOWED.search(lowered)),
         referenced=referenced,
@@ -164,6 +167,12 @@ def stated_constraints(text: str, world: World) -> StatedConstraints:
         for m in _UNANCHORED_TIME.finditer(lowered)
     ]
     return stated
+
+
+def asks_return(text: str, mentions: Mentions) -> bool:
+    """The request asks the UAV to come back: in words ("and back", "往返"), or by naming where it starts as where it
+    ends ("from A to B, then return to A")."""
+    return bool(RETURN_LEG.search(text) or set(mentions.origins) & set(mentions.destinations))
 
 
 def _uav_roles(text: str, uavs: list[str]) -> dict[str, str]:

@@ -32,6 +32,7 @@ from ir.model import (
     VerificationSpecs,
 )
 from language.defaults import active_in_window, default_destination, default_origin, handoff_hub
+from language.grounding import ground_mentions
 from language.mentions import Mention, blank_mentions, find_mentions, id_pattern
 from language.quantities import (
     parse_altitude_and_separation,
@@ -40,7 +41,7 @@ from language.quantities import (
     parse_reserve,
     with_digits,
 )
-from language.stated import INJECTION_CUES, RETURN_LEG, parse_intent, parse_priority
+from language.stated import INJECTION_CUES, asks_return, parse_intent, parse_priority
 from models.base import GenerationRequest, GenerationResult, IRGenerator, RepairFeedback
 from models.repair_choice import offered, repaired_answer
 from tools.rules import MONITORED_RULES
@@ -175,7 +176,7 @@ def parse_instruction(instruction: str, world: World) -> ParsedTask:
     )
     task = ParsedTask(intent, parse_priority(rest, intent), EntityRefs(), constraints)
     _fill_entities(task, mentions, world)
-    if RETURN_LEG.search(" ".join(text.split())):
+    if asks_return(" ".join(text.split()), ground_mentions(world, instruction)):
         fly_back(task)
     plan_hand_off(task, text, world)
     destination = world.entity_index.get(task.entities.destination or "")

@@ -130,3 +130,37 @@ def test_a_relaxed_separation_is_caught(world):
 def test_who_needs_it_is_the_destination_and_where_it_waits_the_origin(world, text, origins, destinations):
     stated = stated_constraints(text, world)
     assert (stated.origins, stated.destinations) == (origins, destinations)
+
+
+@pytest.mark.parametrize(
+    ("text", "band"),
+    [
+        ("Don't climb above 90 m.", (None, 90.0)),
+        ("Never go below 40 m.", (40.0, None)),
+        ("Keep the altitude at 50 m or higher.", (50.0, None)),
+        ("Stay below 90 m and above 40 m.", (40.0, 90.0)),
+        ("别低于50米飞,限高90米。", (50.0, 90.0)),
+        ("高度控制在60米以上、100米以下。", (60.0, 100.0)),
+    ],
+)
+def test_a_negation_or_a_trailing_limit_turns_the_comparison(world, text, band):
+    stated = stated_constraints("Fly from hospital_A to police_2. " + text, world)
+    assert (stated.altitude_min_m, stated.altitude_max_m) == band and stated.cruise_altitude_m is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Take the kit from hospital_A to police_2, then return to hospital_A.",
+        "From Central Hospital to police_2 and afterwards fly to Central Hospital again.",
+    ],
+)
+def test_naming_the_start_as_the_end_asks_for_a_return(world, text):
+    assert stated_constraints(text, world).return_leg
+
+
+@pytest.mark.parametrize(
+    "text", ["Corridors only, the whole way.", "Stick to the drone corridors.", "仅限无人机走廊飞行。"]
+)
+def test_corridor_only_in_other_words(world, text):
+    assert stated_constraints("Fly from hospital_A to police_2. " + text, world).corridors_only
