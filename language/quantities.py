@@ -60,13 +60,15 @@ _ALTITUDE_RANGE_PATTERN = re.compile(
 # follow a negation.
 _ALTITUDE_MIN_PATTERN = re.compile(
     r"(?:above|over|at least|no lower than|not lower than|not below|(?<!no )(?<!not )higher than|"
-    r"min(?:imum)? altitude(?: of)?|floor of|不低于|(?<!不)高于|至少|最低)\s*(\d+(?:\.\d+)?)" + _M + _NOT_DISTANCE
+    r"min(?:imum)? altitude(?: of)?|\bmin(?:imum)?\.?(?= ?\d)|floor of|不低于|(?<!不)高于|至少|最低)\s*(\d+(?:\.\d+)?)"
+    + _M
+    + _NOT_DISTANCE
 )
 
 
 _ALTITUDE_MAX_PATTERN = re.compile(
     r"(?:below|under|at most|no higher than|not higher than|not above|(?<!no )(?<!not )lower than|"
-    r"max(?:imum)? altitude(?: of)?|ceiling of|不高于|(?<!不)低于|不超过|最高|限高)\s*(\d+(?:\.\d+)?)"
+    r"max(?:imum)? altitude(?: of)?|\bmax(?:imum)?\.?(?= ?\d)|ceiling of|不高于|(?<!不)低于|不超过|最高|限高)\s*(\d+(?:\.\d+)?)"
     + _M
     + _NOT_DISTANCE
 )
@@ -103,11 +105,14 @@ _NEGATED_OR_TRAILING_LIMITS = (
 _PAYLOAD_PATTERN = re.compile(r"(\d+(?:\.\d+)?)\s*(?:kg|kilograms?|kilos?|公斤|千克)(?![a-z])")
 
 
-# "keep at least 30% battery (on arrival)", "land with 25% charge left", "到达时至少保留30%电量": the share to land with.
+# "keep at least 30% battery (on arrival)", "land with 25% charge left", "25% battery reserve", "reserve: 30%",
+# "到达时至少保留30%电量": the share to land with. A share of battery read where the request only reports one is a
+# stricter demand, never a weaker one.
 _RESERVE_PATTERN = re.compile(
-    r"(?:at least|no less than|minimum of|min\.?|keep|keeping|retain|leave|leaving|with|reserve of)\s*"
-    r"(\d+(?:\.\d+)?)\s*(?:%|percent|per cent)\s*(?:of\s+(?:the\s+)?|of\s+its\s+)?(?:battery|charge)"
-    r"|(?:保留|剩余|留有|不低于|至少)\s*(\d+(?:\.\d+)?)\s*%\s*(?:的)?电量"
+    r"(\d+(?:\.\d+)?)\s*(?:%|percent|per cent)\s*(?:of\s+(?:the\s+|its\s+)?)?(?:battery|charge|reserve)"
+    r"|(?:battery |charge )?reserve\s*(?:of|:)?\s*(\d+(?:\.\d+)?)\s*(?:%|percent|per cent)"
+    r"|(?:保留|剩余|留有|不低于|至少|不少于)\s*(\d+(?:\.\d+)?)\s*%\s*(?:的)?电量"
+    r"|电量\s*(?:不低于|不少于|至少|保留)\s*(\d+(?:\.\d+)?)\s*%"
 )
 # "at 400 metres", "flying at 350 m", "at an altitude of 90 m", "在150米高度": one altitude to cruise at.
 _CRUISE_PATTERN = re.compile(
@@ -125,7 +130,7 @@ def parse_reserve(text: str) -> float | None:
     """The battery share the (lower-cased) request asks to keep on arrival, as a ratio."""
     if not (m := _RESERVE_PATTERN.search(text)):
         return None
-    ratio = float(m.group(1) or m.group(2)) / 100
+    ratio = float(next(g for g in m.groups() if g is not None)) / 100
     return ratio if 0 < ratio < 1 else None
 
 

@@ -164,3 +164,17 @@ def test_naming_the_start_as_the_end_asks_for_a_return(world, text):
 )
 def test_corridor_only_in_other_words(world, text):
     assert stated_constraints("Fly from hospital_A to police_2. " + text, world).corridors_only
+
+
+@pytest.mark.parametrize(
+    ("text", "reserve", "band"),
+    [
+        ("min 60 m, max 90 m, 25% battery reserve.", 0.25, (60.0, 90.0)),
+        ("Arrive with 25% battery or more.", 0.25, (None, None)),
+        ("落地时电量不少于30%。", 0.3, (None, None)),
+    ],
+)
+def test_telegraphic_limits_and_reserves(world, text, reserve, band):
+    stated = stated_constraints("Fly from hospital_A to police_2. " + text, world)
+    assert stated.battery_reserve_ratio == reserve and (stated.altitude_min_m, stated.altitude_max_m) == band
+    assert stated.unaccounted == []
