@@ -30,19 +30,26 @@ _AVOID_CUE = re.compile(
 # Where the cargo waits: "it's (sitting) at X", "it is stored at X", "collect it at X", "pick it up from X".
 PICKUP_CUE = (
     r"\bit(?:'s| is) (?:\w+ )?(?:at|in)|\b(?:is|are) (?:sitting|waiting|kept|stored|located|ready) (?:at|in)|"
-    r"\bcollect (?:it |them )?(?:at|from)|\bpick (?:it |them )?up (?:at|from)"
+    r"\bcollect (?:it |them )?(?:at|from)|\bpick (?:it |them )?up (?:at|from)|(?:东西|货物?|物品)(?:现在)?在"
 )
+# A form's field names the role: "Sender: X", "pickup: X", "发件:X", "起点:X"; "Recipient: X", "目的地:X", "收件:X".
+ORIGIN_FIELD = r"\b(?:sender|pick[- ]?up|origin|from|start)\s*[:=]|(?:发件|寄件|起点|起飞点|取货点|出发地)\s*[:=:]?"
+DESTINATION_FIELD = r"\b(?:recipient|drop[- ]?off|destination|to|deliver to)\s*[:=]|(?:收件|终点|降落点|目的地|送达地)\s*(?:是|为|[:=:])?"
+# "A -> B", "A > B", "A—>B", "A => B": an arrow from one place to the next.
+ARROW = r"-+>|—+>|=+>|>|→|⇒|➔|➜"
 
 
 # Cues that fix a named place's role for certain when they stand right before it ("from X", "to X", "land at X").
 _ORIGIN_CUE = re.compile(
-    r"(?:\bfrom|taking off from|take off from|\bstart(?:ing)? (?:at|from)|从|" + PICKUP_CUE + r")\W{0,3}(?:the\s+)?$"
+    r"(?:\bfrom|taking off from|take off from|\bstart(?:ing)? (?:at|from)|从|" + PICKUP_CUE + "|" + ORIGIN_FIELD + r")"
+    r"\W{0,3}(?:the\s+)?$"
 )
 
 
 _DESTINATION_CUE = re.compile(
     r"(?:\bto|drop (?:it |them )?(?:off )?at|\bland at|\bend at|finishing at|arrive at|"
-    r"送到|送往|飞往|运到|送至|配送至|飞到|终点(?:为|是)?|降落(?:在|于)?)\W{0,3}(?:the\s+)?$"
+    r"送到|送往|飞往|运到|送至|配送至|飞到|终点(?:为|是)?|降落(?:在|于)?|" + DESTINATION_FIELD + "|" + ARROW + r")"
+    r"\W{0,3}(?:the\s+)?$"
 )
 
 
@@ -55,10 +62,13 @@ _VIA_CUE = re.compile(r"(?:\bvia|\bthrough|\bpassing(?: by)?|\bby way of|经过|
 # Cues that fix a role when they stand right after the place, as Chinese puts them ("请到X取货", "X起飞", "X需要...", "X发生紧急情况").
 # They outrank a cue before it: in "请到X取货" the 到 is "go to" the pickup, not the destination.
 AFTER_ROLE_CUES = (
-    ("origin", re.compile(r"^\W{0,2}(?:取货|提货|起飞|出发|装货|装载|装上)")),
+    ("origin", re.compile(r"^\W{0,2}(?:取货|提货|起飞|出发|装|发出|寄出|发来)")),
     (
         "destination",
-        re.compile(r"^\W{0,2}(?:需要|急需|发生|(?:urgently |badly )?(?:needs?|requires?|is waiting for)\b)"),
+        re.compile(
+            r"^\W{0,2}(?:那边|这边|那里)?(?:需要|急需|发生|在等|等着)|"
+            r"^\W{0,2}(?:urgently |badly )?(?:needs?|requires?|is waiting for)\b"
+        ),
     ),
 )
 
@@ -92,7 +102,7 @@ _ZONE_NOUN = re.compile(r"\s+(?:grounds|campus|area|zone)$")
 
 
 # "depot_1 to hospital_1": a place followed by "to" and another place is where the flight starts.
-_TO_NEXT_PLACE = re.compile(r"\s*(?:to|->|→|至)\s*(?:the\s+)?")
+_TO_NEXT_PLACE = re.compile(r"\s*(?:to|至|" + ARROW + r")\s*(?:the\s+)?")
 
 
 AFTER_CUE_WINDOW = 24  # characters after a mention searched for a role cue ("X urgently needs")

@@ -9,7 +9,15 @@ from dataclasses import dataclass
 
 from rapidfuzz import fuzz
 
-from language.grounding import HANDOFF_AFTER, PICKUP_CUE, after_role, short_name
+from language.grounding import (
+    ARROW,
+    DESTINATION_FIELD,
+    HANDOFF_AFTER,
+    ORIGIN_FIELD,
+    PICKUP_CUE,
+    after_role,
+    short_name,
+)
 from tools.world import World
 
 NAME_MATCH_MIN_SCORE = 92.0
@@ -42,11 +50,13 @@ _ROLE_CUES: tuple[tuple[str, str], ...] = (
     (
         "origin",
         r"\bfrom\b|\bout of\b|\bleaving\b|\bdepart\w*(?: from)?|\bstart\w* (?:at|from)\b|\bpick\w* up (?:at|from)\b|从|自|"
-        + PICKUP_CUE,
+        + PICKUP_CUE
+        + "|"
+        + ORIGIN_FIELD,
     ),
     (
         "destination",
-        r"\bto\b|\btowards?\b|\breach\b|\bover\b|\baround\b|\bdestination\b|->|→|"
+        r"\bto\b|\btowards?\b|\breach\b|\bover\b|\baround\b|\bdestination\b|" + ARROW + "|" + DESTINATION_FIELD + "|"
         r"\binspect\w*|\bpatrol\w*|\bmonitor\w*|\bsurvey\w*|\bneed(?:s|ed)?\b(?:[^.;]|\.\d){0,40}?\bat\b|"
         r"\bdrop\w*(?: it| them)?(?: off)? at\b|"
         r"到|至|去|往|前往|飞往|抵达|终点|降落|巡检|巡逻|监控|" + _TERMINAL_CUE,

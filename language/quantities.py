@@ -112,7 +112,7 @@ _RESERVE_PATTERN = re.compile(
     r"(\d+(?:\.\d+)?)\s*(?:%|percent|per cent)\s*(?:of\s+(?:the\s+|its\s+)?)?(?:battery|charge|reserve)"
     r"|(?:battery |charge )?reserve\s*(?:of|:)?\s*(\d+(?:\.\d+)?)\s*(?:%|percent|per cent)"
     r"|(?:保留|剩余|留有|不低于|至少|不少于)\s*(\d+(?:\.\d+)?)\s*%\s*(?:的)?电量"
-    r"|电量\s*(?:不低于|不少于|至少|保留)\s*(\d+(?:\.\d+)?)\s*%"
+    r"|电量[^,。;,;\d]{0,4}?(?:不低于|不少于|不小于|至少|保留)\s*(\d+(?:\.\d+)?)\s*%"
 )
 # "at 400 metres", "flying at 350 m", "at an altitude of 90 m", "在150米高度": one altitude to cruise at.
 _CRUISE_PATTERN = re.compile(

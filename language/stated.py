@@ -220,6 +220,12 @@ def _missing_facts(
     places = stated.referenced
     if intent in BASE_KINDS:
         return [] if uavs or places else ["uav: the request names no UAV to bring in"]
+    if intent in CARGO_INTENTS and len(places) == 2 and not _any_role(stated, fuzzy, places):
+        first, second = places
+        return [
+            f"direction: the request names {first} and {second} with no cue for which way: {first} -> {second} "
+            f"or {second} -> {first}?"
+        ]
     if places and (intent not in CARGO_INTENTS or len(places) > 1):
         return []
     several = [m.ids for m in fuzzy if m.kind == "entity" and len(m.ids) > 1 and m.role != "avoid"]
@@ -233,6 +239,13 @@ def _missing_facts(
     if place in stated.destinations:
         return [f"origin: the request names {place} to take the cargo to, and no place to pick it up at"]
     return [f"origin and destination: the request names only {place}; cargo needs where it is and where it goes"]
+
+
+def _any_role(stated: StatedConstraints, fuzzy: list[Mention], places: list[str]) -> bool:
+    """Some cue fixes where the cargo starts or ends: in the exact reading or in the fuzzy one."""
+    cued = {*stated.origins, *stated.destinations, *stated.handoff_points}
+    cued |= {m.ids[0] for m in fuzzy if m.role in ("origin", "destination", "via", "handoff") and len(m.ids) == 1}
+    return bool(cued & set(places)) or stated.return_leg
 
 
 def parse_intent(text: str) -> Intent:

@@ -178,3 +178,23 @@ def test_telegraphic_limits_and_reserves(world, text, reserve, band):
     stated = stated_constraints("Fly from hospital_A to police_2. " + text, world)
     assert stated.battery_reserve_ratio == reserve and (stated.altitude_min_m, stated.altitude_max_m) == band
     assert stated.unaccounted == []
+
+
+@pytest.mark.parametrize(
+    ("text", "origins", "destinations"),
+    [
+        ("Sender: hospital_A. Recipient: police_2. Item: blood (1 kg).", ["hospital_A"], ["police_2"]),
+        ("EMERGENCY: hospital_A > accident_site_3: a blood bag", ["hospital_A"], ["accident_site_3"]),
+        ("发件:hospital_A;收件:police_2;物品:血袋。", ["hospital_A"], ["police_2"]),
+        ("police_2那边需要血袋,东西在hospital_A。", ["hospital_A"], ["police_2"]),
+        ("accident_site_3在等hospital_A发出的血袋。", ["hospital_A"], ["accident_site_3"]),
+    ],
+)
+def test_forms_arrows_and_chinese_topic_cues_fix_roles(world, text, origins, destinations):
+    stated = stated_constraints(text, world)
+    assert (stated.origins, stated.destinations) == (origins, destinations) and stated.missing == []
+
+
+def test_two_places_with_no_cue_for_the_direction_ask_which_way(world):
+    stated = stated_constraints("Blood bag: hospital_A, police_2, now.", world)
+    assert stated.missing and "hospital_A -> police_2 or police_2 -> hospital_A" in stated.missing[0]
