@@ -9,7 +9,7 @@ import pytest
 from ir.model import LLMAnswer
 from language.quantities import parse_deadline, with_digits
 from models import GenerationRequest, RepairFeedback
-from models.rules_parser import RULES_VERSION, RuleBasedGenerator
+from models.rules_parser import RULES_VERSION, RuleBasedGenerator, parse_instruction
 from tools.world import parse_world
 
 SEED_INSTRUCTION = (
@@ -586,3 +586,16 @@ def test_no_hand_off_without_the_requests_leave_or_with_a_reachable_destination(
     assert _ir(closed_destination, "Deliver from hospital_A to office_1.")["entities"]["handoff_points"] == []
     reachable = "Deliver from hospital_A to hospital_B; if the drone cannot get in, hand it to a ground courier."
     assert _ir(closed_destination, reachable)["entities"]["handoff_points"] == []
+
+
+@pytest.mark.parametrize(
+    ("text", "origin", "destination"),
+    [
+        ("Rush the AED from Central Hospital to the crash on the east ring road.", "hospital_A", "accident_site_3"),
+        ("Bring spare batteries from the drone base to the firehouse.", "depot_1", "fire_station_1"),
+        ("Take a blood kit from Central Hospital to the children's hospital up north.", "hospital_A", "hospital_B"),
+    ],
+)
+def test_everyday_words_for_places(world, text, origin, destination):
+    task = parse_instruction(text, world)
+    assert (task.entities.origin, task.entities.destination) == (origin, destination)
