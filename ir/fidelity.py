@@ -170,7 +170,8 @@ def fidelity_findings(
         findings.append(_place_finding("wrong_destination", "waypoints[-1]", named, xy[-1], world))
         return findings
     if not (stated.return_leg or stated.handoff or handed_off) and _reversed(stated, ends_at):
-        findings.append(_place_finding("wrong_destination", "waypoints[-1]", stated.destinations, xy[-1], world))
+        expected = stated.destinations or [ref for ref in named if ref not in stated.origins] or named
+        findings.append(_place_finding("wrong_destination", "waypoints[-1]", expected, xy[-1], world))
         return findings
     # Every named place is on the route (a round trip's start is its end; a hand-off stands in for the destination).
     visited = set(_touched(world, _track(xy), named))

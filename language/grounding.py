@@ -30,7 +30,8 @@ _AVOID_CUE = re.compile(
 # Where the cargo waits: "it's (sitting) at X", "it is stored at X", "collect it at X", "pick it up from X".
 PICKUP_CUE = (
     r"\bit(?:'s| is) (?:\w+ )?(?:at|in)|\b(?:is|are) (?:sitting|waiting|kept|stored|located|ready) (?:at|in)|"
-    r"\bcollect (?:it |them )?(?:at|from)|\bpick (?:it |them )?up (?:at|from)|(?:东西|货物?|物品)(?:现在)?在"
+    r"\bcollect\w*\b[^.;,]{0,30}?\b(?:at|from)|\bpick(?:s|ing)? (?:it |them )?up\b[^.;,]{0,30}?\b(?:at|from)|"
+    r"(?:东西|货物?|物品)(?:现在)?在"
 )
 # A form's field names the role: "Sender: X", "pickup: X", "发件:X", "起点:X"; "Recipient: X", "目的地:X", "收件:X".
 ORIGIN_FIELD = r"\b(?:sender|pick[- ]?up|origin|from|start)\s*[:=]|(?:发件|寄件|起点|起飞点|取货点|出发地)\s*[:=:]?"
@@ -41,7 +42,11 @@ ARROW = r"-+>|—+>|=+>|>|→|⇒|➔|➜"
 
 # Cues that fix a named place's role for certain when they stand right before it ("from X", "to X", "land at X").
 _ORIGIN_CUE = re.compile(
-    r"(?:\bfrom|taking off from|take off from|\bstart(?:ing)? (?:at|from)|从|" + PICKUP_CUE + "|" + ORIGIN_FIELD + r")"
+    r"(?:\bfrom|taking off from|take off from|\bstart(?:ing)? (?:at|from)|从|由|"
+    + PICKUP_CUE
+    + "|"
+    + ORIGIN_FIELD
+    + r")"
     r"\W{0,3}(?:the\s+)?$"
 )
 

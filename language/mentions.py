@@ -49,7 +49,7 @@ _ROLE_CUES: tuple[tuple[str, str], ...] = (
     ),
     (
         "origin",
-        r"\bfrom\b|\bout of\b|\bleaving\b|\bdepart\w*(?: from)?|\bstart\w* (?:at|from)\b|\bpick\w* up (?:at|from)\b|从|自|"
+        r"\bfrom\b|\bout of\b|\bleaving\b|\bdepart\w*(?: from)?|\bstart\w* (?:at|from)\b|\bpick\w* up (?:at|from)\b|从|自|由|"
         + PICKUP_CUE
         + "|"
         + ORIGIN_FIELD,

@@ -109,7 +109,7 @@ _PAYLOAD_PATTERN = re.compile(r"(\d+(?:\.\d+)?)\s*(?:kg|kilograms?|kilos?|公斤
 # "到达时至少保留30%电量": the share to land with. A share of battery read where the request only reports one is a
 # stricter demand, never a weaker one.
 _RESERVE_PATTERN = re.compile(
-    r"(\d+(?:\.\d+)?)\s*(?:%|percent|per cent)\s*(?:of\s+(?:the\s+|its\s+)?)?(?:battery|charge|reserve)"
+    r"(\d+(?:\.\d+)?)\s*(?:%|percent|per cent)\s*(?:of\s+(?:the\s+|its\s+)?|in\s+)?(?:battery|charge|reserve)"
     r"|(?:battery |charge )?reserve\s*(?:of|:)?\s*(\d+(?:\.\d+)?)\s*(?:%|percent|per cent)"
     r"|(?:保留|剩余|留有|不低于|至少|不少于)\s*(\d+(?:\.\d+)?)\s*%\s*(?:的)?电量"
     r"|电量[^,。;,;\d]{0,4}?(?:不低于|不少于|不小于|至少|保留)\s*(\d+(?:\.\d+)?)\s*%"
@@ -200,16 +200,38 @@ _ONE_BEFORE_UNIT = re.compile(r"\b(?:one|an?)\s+(?=(?:kilo(?:gram)?|hour|minute|
 _HALF_BEFORE_UNIT = re.compile(r"\bhalf\s+(?:an?\s+)?(?=(?:kilo(?:gram)?|hour|minute)s?\b)")
 
 
+# Durations people say as fractions, which a digit-by-digit reading gets wrong ("a quarter of an hour" is not an hour).
+_SPOKEN_DURATIONS = (
+    (re.compile(r"\b(?:a|one) quarter of an hour\b|\bquarter[- ]hour\b"), "15 minutes"),
+    (re.compile(r"\bthree quarters of an hour\b"), "45 minutes"),
+    (re.compile(r"\ban hour and a half\b|\b(?:one|1) and a half hours?\b"), "90 minutes"),
+)
+# Shares said as fractions: "a quarter of its battery", "half the charge"; "三成电量" is 30 %.
+_SPOKEN_SHARES = (
+    (re.compile(r"\b(?:a|one) quarter of (?:its |the )?(?=battery|charge)"), "25% "),
+    (re.compile(r"\b(?:a|one) third of (?:its |the )?(?=battery|charge)"), "33% "),
+    (re.compile(r"\bhalf (?:of )?(?:its |the )?(?=battery|charge)"), "50% "),
+)
+_CHINESE_TENTHS = re.compile(r"([1-9一二两三四五六七八九])\s*成(?=电|的电|余量|以上|$|[,，。;；])")
+_CHINESE_DIGIT = {c: str(i) for i, c in enumerate("一二三四五六七八九", 1)} | {"两": "2"}
+# Radio style reads a number digit by digit ("six zero metres"): the digits before a unit are one number.
+_DIGIT_BY_DIGIT = re.compile(r"\b(\d(?: \d)+)(?=\s*(?:m|metres?|meters?|kg|s|seconds?|minutes?|mins?|%)\b)")
+
+
 def with_digits(text: str) -> str:
     """The (lower-cased) text with numbers written as words in digits ("fifteen minutes" -> "15 minutes", "half a
     kilo" -> "0.5 kilo", "二十分钟" -> "20分钟"): the form every quantity reader works on."""
+    for pattern, spoken in (*_SPOKEN_DURATIONS, *_SPOKEN_SHARES):
+        text = pattern.sub(spoken, text)
     text = alpha2digit(_ONE_BEFORE_UNIT.sub("1 ", _HALF_BEFORE_UNIT.sub("0.5 ", text)), "en")
+    text = _DIGIT_BY_DIGIT.sub(lambda m: m.group(1).replace(" ", ""), text)
     if not _CJK.search(text):
         return text
     try:
-        return cn2an.transform(text, "cn2an")
+        text = cn2an.transform(text, "cn2an")
     except (ValueError, KeyError):  # a numeral cn2an cannot read stays as written (and is then not a quantity)
         return text
+    return _CHINESE_TENTHS.sub(lambda m: f"{_CHINESE_DIGIT.get(m.group(1), m.group(1))}0%", text)
 
 
 Dimension = Literal["duration", "mass", "length", "share", "speed"]

@@ -33,7 +33,10 @@ _INTENT_CUES: dict[Intent, str] = {
     Intent.charge: r"\b(?:re)?charg\w*|充电",
     Intent.patrol: r"\bpatrol\w*|巡逻|巡查",
     Intent.inspection: r"\binspect\w*|\bsurvey\w*|巡检|检查|勘察",
-    Intent.monitoring: r"\bmonitor\w*|\bsurveil\w*|\bwatch\b|\bobserve\b|监控|监视|监测",
+    Intent.monitoring: (
+        r"\bmonitor\w*|\bsurveil\w*|\bwatch\b|\bobserve\b|\boverwatch\b|\bkeep an eye on\b|\bphotos?\b|"
+        r"\bfilm\w*|\bfootage\b|监控|监视|监测|拍照|航拍|拍摄"
+    ),
     Intent.delivery: (
         r"\bdeliver\w*|\bcarry\b|\btransport\w*|\bbring\b|\bdrop[\s-]off\b|\bship\b|配送|运送|递送|送达|送往|送到|送"
     ),
@@ -110,7 +113,7 @@ _PIN_BEFORE = re.compile(
     r"\bfly|\bonly|只用|使用|调用|用|派|让|安排|指定|由)\W{0,3}" + _UAV_WORD + r"$"
 )
 _PIN_AFTER = re.compile(
-    r"^\W{0,3}(?:should|must|will|can|could|is to|to|please|,)?\s*(?:fly|carry|take|deliver|go|bring|do|handle|"
+    r"^\W{0,2}only\b|^\W{0,3}(?:should|must|will|can|could|is to|to|please|,)?\s*(?:fly|carry|take|deliver|go|bring|do|handle|"
     r"make|pick|inspect|patrol|return|head)\b|^\W{0,2}(?:去|送|运|飞|执行|负责|返航|前往)"
 )
 _EXCLUDE_BEFORE = re.compile(
@@ -142,7 +145,7 @@ def stated_constraints(text: str, world: World) -> StatedConstraints:
         altitude_max_m=band.get("altitude_max_m"),
         cruise_altitude_m=band.get("cruise_altitude_m"),
         min_separation_m=band.get("min_separation_m"),
-        return_leg=asks_return(lowered, mentions),
+        return_leg=asks_return(lowered, mentions, fuzzy),
         corridors_only=bool(_CORRIDORS_ONLY.search(lowered)),
         handoff=bool(HANDOFF_ALLOWED.search(lowered)),
         referenced=referenced,
@@ -169,10 +172,12 @@ def stated_constraints(text: str, world: World) -> StatedConstraints:
     return stated
 
 
-def asks_return(text: str, mentions: Mentions) -> bool:
+def asks_return(text: str, mentions: Mentions, fuzzy: list[Mention]) -> bool:
     """The request asks the UAV to come back: in words ("and back", "往返"), or by naming where it starts as where it
-    ends ("from A to B, then return to A")."""
-    return bool(RETURN_LEG.search(text) or set(mentions.origins) & set(mentions.destinations))
+    ends ("from A to B, then return to A", "... then return to the fire station"), in the exact or the fuzzy reading."""
+    fuzzy_starts = {m.ids for m in fuzzy if m.role == "origin"}
+    fuzzy_return = any(m.role == "destination" and m.ids in fuzzy_starts for m in fuzzy)
+    return bool(RETURN_LEG.search(text) or set(mentions.origins) & set(mentions.destinations) or fuzzy_return)
 
 
 def _uav_roles(text: str, uavs: list[str]) -> dict[str, str]:

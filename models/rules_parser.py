@@ -176,7 +176,7 @@ def parse_instruction(instruction: str, world: World) -> ParsedTask:
     )
     task = ParsedTask(intent, parse_priority(rest, intent), EntityRefs(), constraints)
     _fill_entities(task, mentions, world)
-    if asks_return(" ".join(text.split()), ground_mentions(world, instruction)):
+    if asks_return(" ".join(text.split()), ground_mentions(world, instruction), mentions):
         fly_back(task)
     plan_hand_off(task, text, world)
     destination = world.entity_index.get(task.entities.destination or "")

@@ -198,3 +198,34 @@ def test_forms_arrows_and_chinese_topic_cues_fix_roles(world, text, origins, des
 def test_two_places_with_no_cue_for_the_direction_ask_which_way(world):
     stated = stated_constraints("Blood bag: hospital_A, police_2, now.", world)
     assert stated.missing and "hospital_A -> police_2 or police_2 -> hospital_A" in stated.missing[0]
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ("in a quarter of an hour, tops", [("15 minutes", "duration", 900.0)]),  # not "1 hour"
+        ("lands with at least a quarter of its battery left", [("25%", "share", 0.25)]),
+        ("altitude six zero metres, over", [("60 metres", "length", 60.0)]),
+        ("保留两成电量", [("20%", "share", 0.2)]),
+    ],
+)
+def test_spoken_fractions_and_radio_digits(text, found):
+    assert [(q.text, q.dimension, q.value) for q in find_quantities(with_digits(text))] == found
+
+
+@pytest.mark.parametrize(
+    ("text", "origins", "destinations", "uavs"),
+    [
+        (
+            "We'd like a drone to pick up a package at hospital_A and deliver it to police_2.",
+            ["hospital_A"],
+            ["police_2"],
+            [],
+        ),
+        ("uav_09 only. hospital_A -> police_2.", ["hospital_A"], ["police_2"], ["uav_09"]),
+        ("急救包由hospital_A送往police_2。", ["hospital_A"], ["police_2"], []),
+    ],
+)
+def test_pickups_with_an_object_formal_origins_and_a_trailing_only(world, text, origins, destinations, uavs):
+    stated = stated_constraints(text, world)
+    assert (stated.origins, stated.destinations, stated.uavs) == (origins, destinations, uavs)
