@@ -69,6 +69,8 @@ RETURN_LEG = re.compile(
 _CORRIDORS_ONLY = re.compile(
     r"\bonly (?:inside|in|within|along) (?:the )?(?:drone )?corridors?\b|\bcorridors? only\b|"
     r"\b(?:stick|keep|stay) (?:to|inside|in|within) (?:the )?(?:drone )?corridors?\b|只能在.{0,8}走廊|仅限.{0,6}走廊|只走.{0,6}走廊"
+    r"|\b(?:never|don't|do not|must not) leave (?:the )?(?:drone )?corridors?|(?:不要|别|不得|不能|不可)离开.{0,8}走廊|"
+    r"全程(?:走|沿|在).{0,8}走廊"
 )
 
 

@@ -160,7 +160,15 @@ def test_naming_the_start_as_the_end_asks_for_a_return(world, text):
 
 
 @pytest.mark.parametrize(
-    "text", ["Corridors only, the whole way.", "Stick to the drone corridors.", "仅限无人机走廊飞行。"]
+    "text",
+    [
+        "Corridors only, the whole way.",
+        "Stick to the drone corridors.",
+        "Don't leave the corridors.",
+        "仅限无人机走廊飞行。",
+        "不要离开无人机航路走廊。",
+        "全程走无人机航路走廊。",
+    ],
 )
 def test_corridor_only_in_other_words(world, text):
     assert stated_constraints("Fly from hospital_A to police_2. " + text, world).corridors_only
