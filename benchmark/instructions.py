@@ -251,6 +251,20 @@ class Reference:
     style: str
 
 
+def name_entity(entity_id: str, style: str, labels: dict[str, EntityLabel], references: list[Reference]) -> Term:
+    """How a request names `entity_id` in `style`; the first naming of each entity is recorded in `references`."""
+    label = labels.get(entity_id)
+    if label is None or style == "id":
+        term = Term(entity_id, entity_id)
+    elif style == "name":
+        term = label.described
+    else:
+        term = Term(f"the {label.name.en}", label.name.zh)
+    if all(r.id != entity_id for r in references):
+        references.append(Reference(entity_id, term.en, term.zh, "id" if label is None else style))
+    return term
+
+
 @dataclass
 class Composer:
     """Collects the parts of one request; `render` fills a template per language."""
@@ -263,17 +277,7 @@ class Composer:
     keep_id_case: bool = False  # a request opening with an entity id keeps the id as it is (canonical wordings)
 
     def ref(self, entity_id: str, style: str | None = None) -> Term:
-        style = style or self.style
-        label = self.labels.get(entity_id)
-        if label is None or style == "id":
-            term = Term(entity_id, entity_id)
-        elif style == "name":
-            term = label.described
-        else:
-            term = Term(f"the {label.name.en}", label.name.zh)
-        if all(r.id != entity_id for r in self.references):
-            self.references.append(Reference(entity_id, term.en, term.zh, "id" if label is None else style))
-        return term
+        return name_entity(entity_id, style or self.style, self.labels, self.references)
 
     def render(self, family: str, fields: dict[str, Term]) -> Term:
         en_templates, zh_templates = TEMPLATES[family]

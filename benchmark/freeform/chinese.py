@@ -6,23 +6,24 @@ Punctuation follows the template requests: ASCII , : ; ( ) ? inside a request, �
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 import numpy as np
 
 from benchmark.freeform.request import (
     CARGO_ROUTES,
-    ENTITY_CONSTRAINTS,
     ROUTES,
-    Constraint,
     Pattern,
     Voice,
+    arrow_templated,
     chinese_number,
+    deadline_templated,
     fact_phrases,
     outside,
     protected_spans,
+    sentences_templated,
     templated,
 )
-from benchmark.vocabulary import KIND_NOUNS
 
 LEADS = {
     "critical": ("紧急(最高优先级):", "特急:", "最高优先级:"),
@@ -80,6 +81,21 @@ CONSTRAINTS = {
 }
 TELEGRAPHIC = {"avoid": "避开{v}", "floor": "最低{v}米", "ceiling": "最高{v}米", "reserve": "电量余量{v}%"}
 TELEGRAPHIC |= {"pinned": "用{v}", "corridor": "只走航路走廊"}
+FIELD_LABELS = {
+    "take_off": "起飞点",
+    "inspect": "依次巡检",
+    "land": "降落点",
+    "from": "起点",
+    "via": "按顺序途经",
+    "to": "终点",
+    "back": "然后返回",
+    "cargo": "货物",
+    "deadline": "时限",
+    "priority": "优先级",
+    "type": "类型",
+    "emergency": "紧急情况",
+    "note": "备注",
+}
 # Typing errors of a pinyin keyboard: a word replaced by a same-sounding one, only in the request's own framing.
 HOMOPHONES = {
     "麻烦": "麻凡",
@@ -97,61 +113,29 @@ HOMOPHONES = {
 
 class ChineseVoice(Voice):
     lang = "zh"
-
-    # --- places and cargo ---------------------------------------------------------------------------------------
-
-    def _place(self, entity_id: str | None, form: str | None) -> str:
-        if entity_id is None:
-            return ""
-        text = self.name(entity_id)
-        area = self.naming.area(entity_id) if form == "described" else None
-        return f"{CASUAL_AREAS.get(area.zh, area.zh)}那个{text}" if area else text
-
-    def _o(self, form: str | None) -> str:
-        return self._place(self.task.origin, form)
-
-    def _d(self, form: str | None) -> str:
-        """The far end: the destination, or a round trip's turning point."""
-        far = self.task.waypoints[-1] if self.request.family == "round_trip" else self.task.destination
-        return self._place(far, form)
-
-    def _far(self, form: str | None) -> str:
-        return self._d(form)
-
-    def _w(self, form: str | None) -> str:
-        names = [self._place(w, form) for w in self.task.waypoints]
-        return names[0] if len(names) == 1 else "、".join(names[:-1]) + "和" + names[-1]
-
-    def _zone(self, form: str | None) -> str:
-        return self.name(self.task.contradiction_zone, "name") if self.task.contradiction_zone else ""
-
-    def _kind(self, form: str | None) -> str:
-        return KIND_NOUNS[self.task.ambiguous_kind].zh if self.task.ambiguous_kind else ""
-
-    def _cargo(self, form: str | None) -> str:
-        cargo = self.task.cargo
-        if cargo is None:
-            return "航拍相机"
-        shapes = {"paren": "{t}({kg}公斤)", "comma": "{t},{kg}公斤", "weighing": "{t}(重{kg}公斤)"}
-        return shapes[form or "paren"].format(t=cargo.term.zh, kg=f"{cargo.kg:g}")
-
-    # --- route, time, priority ---------------------------------------------------------------------------------
-
-    def _clause(self, form: str | None) -> str:
-        return self.expand(self.pick(CLAUSES[self.request.family]))
-
-    def _route(self, form: str | None) -> str:
-        """What a cargo route adds to "从{o}送到{d}": its via points or its way back."""
-        family = self.request.family
-        if family == "via":
-            if form == "sentence":
-                return self.expand("途中按顺序经过{w}。")
-            return self.expand(self.pick((",途经{w}", ",中途经过{w}")))
-        if family == "round_trip":
-            if form == "sentence":
-                return self.expand("送完后返回{o}。")
-            return self.expand(self.pick((",然后返回{o}", ",再飞回{o}")))
-        return ""
+    list_joiners = ("、", "和")
+    area_shape = "{area}那个{name}"
+    casual_areas = CASUAL_AREAS
+    camera_payload = "航拍相机"
+    cargo_shapes = {"paren": "{t}({kg}公斤)", "comma": "{t},{kg}公斤", "weighing": "{t}(重{kg}公斤)"}
+    clauses = CLAUSES
+    route_phrases = {
+        "via": ("途中按顺序经过{w}。", (",途经{w}", ",中途经过{w}")),
+        "round_trip": ("送完后返回{o}。", (",然后返回{o}", ",再飞回{o}")),
+    }
+    leads = LEADS
+    emergency_leads = EMERGENCY_LEADS
+    tails = TAILS
+    emergency_tail = ",这是紧急情况"
+    priority_words = PRIORITY_WORDS
+    constraint_phrases = CONSTRAINTS
+    telegraphic = TELEGRAPHIC
+    sentence_gap = ""
+    field_labels = FIELD_LABELS
+    arrows = {"unicode": "→", "ascii": "->", "dash": "—>"}
+    default_arrow = "unicode"
+    colon = ":"
+    patrol_lead = "巡检路线:"
 
     def _amount(self, words: bool = False) -> str:
         seconds = self.request.stated_deadline or 0.0
@@ -173,34 +157,17 @@ class ChineseVoice(Voice):
             "sentence": lambda: f"要求{self._amount()}内送到。",
             "lead": lambda: f"{self._amount()}之内,",
             "tele": lambda: f",{self._amount()}",
+            "field": lambda: f"{self._amount()}内",
         }
         return shapes[form or self.pick(("within", "limit", "paren"))]()
-
-    def _lead(self, form: str | None) -> str:
-        priority = self.pick(LEADS[self.task.priority])
-        return priority + (self.pick(EMERGENCY_LEADS) if self.request.family == "emergency" else "")
-
-    def _tail(self, form: str | None) -> str:
-        return TAILS[self.task.priority] + (",这是紧急情况" if self.request.family == "emergency" else "")
 
     def _tag(self, form: str | None) -> str:
         words = [PRIORITY_WORDS[self.task.priority]] if self.task.priority != "normal" else []
         words += ["紧急情况"] if self.request.family == "emergency" else []
         return "".join(f"【{w}】" for w in words)
 
-    # --- stated constraints and drawn sentences ----------------------------------------------------------------
-
-    def _said(self, constraint: Constraint, telegraphic: bool = False) -> str:
-        value = self.name(constraint.value) if constraint.kind in ENTITY_CONSTRAINTS else constraint.value
-        shape = TELEGRAPHIC.get(constraint.kind) if telegraphic else None
-        return (shape or self.pick(CONSTRAINTS[constraint.kind])).format(v=value)
-
-    def _constraints(self, form: str | None) -> str:
-        form = form or "sentences"
-        said = [self._said(c, telegraphic=form == "telegraphic") for c in self.request.constraints]
-        if not said:
-            return ""
-        layouts = {
+    def constraint_layouts(self, said: list[str]) -> dict[str, Callable[[], str]]:
+        return {
             "sentences": lambda: "".join(f"{s}。" for s in said),
             "first": lambda: "".join(f"{s}。" for s in said),
             "parenthetical": lambda: "(" + ";".join(said) + ")",
@@ -210,53 +177,14 @@ class ChineseVoice(Voice):
             "numbered": lambda: "要求:\n" + "\n".join(f"{i}. {s}" for i, s in enumerate(said, start=1)),
             "telegraphic": lambda: "|" + ",".join(said),
         }
-        return layouts[form]()
 
-    def _asides(self, form: str | None) -> str:
-        asides = self.request.asides
-        return "".join(term.zh for term in (asides.hint, asides.injection) if term)
-
-    def _rest(self, form: str | None) -> str:
-        return self._constraints(form) + self._asides(None)
-
-    # --- whole-request layouts ---------------------------------------------------------------------------------
-
-    def _fields(self, form: str | None) -> str:
-        """The request as labelled fields (bullets, a one-line form, key=value), constraints as notes."""
-        family = self.request.family
-        if family == "patrol":
-            rows = [("起飞点", self._o(None)), ("依次巡检", self._w(None)), ("降落点", self._d(None))]
-        else:
-            rows = [("起点", self._o(None))]
-            rows += [("按顺序途经", self._w(None))] if family == "via" else []
-            rows += [("终点", self._d(None))]
-            rows += [("然后返回", self._o(None))] if family == "round_trip" else []
-            rows += [("货物", self._cargo(None))]
-        if self.request.stated_deadline is not None:
-            rows.append(("时限", self._amount() + "内"))
-        if self.task.priority != "normal":
-            rows.append(("优先级", PRIORITY_WORDS[self.task.priority]))
-        if family == "emergency":
-            rows.append(("类型", "紧急情况"))
-        rows += [("备注", self._said(c)) for c in self.request.constraints]
-        layouts = {
+    def field_layouts(self, rows: list[tuple[str, str]]) -> dict[str, Callable[[], str]]:
+        return {
             "bullets": lambda: "\n".join(f"- {k}:{v}" for k, v in rows),
             "form": lambda: "|".join(f"{k}:{v}" for k, v in rows),
             "kv": lambda: ";".join(f"{k}={v}" for k, v in rows),
             "lines": lambda: "\n".join(f"【{k}】{v}" for k, v in rows),
         }
-        return layouts[form or "bullets"]()
-
-    def _arrow(self, form: str | None) -> str:
-        arrow = {"unicode": "→", "ascii": "->", "dash": "—>"}[form or "unicode"]
-        family = self.request.family
-        stops = [self._o(None), *(self._place(w, None) for w in self.task.waypoints)]
-        if family == "round_trip":
-            return arrow.join([*stops, self._o(None)]) + f":{self._cargo(None)}"
-        stops.append(self._place(self.task.destination, None))
-        if family == "patrol":
-            return "巡检路线:" + arrow.join(stops)
-        return arrow.join(stops) + f":{self._cargo(None)}"
 
     def finish(self, text: str) -> str:
         text = re.sub(r"[,;]+([。?!])", r"\1", text)
@@ -325,40 +253,18 @@ PATTERNS: tuple[Pattern, ...] = (
     templated("colon_form", "{fields}。{asides}", ROUTES, fields="form"),
     templated("key_value", "{fields}。{asides}", ROUTES, fields="kv"),
     templated("header_lines", "无人机调度申请\n{fields}\n{asides}", ROUTES, fields="lines"),
-    templated(
-        "telegraphic_arrow",
-        "{tag}{arrow}{deadline}{constraints}。{asides}",
-        ROUTES,
-        deadline="tele",
-        constraints="telegraphic",
+    arrow_templated("telegraphic_arrow", "{tag}{arrow}{deadline}{constraints}。{asides}", deadline="tele"),
+    arrow_templated(
+        "telegraphic_ascii_arrow", "{tag}{arrow}{deadline}{constraints}。{asides}", arrow="ascii", deadline="paren"
     ),
-    templated(
-        "telegraphic_ascii_arrow",
-        "{tag}{arrow}{deadline}{constraints}。{asides}",
-        ROUTES,
-        arrow="ascii",
-        deadline="paren",
-        constraints="telegraphic",
-    ),
-    templated(
-        "telegraphic_dash_arrow",
-        "{tag}{arrow}{deadline}{constraints}{asides}",
-        ROUTES,
-        arrow="dash",
-        deadline="tele",
-        constraints="telegraphic",
+    arrow_templated(
+        "telegraphic_dash_arrow", "{tag}{arrow}{deadline}{constraints}{asides}", arrow="dash", deadline="tele"
     ),
     # --- a cargo from one place to another --------------------------------------------------------------------------
     templated("ba_construction", "{lead}把{cargo}从{o}送到{d}{route}{deadline}。{rest}", CARGO_ROUTES),
     templated("you_passive", "{lead}{cargo}由无人机从{o}运至{d}{route}{deadline}。{rest}", CARGO_ROUTES),
     templated("bei_passive", "{lead}{cargo}需要从{o}被送到{d}{route}{deadline}。{rest}", CARGO_ROUTES),
-    templated(
-        "topic_comment",
-        "{lead}{d}那边需要{cargo},东西在{o}。{route}{deadline}{rest}",
-        CARGO_ROUTES,
-        route="sentence",
-        deadline="sentence",
-    ),
+    sentences_templated("topic_comment", "{lead}{d}那边需要{cargo},东西在{o}。{route}{deadline}{rest}"),
     templated("implicit_origin", "{lead}{cargo}在{o},送去{d}{route}{deadline}。{rest}", CARGO_ROUTES),
     templated("destination_first", "{lead}送往{d}:{cargo},从{o}取货{route}{deadline}。{rest}", CARGO_ROUTES),
     templated(
@@ -383,13 +289,7 @@ PATTERNS: tuple[Pattern, ...] = (
     templated("destination_waiting", "{lead}{d}在等{o}发出的{cargo}{route}{deadline}。{rest}", CARGO_ROUTES),
     templated("drone_available", "{lead}有空闲的无人机吗?{cargo},{o}到{d}{route}{deadline}。{rest}", CARGO_ROUTES),
     templated("they_are_waiting", "{lead}把{cargo}从{o}送到{d}{route}{deadline},那边等着用。{rest}", CARGO_ROUTES),
-    templated(
-        "sender_recipient",
-        "{lead}发件:{o};收件:{d};物品:{cargo}。{route}{deadline}{rest}",
-        CARGO_ROUTES,
-        route="sentence",
-        deadline="sentence",
-    ),
+    sentences_templated("sender_recipient", "{lead}发件:{o};收件:{d};物品:{cargo}。{route}{deadline}{rest}"),
     templated(
         "cargo_weighing", "{lead}用无人机从{o}往{d}送{cargo}{route}{deadline}。{rest}", CARGO_ROUTES, cargo="weighing"
     ),
@@ -407,41 +307,11 @@ PATTERNS: tuple[Pattern, ...] = (
         d="described",
     ),
     # --- the deadline said another way --------------------------------------------------------------------------------
-    templated(
-        "zuichi_no_later_than",
-        "{lead}把{cargo}从{o}送到{d}{route}{deadline}。{rest}",
-        CARGO_ROUTES,
-        needs_deadline=True,
-        deadline="no_later_than",
-    ),
-    templated(
-        "by_time_at_the_latest",
-        "{lead}把{cargo}从{o}运到{d}{route}{deadline}。{rest}",
-        CARGO_ROUTES,
-        needs_deadline=True,
-        deadline="at_latest",
-    ),
-    templated(
-        "numbers_in_words",
-        "{lead}把{cargo}从{o}送到{d}{route}{deadline}。{rest}",
-        CARGO_ROUTES,
-        needs_deadline=True,
-        deadline="words",
-    ),
-    templated(
-        "deadline_first",
-        "{lead}{deadline}把{cargo}从{o}送到{d}{route}。{rest}",
-        CARGO_ROUTES,
-        needs_deadline=True,
-        deadline="lead",
-    ),
-    templated(
-        "only_have_time",
-        "{lead}把{cargo}从{o}送到{d}{route}{deadline}。{rest}",
-        CARGO_ROUTES,
-        needs_deadline=True,
-        deadline="budget",
-    ),
+    deadline_templated("zuichi_no_later_than", "{lead}把{cargo}从{o}送到{d}{route}{deadline}。{rest}", "no_later_than"),
+    deadline_templated("by_time_at_the_latest", "{lead}把{cargo}从{o}运到{d}{route}{deadline}。{rest}", "at_latest"),
+    deadline_templated("numbers_in_words", "{lead}把{cargo}从{o}送到{d}{route}{deadline}。{rest}", "words"),
+    deadline_templated("deadline_first", "{lead}{deadline}把{cargo}从{o}送到{d}{route}。{rest}", "lead"),
+    deadline_templated("only_have_time", "{lead}把{cargo}从{o}送到{d}{route}{deadline}。{rest}", "budget"),
     templated("clause_in_words_deadline", "{lead}{clause}{deadline}。{rest}", needs_deadline=True, deadline="words"),
     templated(
         "clause_no_later_than", "{lead}请{clause}{deadline}。{rest}", needs_deadline=True, deadline="no_later_than"

@@ -3,24 +3,25 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 import numpy as np
 
 from benchmark.freeform.request import (
     CARGO_ROUTES,
-    ENTITY_CONSTRAINTS,
     ID_LIKE,
     ROUTES,
-    Constraint,
     Pattern,
     Voice,
+    arrow_templated,
+    deadline_templated,
     english_number,
     fact_phrases,
     outside,
     protected_spans,
+    sentences_templated,
     templated,
 )
-from benchmark.vocabulary import KIND_NOUNS
 
 LEADS = {
     "critical": ("URGENT, critical priority: ", "Critical: ", "Critical priority - "),
@@ -105,6 +106,21 @@ CONSTRAINTS = {
 }
 TELEGRAPHIC = {"avoid": "avoid {v}", "floor": "min {v} m", "ceiling": "max {v} m", "reserve": "{v}% battery reserve"}
 TELEGRAPHIC |= {"pinned": "use {v}", "corridor": "corridors only"}
+FIELD_LABELS = {
+    "take_off": "take off at",
+    "inspect": "inspect, in order",
+    "land": "land at",
+    "from": "from",
+    "via": "via, in order",
+    "to": "to",
+    "back": "then back to",
+    "cargo": "cargo",
+    "deadline": "deadline",
+    "priority": "priority",
+    "type": "type",
+    "emergency": "emergency",
+    "note": "note",
+}
 # Words that carry a role or a bound: a typo there could change what the request says.
 KEYWORDS = frozenset(
     "from to via back return returning within minutes minute seconds never no not only least lower below above "
@@ -114,61 +130,29 @@ KEYWORDS = frozenset(
 
 class EnglishVoice(Voice):
     lang = "en"
-
-    # --- places and cargo ---------------------------------------------------------------------------------------
-
-    def _place(self, entity_id: str | None, form: str | None) -> str:
-        if entity_id is None:
-            return ""
-        text = self.name(entity_id)
-        area = self.naming.area(entity_id) if form == "described" else None
-        return f"{text} {CASUAL_AREAS.get(area.en, area.en)}" if area else text
-
-    def _o(self, form: str | None) -> str:
-        return self._place(self.task.origin, form)
-
-    def _d(self, form: str | None) -> str:
-        """The far end: the destination, or a round trip's turning point."""
-        far = self.task.waypoints[-1] if self.request.family == "round_trip" else self.task.destination
-        return self._place(far, form)
-
-    def _far(self, form: str | None) -> str:
-        return self._d(form)
-
-    def _w(self, form: str | None) -> str:
-        names = [self._place(w, form) for w in self.task.waypoints]
-        return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
-
-    def _zone(self, form: str | None) -> str:
-        return self.name(self.task.contradiction_zone, "name") if self.task.contradiction_zone else ""
-
-    def _kind(self, form: str | None) -> str:
-        return KIND_NOUNS[self.task.ambiguous_kind].en if self.task.ambiguous_kind else ""
-
-    def _cargo(self, form: str | None) -> str:
-        cargo = self.task.cargo
-        if cargo is None:
-            return "the camera payload"
-        shapes = {"paren": "{t} ({kg} kg)", "comma": "{t}, {kg} kg", "weighing": "{t} weighing {kg} kg"}
-        return shapes[form or "paren"].format(t=cargo.term.en, kg=f"{cargo.kg:g}")
-
-    # --- route, time, priority ---------------------------------------------------------------------------------
-
-    def _clause(self, form: str | None) -> str:
-        return self.expand(self.pick(CLAUSES[self.request.family]))
-
-    def _route(self, form: str | None) -> str:
-        """What a cargo route adds to "from {o} to {d}": its via points or its way back."""
-        family = self.request.family
-        if family == "via":
-            if form == "sentence":
-                return self.expand(" Route it via {w}, in that order.")
-            return self.expand(self.pick((" via {w}", " by way of {w}", ", passing {w} on the way")))
-        if family == "round_trip":
-            if form == "sentence":
-                return self.expand(" The drone then comes back to {o}.")
-            return self.expand(self.pick((" and back to {o}", ", then return to {o}")))
-        return ""
+    list_joiners = (", ", " and ")
+    area_shape = "{name} {area}"
+    casual_areas = CASUAL_AREAS
+    camera_payload = "the camera payload"
+    cargo_shapes = {"paren": "{t} ({kg} kg)", "comma": "{t}, {kg} kg", "weighing": "{t} weighing {kg} kg"}
+    clauses = CLAUSES
+    route_phrases = {
+        "via": (" Route it via {w}, in that order.", (" via {w}", " by way of {w}", ", passing {w} on the way")),
+        "round_trip": (" The drone then comes back to {o}.", (" and back to {o}", ", then return to {o}")),
+    }
+    leads = LEADS
+    emergency_leads = EMERGENCY_LEADS
+    tails = TAILS
+    emergency_tail = ", it's an emergency"
+    priority_words = PRIORITY_WORDS
+    constraint_phrases = CONSTRAINTS
+    telegraphic = TELEGRAPHIC
+    sentence_gap = " "
+    field_labels = FIELD_LABELS
+    arrows = {"ascii": " -> ", "unicode": " → ", "gt": " > "}
+    default_arrow = "ascii"
+    colon = ": "
+    patrol_lead = "inspection round "
 
     def _amount(self, short: bool = False, words: bool = False) -> str:
         seconds = self.request.stated_deadline or 0.0
@@ -195,15 +179,9 @@ class EnglishVoice(Voice):
             "paren": lambda: f" (deadline: {self._amount(short=True)})",
             "sentence": lambda: f" It has to be there within {self._amount()}.",
             "lead": lambda: f"within {self._amount()}, ",
+            "field": lambda: self._amount(short=True),
         }
         return shapes[form or self.pick(("within", "under", "max", "paren"))]()
-
-    def _lead(self, form: str | None) -> str:
-        priority = self.pick(LEADS[self.task.priority])
-        return priority + (self.pick(EMERGENCY_LEADS) if self.request.family == "emergency" else "")
-
-    def _tail(self, form: str | None) -> str:
-        return TAILS[self.task.priority] + (", it's an emergency" if self.request.family == "emergency" else "")
 
     def _tag(self, form: str | None) -> str:
         """A telegraphic priority tag ("CRITICAL / EMERGENCY: ")."""
@@ -211,77 +189,25 @@ class EnglishVoice(Voice):
         words += ["EMERGENCY"] if self.request.family == "emergency" else []
         return " / ".join(words) + ": " if words else ""
 
-    # --- stated constraints and drawn sentences ----------------------------------------------------------------
-
-    def _said(self, constraint: Constraint, telegraphic: bool = False) -> str:
-        value = self.name(constraint.value) if constraint.kind in ENTITY_CONSTRAINTS else constraint.value
-        shape = TELEGRAPHIC.get(constraint.kind) if telegraphic else None
-        return (shape or self.pick(CONSTRAINTS[constraint.kind])).format(v=value)
-
-    def _constraints(self, form: str | None) -> str:
-        form = form or "sentences"
-        said = [self._said(c, telegraphic=form == "telegraphic") for c in self.request.constraints]
-        if not said:
-            return ""
-        layouts = {
+    def constraint_layouts(self, said: list[str]) -> dict[str, Callable[[], str]]:
+        return {
             "sentences": lambda: " " + " ".join(self.capitalised(s) + "." for s in said),
             "parenthetical": lambda: " (" + "; ".join(said) + ")",
             "semicolons": lambda: "; " + "; ".join(said),
-            "also": lambda: (
-                " Also, " + (said[0] if len(said) == 1 else ", ".join(said[:-1]) + " and " + said[-1]) + "."
-            ),
+            "also": lambda: " Also, " + self.listed(said) + ".",
             "bullets": lambda: "\n" + "\n".join(f"- {s}" for s in said),
             "numbered": lambda: " Conditions:\n" + "\n".join(f"{i}. {s}" for i, s in enumerate(said, start=1)),
             "telegraphic": lambda: " | " + ", ".join(said),
             "first": lambda: " ".join(self.capitalised(s) + "." for s in said) + " ",
         }
-        return layouts[form]()
 
-    def _asides(self, form: str | None) -> str:
-        asides = self.request.asides
-        return "".join(f" {term.en}" for term in (asides.hint, asides.injection) if term)
-
-    def _rest(self, form: str | None) -> str:
-        return self._constraints(form) + self._asides(None)
-
-    # --- whole-request layouts ---------------------------------------------------------------------------------
-
-    def _fields(self, form: str | None) -> str:
-        """The request as labelled fields (bullets, a one-line form, key=value), constraints as notes."""
-        family = self.request.family
-        if family == "patrol":
-            rows = [("take off at", self._o(None)), ("inspect, in order", self._w(None)), ("land at", self._d(None))]
-        else:
-            rows = [("from", self._o(None))]
-            rows += [("via, in order", self._w(None))] if family == "via" else []
-            rows += [("to", self._d(None))]
-            rows += [("then back to", self._o(None))] if family == "round_trip" else []
-            rows += [("cargo", self._cargo(None))]
-        if self.request.stated_deadline is not None:
-            rows.append(("deadline", self._amount(short=True)))
-        if self.task.priority != "normal":
-            rows.append(("priority", PRIORITY_WORDS[self.task.priority]))
-        if family == "emergency":
-            rows.append(("type", "emergency"))
-        rows += [("note", self._said(c)) for c in self.request.constraints]
-        layouts = {
+    def field_layouts(self, rows: list[tuple[str, str]]) -> dict[str, Callable[[], str]]:
+        return {
             "bullets": lambda: "\n".join(f"- {k}: {v}" for k, v in rows),
             "form": lambda: " | ".join(f"{k.capitalize()}: {v}" for k, v in rows),
             "kv": lambda: "; ".join(f"{k.replace(', ', '_').replace(' ', '_')}={v}" for k, v in rows),
             "lines": lambda: "\n".join(f"{k.upper()}: {v}" for k, v in rows),
         }
-        return layouts[form or "bullets"]()
-
-    def _arrow(self, form: str | None) -> str:
-        arrow = {"ascii": " -> ", "unicode": " → ", "gt": " > "}[form or "ascii"]
-        family = self.request.family
-        stops = [self._o(None), *(self._place(w, None) for w in self.task.waypoints)]
-        if family == "round_trip":
-            return arrow.join([*stops, self._o(None)]) + f": {self._cargo(None)}"
-        stops.append(self._place(self.task.destination, None))
-        if family == "patrol":
-            return "inspection round " + arrow.join(stops)
-        return arrow.join(stops) + f": {self._cargo(None)}"
 
     def capitalised(self, text: str) -> str:
         if not text or ID_LIKE.match(text) or not text[0].islower():
@@ -374,29 +300,11 @@ PATTERNS: tuple[Pattern, ...] = (
     templated("colon_form", "{fields}.{asides}", ROUTES, fields="form"),
     templated("key_value", "{fields}.{asides}", ROUTES, fields="kv"),
     templated("header_lines", "DRONE REQUEST\n{fields}\n{asides}", ROUTES, fields="lines"),
-    templated(
-        "telegraphic_arrow",
-        "{tag}{arrow}{deadline}{constraints}.{asides}",
-        ROUTES,
-        deadline="max",
-        constraints="telegraphic",
+    arrow_templated("telegraphic_arrow", "{tag}{arrow}{deadline}{constraints}.{asides}", deadline="max"),
+    arrow_templated(
+        "telegraphic_unicode_arrow", "{tag}{arrow}{deadline}{constraints}.{asides}", arrow="unicode", deadline="paren"
     ),
-    templated(
-        "telegraphic_unicode_arrow",
-        "{tag}{arrow}{deadline}{constraints}.{asides}",
-        ROUTES,
-        arrow="unicode",
-        deadline="paren",
-        constraints="telegraphic",
-    ),
-    templated(
-        "telegraphic_gt",
-        "{tag}{arrow}{deadline}{constraints}{asides}",
-        ROUTES,
-        arrow="gt",
-        deadline="max",
-        constraints="telegraphic",
-    ),
+    arrow_templated("telegraphic_gt", "{tag}{arrow}{deadline}{constraints}{asides}", arrow="gt", deadline="max"),
     # --- a cargo from one place to another --------------------------------------------------------------------------
     QUESTION,
     templated(
@@ -407,13 +315,7 @@ PATTERNS: tuple[Pattern, ...] = (
     templated(
         "question_run_over", "{lead}Can you run {cargo} over from {o} to {d}{route}{deadline}?{rest}", CARGO_ROUTES
     ),
-    templated(
-        "topicalised_need",
-        "{lead}{D} needs {cargo}; it's at {o}.{route}{deadline}{rest}",
-        CARGO_ROUTES,
-        route="sentence",
-        deadline="sentence",
-    ),
+    sentences_templated("topicalised_need", "{lead}{D} needs {cargo}; it's at {o}.{route}{deadline}{rest}"),
     templated("passive", "{lead}{Cargo} is to be flown from {o} to {d}{route}{deadline}.{rest}", CARGO_ROUTES),
     templated(
         "passive_needs_to_be",
@@ -449,13 +351,7 @@ PATTERNS: tuple[Pattern, ...] = (
         "{lead}Fly {cargo} from {o} to {d}{route}{deadline}, they're waiting on it.{rest}",
         CARGO_ROUTES,
     ),
-    templated(
-        "sender_recipient",
-        "{lead}Sender: {o}. Recipient: {d}. Item: {cargo}.{route}{deadline}{rest}",
-        CARGO_ROUTES,
-        route="sentence",
-        deadline="sentence",
-    ),
+    sentences_templated("sender_recipient", "{lead}Sender: {o}. Recipient: {d}. Item: {cargo}.{route}{deadline}{rest}"),
     templated(
         "dispatch_out_of",
         "{lead}Dispatch a UAV out of {o} with {cargo}, destination {d}{route}{deadline}.{rest}",
@@ -485,41 +381,15 @@ PATTERNS: tuple[Pattern, ...] = (
         d="described",
     ),
     # --- the deadline said another way --------------------------------------------------------------------------------
-    templated(
-        "by_time_at_the_latest",
-        "{lead}Fly {cargo} from {o} to {d}{route}{deadline}.{rest}",
-        CARGO_ROUTES,
-        needs_deadline=True,
-        deadline="at_latest",
+    deadline_templated(
+        "by_time_at_the_latest", "{lead}Fly {cargo} from {o} to {d}{route}{deadline}.{rest}", "at_latest"
     ),
-    templated(
-        "no_later_than",
-        "{lead}Deliver {cargo} from {o} to {d}{route}{deadline}.{rest}",
-        CARGO_ROUTES,
-        needs_deadline=True,
-        deadline="no_later_than",
+    deadline_templated(
+        "no_later_than", "{lead}Deliver {cargo} from {o} to {d}{route}{deadline}.{rest}", "no_later_than"
     ),
-    templated(
-        "numbers_in_words",
-        "{lead}Get {cargo} from {o} to {d}{route}{deadline}.{rest}",
-        CARGO_ROUTES,
-        needs_deadline=True,
-        deadline="words",
-    ),
-    templated(
-        "deadline_first",
-        "{lead}{Deadline}{cargo} has to get from {o} to {d}{route}.{rest}",
-        CARGO_ROUTES,
-        needs_deadline=True,
-        deadline="lead",
-    ),
-    templated(
-        "you_have_time",
-        "{lead}Fly {cargo} from {o} to {d}{route}{deadline}.{rest}",
-        CARGO_ROUTES,
-        needs_deadline=True,
-        deadline="budget",
-    ),
+    deadline_templated("numbers_in_words", "{lead}Get {cargo} from {o} to {d}{route}{deadline}.{rest}", "words"),
+    deadline_templated("deadline_first", "{lead}{Deadline}{cargo} has to get from {o} to {d}{route}.{rest}", "lead"),
+    deadline_templated("you_have_time", "{lead}Fly {cargo} from {o} to {d}{route}{deadline}.{rest}", "budget"),
     templated("route_in_words_deadline", "{lead}{Clause}{deadline}.{rest}", needs_deadline=True, deadline="words"),
     templated(
         "any_route_no_later_than",

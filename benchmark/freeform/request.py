@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from benchmark.citygen import EntityLabel
-from benchmark.instructions import TEMPLATES, Asides, Reference
+from benchmark.instructions import TEMPLATES, Asides, Reference, name_entity
 from benchmark.tasks import DEFAULT_ALTITUDE_MIN_M, Task
 from benchmark.vocabulary import KIND_NOUNS, Term
 
@@ -82,17 +82,7 @@ class Naming:
     references: list[Reference] = field(default_factory=list)
 
     def term(self, entity_id: str, style: str | None = None) -> Term:
-        style = style or self.style
-        label = self.labels.get(entity_id)
-        if label is None or style == "id":
-            term = Term(entity_id, entity_id)
-        elif style == "name":
-            term = label.described
-        else:
-            term = Term(f"the {label.name.en}", label.name.zh)
-        if all(r.id != entity_id for r in self.references):
-            self.references.append(Reference(entity_id, term.en, term.zh, "id" if label is None else style))
-        return term
+        return name_entity(entity_id, style or self.style, self.labels, self.references)
 
     def area(self, entity_id: str) -> Term | None:
         label = self.labels.get(entity_id)
@@ -133,11 +123,47 @@ def templated(
     )
 
 
+def arrow_templated(name: str, template: str, **forms: str) -> Pattern:
+    """A route written as an arrow line, its constraints tersely."""
+    return templated(name, template, ROUTES, constraints="telegraphic", **forms)
+
+
+def sentences_templated(name: str, template: str) -> Pattern:
+    """A cargo route whose way back or via points and deadline follow as sentences of their own."""
+    return templated(name, template, CARGO_ROUTES, route="sentence", deadline="sentence")
+
+
+def deadline_templated(name: str, template: str, deadline: str) -> Pattern:
+    """A cargo route that always states its deadline, in the form `deadline`."""
+    return templated(name, template, CARGO_ROUTES, needs_deadline=True, deadline=deadline)
+
+
 class Voice:
-    """The phrases of one language for one request. Subclasses define slot methods `_<slot>(form)`; a template
-    names slots in braces, capitalised ({Cargo}) for a sentence start. Draws between synonyms use `rng`."""
+    """The phrases of one language for one request. A template names slots in braces, `{cargo}`, capitalised
+    (`{Cargo}`) for a sentence start; slot methods `_<slot>(form)` fill them. The slots every language shares live
+    here, their words in the class attributes a language's subclass sets; draws between synonyms use `rng`."""
 
     lang = "en"
+    list_joiners: tuple[str, str]  # between names, before the last one
+    area_shape: str  # a described place: its {name} and {area}
+    casual_areas: dict[str, str]  # an area word as people say it
+    camera_payload: str  # the cargo of a flight that carries none
+    cargo_shapes: dict[str, str]  # the cargo {t} and its mass {kg}, by form
+    clauses: dict[str, tuple[str, ...]]  # a family's whole request as one clause
+    route_phrases: dict[str, tuple[str, tuple[str, ...]]]  # what a family adds to a route: a sentence, or phrases
+    leads: dict[str, tuple[str, ...]]  # by priority
+    emergency_leads: tuple[str, ...]
+    tails: dict[str, str]  # by priority
+    emergency_tail: str
+    priority_words: dict[str, str]
+    constraint_phrases: dict[str, tuple[str, ...]]  # by constraint kind, the value as {v}
+    telegraphic: dict[str, str]  # the terse phrase of a constraint kind, where it has one
+    sentence_gap: str  # what stands between two sentences
+    field_labels: dict[str, str]  # the labels of a request laid out as fields, and its emergency word
+    arrows: dict[str, str]  # by form
+    default_arrow: str
+    colon: str  # between a label or a route and what it names
+    patrol_lead: str  # before a patrol's arrow route
 
     def __init__(self, request: Request, naming: Naming, rng: np.random.Generator):
         self.request = request
@@ -150,6 +176,10 @@ class Voice:
 
     def name(self, entity_id: str, style: str | None = None) -> str:
         return getattr(self.naming.term(entity_id, style), self.lang)
+
+    def listed(self, items: list[str]) -> str:
+        between, last = self.list_joiners
+        return items[0] if len(items) == 1 else between.join(items[:-1]) + last + items[-1]
 
     def fill(self, template: str, *, capitalise: bool = True, **forms: str) -> str:
         """The finished text of a whole request."""
@@ -170,6 +200,127 @@ class Voice:
 
     def finish(self, text: str) -> str:
         return text.strip()
+
+    # --- places and cargo ---------------------------------------------------------------------------------------
+
+    def _place(self, entity_id: str | None, form: str | None) -> str:
+        if entity_id is None:
+            return ""
+        text = self.name(entity_id)
+        area = self.naming.area(entity_id) if form == "described" else None
+        if area is None:
+            return text
+        area_words = getattr(area, self.lang)
+        return self.area_shape.format(name=text, area=self.casual_areas.get(area_words, area_words))
+
+    def _o(self, form: str | None) -> str:
+        return self._place(self.task.origin, form)
+
+    def _d(self, form: str | None) -> str:
+        """The far end: the destination, or a round trip's turning point."""
+        far = self.task.waypoints[-1] if self.request.family == "round_trip" else self.task.destination
+        return self._place(far, form)
+
+    def _far(self, form: str | None) -> str:
+        return self._d(form)
+
+    def _w(self, form: str | None) -> str:
+        return self.listed([self._place(w, form) for w in self.task.waypoints])
+
+    def _zone(self, form: str | None) -> str:
+        return self.name(self.task.contradiction_zone, "name") if self.task.contradiction_zone else ""
+
+    def _kind(self, form: str | None) -> str:
+        return getattr(KIND_NOUNS[self.task.ambiguous_kind], self.lang) if self.task.ambiguous_kind else ""
+
+    def _cargo(self, form: str | None) -> str:
+        cargo = self.task.cargo
+        if cargo is None:
+            return self.camera_payload
+        return self.cargo_shapes[form or "paren"].format(t=getattr(cargo.term, self.lang), kg=f"{cargo.kg:g}")
+
+    # --- route and priority ------------------------------------------------------------------------------------
+
+    def _clause(self, form: str | None) -> str:
+        return self.expand(self.pick(self.clauses[self.request.family]))
+
+    def _route(self, form: str | None) -> str:
+        """What a cargo route adds to "from {o} to {d}": its via points or its way back."""
+        if self.request.family not in self.route_phrases:
+            return ""
+        sentence, phrases = self.route_phrases[self.request.family]
+        return self.expand(sentence if form == "sentence" else self.pick(phrases))
+
+    def _lead(self, form: str | None) -> str:
+        priority = self.pick(self.leads[self.task.priority])
+        return priority + (self.pick(self.emergency_leads) if self.request.family == "emergency" else "")
+
+    def _tail(self, form: str | None) -> str:
+        return self.tails[self.task.priority] + (self.emergency_tail if self.request.family == "emergency" else "")
+
+    # --- stated constraints and drawn sentences ----------------------------------------------------------------
+
+    def _said(self, constraint: Constraint, telegraphic: bool = False) -> str:
+        value = self.name(constraint.value) if constraint.kind in ENTITY_CONSTRAINTS else constraint.value
+        shape = self.telegraphic.get(constraint.kind) if telegraphic else None
+        return (shape or self.pick(self.constraint_phrases[constraint.kind])).format(v=value)
+
+    def _constraints(self, form: str | None) -> str:
+        form = form or "sentences"
+        said = [self._said(c, telegraphic=form == "telegraphic") for c in self.request.constraints]
+        return self.constraint_layouts(said)[form]() if said else ""
+
+    def constraint_layouts(self, said: list[str]) -> dict[str, Callable[[], str]]:
+        """The stated constraints laid out, by `{constraints}` form."""
+        raise NotImplementedError
+
+    def _asides(self, form: str | None) -> str:
+        asides = self.request.asides
+        return "".join(self.sentence_gap + getattr(term, self.lang) for term in (asides.hint, asides.injection) if term)
+
+    def _rest(self, form: str | None) -> str:
+        return self._constraints(form) + self._asides(None)
+
+    # --- whole-request layouts ---------------------------------------------------------------------------------
+
+    def _fields(self, form: str | None) -> str:
+        """The request as labelled fields (bullets, a one-line form, key=value), constraints as notes."""
+        family, label = self.request.family, self.field_labels
+        if family == "patrol":
+            rows = [(label["take_off"], self._o(None)), (label["inspect"], self._w(None))]
+            rows += [(label["land"], self._d(None))]
+        else:
+            rows = [(label["from"], self._o(None))]
+            rows += [(label["via"], self._w(None))] if family == "via" else []
+            rows += [(label["to"], self._d(None))]
+            rows += [(label["back"], self._o(None))] if family == "round_trip" else []
+            rows += [(label["cargo"], self._cargo(None))]
+        if self.request.stated_deadline is not None:
+            rows.append((label["deadline"], self._deadline("field")))
+        if self.task.priority != "normal":
+            rows.append((label["priority"], self.priority_words[self.task.priority]))
+        if family == "emergency":
+            rows.append((label["type"], label["emergency"]))
+        rows += [(label["note"], self._said(c)) for c in self.request.constraints]
+        return self.field_layouts(rows)[form or "bullets"]()
+
+    def field_layouts(self, rows: list[tuple[str, str]]) -> dict[str, Callable[[], str]]:
+        """The (label, value) rows laid out, by `{fields}` form."""
+        raise NotImplementedError
+
+    def _arrow(self, form: str | None) -> str:
+        arrow = self.arrows[form or self.default_arrow]
+        stops = [self._o(None), *(self._place(w, None) for w in self.task.waypoints)]
+        if self.request.family == "round_trip":
+            return arrow.join([*stops, self._o(None)]) + self.colon + self._cargo(None)
+        stops.append(self._place(self.task.destination, None))
+        if self.request.family == "patrol":
+            return self.patrol_lead + arrow.join(stops)
+        return arrow.join(stops) + self.colon + self._cargo(None)
+
+    def _deadline(self, form: str | None) -> str:
+        """The stated deadline in `form` ("field" for a field layout's value), else a drawn form; "" if none."""
+        raise NotImplementedError
 
 
 ID_LIKE = re.compile(r"^[^\s]*[_\d]")  # an entity or UAV id: never re-cased
