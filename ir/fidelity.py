@@ -159,8 +159,11 @@ def fidelity_findings(
             )
         )
         return findings
+    # A place the request points to by a fuzzy name or by a kind the world has one of ("the accident") is on the
+    # route too; where a hand-off is allowed the courier may reach it, so there only the certain names count.
+    pointed = [] if stated.handoff else [r for r in stated.referenced if r in world.entity_index and r not in named]
     if not named:
-        return findings
+        return findings + _not_reached(world, xy, pointed, pointed)
     entities = (ir or {}).get("entities") or {}
     ends_at = _near(world, xy[-1], named)
     handoffs = [h for h in entities.get("handoff_points") or [] if h in world.entity_index]
@@ -174,17 +177,19 @@ def fidelity_findings(
         findings.append(_place_finding("wrong_destination", "waypoints[-1]", expected, xy[-1], world))
         return findings
     # Every named place is on the route (a round trip's start is its end; a hand-off stands in for the destination).
-    visited = set(_touched(world, _track(xy), named))
-    missing = [ref for ref in named if ref not in visited]
-    if handed_off:
-        missing = [ref for ref in missing if ref != entities.get("destination")]
-    elif stated.handoff and ends_at and len(missing) == 1:  # the destination the request lets a courier reach
-        missing = []
-    if missing:
-        message = f"the request names {', '.join(named)}; the route never reaches {', '.join(missing)}"
-        findings.append(Finding("place_not_visited", "waypoints", _rounded(xy[0]), message, allowed=named))
-        return findings
-    return findings + _stop_order(world, stated, named, xy)
+    to_reach = [ref for ref in named if not (handed_off and ref == entities.get("destination"))]
+    if not handed_off and stated.handoff and ends_at and len(set(named) - set(_touched(world, _track(xy), named))) == 1:
+        to_reach = []  # the destination the request lets a courier reach
+    unreached = _not_reached(world, xy, named + pointed, to_reach + pointed)
+    return findings + (unreached or _stop_order(world, stated, named, xy))
+
+
+def _not_reached(world: World, xy: list[list[float]], named: list[str], to_reach: list[str]) -> list[Finding]:
+    missing = [ref for ref in to_reach if ref not in set(_touched(world, _track(xy), to_reach))]
+    if not missing:
+        return []
+    message = f"the request names {', '.join(named)}; the route never reaches {', '.join(missing)}"
+    return [Finding("place_not_visited", "waypoints", _rounded(xy[0]), message, allowed=named)]
 
 
 def _back_at_start(world: World, stated: StatedConstraints, xy: list[list[float]]) -> bool:

@@ -237,3 +237,13 @@ def test_spoken_fractions_and_radio_digits(text, found):
 def test_pickups_with_an_object_formal_origins_and_a_trailing_only(world, text, origins, destinations, uavs):
     stated = stated_constraints(text, world)
     assert (stated.origins, stated.destinations, stated.uavs) == (origins, destinations, uavs)
+
+
+def test_a_place_pointed_to_by_its_kind_must_be_reached(world):
+    text = "Launch from the east fire station, overfly the accident on the east ring road for photos, then come back."
+    stated = stated_constraints(text, world)
+    assert "accident_site_3" in stated.referenced and "accident_site_3" not in stated.places
+    there_and_back = {"uav_id": "uav_03", "waypoints": _route(world, "fire_station_1", "police_2", "fire_station_1")}
+    assert _types(fidelity_findings(world, stated, there_and_back)) == ["place_not_visited"]
+    via_site = {"uav_id": "uav_03", "waypoints": _route(world, "fire_station_1", "accident_site_3", "fire_station_1")}
+    assert fidelity_findings(world, stated, via_site) == []
