@@ -76,6 +76,11 @@ class StatedConstraints(Mentions):
         description="every place the request points to: the certain `places` plus a kind the world has one of "
         "('the stadium'); what an IR's places may come from besides a documented default",
     )
+    pointed: list[str] = Field(
+        default_factory=list,
+        description="places beyond `places` the request points to for certain (a descriptive name matched loosely, "
+        "a singular kind word the world has one of: 'the accident'): an execute reaches them too",
+    )
     missing: list[str] = Field(
         default_factory=list, description="facts the request must still give, each 'field: why' (R8, before tools)"
     )
@@ -161,7 +166,7 @@ def fidelity_findings(
         return findings
     # A place the request points to by a fuzzy name or by a kind the world has one of ("the accident") is on the
     # route too; where a hand-off is allowed the courier may reach it, so there only the certain names count.
-    pointed = [] if stated.handoff else [r for r in stated.referenced if r in world.entity_index and r not in named]
+    pointed = [] if stated.handoff else [r for r in stated.pointed if r in world.entity_index and r not in named]
     if not named:
         return findings + _not_reached(world, xy, pointed, pointed)
     entities = (ir or {}).get("entities") or {}

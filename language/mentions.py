@@ -66,7 +66,9 @@ _ROLE_CUES: tuple[tuple[str, str], ...] = (
 )
 
 
-_CONTINUATION = re.compile(r"^[\s,、]*(?:and|or|&|和|与|及|以及)?[\s,、]*(?:the\s+)?$")
+# What may stand between two mentions for the second to take the first's role: "A and B", "A, B", and a bracket
+# that qualifies A ("the temporary no-fly zone (police operation)": the police are no place to visit).
+_CONTINUATION = re.compile(r"^[\s,、(（]*(?:and|or|&|和|与|及|以及)?[\s,、]*(?:the\s+)?$")
 
 
 _KIND_WORDS: dict[str, str] = {
@@ -123,6 +125,7 @@ class Mention:
     start: int
     end: int
     role: str | None = None
+    by_kind: bool = False  # found by a kind word ("the accident"), not by an id or a name
 
 
 def id_pattern(identifier: str) -> re.Pattern[str]:
@@ -231,7 +234,7 @@ def _kind_mentions(text: str, world: World, taken: list[tuple[int, int]]) -> lis
             if candidates:
                 window = text[max(0, span[0] - 30) : span[1] + 30]
                 ids = _disambiguate(candidates, names, window, match.group(0).split()[0])
-                mentions.append(Mention("entity", ids, *span))
+                mentions.append(Mention("entity", ids, *span, by_kind=True))
             else:
                 mentions.append(Mention("zone", zones, *span, role="avoid"))
             taken.append(span)

@@ -136,6 +136,9 @@ def stated_constraints(text: str, world: World) -> StatedConstraints:
     fuzzy = find_mentions(lowered.replace("\u2019", "'"), world)
     found = [m.ids[0] for m in fuzzy if m.kind == "entity" and len(m.ids) == 1 and m.role != "avoid"]
     referenced = list(dict.fromkeys([*mentions.places, *found]))
+    pointed = [
+        m.ids[0] for m in fuzzy if m.kind == "entity" and m.role != "avoid" and _points_to_one(m, lowered, world)
+    ]
     stated = StatedConstraints(
         **mentions.model_dump(exclude={"uavs"}),
         uavs=[u for u, role in uav_roles.items() if role == "pinned"],
@@ -151,6 +154,7 @@ def stated_constraints(text: str, world: World) -> StatedConstraints:
         corridors_only=bool(_CORRIDORS_ONLY.search(lowered)),
         handoff=bool(HANDOFF_ALLOWED.search(lowered)),
         referenced=referenced,
+        pointed=[ref for ref in dict.fromkeys(pointed) if ref not in mentions.places],
         enter_and_keep_out=entered_and_kept_out(world, text),
     )
     stated.unread_duration = stated.deadline_sec is None and bool(_TIME_UNIT.search(lowered))
@@ -172,6 +176,24 @@ def stated_constraints(text: str, world: World) -> StatedConstraints:
         for m in _UNANCHORED_TIME.finditer(lowered)
     ]
     return stated
+
+
+# "most charging pads are busy", "大部分充电坪": a kind word with a quantifier or in the plural points to no one place.
+_QUANTIFIED = re.compile(
+    r"(?:\b(?:most|all|any|some|every|other|several|many|few)\s+(?:of\s+)?(?:the\s+)?|大部分|所有|多数|一些|任何|其他|其它)$"
+)
+
+
+def _points_to_one(mention: Mention, text: str, world: World) -> bool:
+    """A fuzzy mention names one place for certain: by a name, or by a singular kind word the world has one of."""
+    if len(mention.ids) != 1:
+        return False
+    if not mention.by_kind:
+        return True
+    kind = world.entity_index[mention.ids[0]].kind
+    alone = sum(e.kind is kind for e in world.entities) == 1
+    plural = text[mention.end - 1 : mention.end] == "s"
+    return alone and not plural and not _QUANTIFIED.search(text[max(0, mention.start - 20) : mention.start])
 
 
 def asks_return(text: str, mentions: Mentions, fuzzy: list[Mention]) -> bool:

@@ -242,8 +242,21 @@ def test_pickups_with_an_object_formal_origins_and_a_trailing_only(world, text, 
 def test_a_place_pointed_to_by_its_kind_must_be_reached(world):
     text = "Launch from the east fire station, overfly the accident on the east ring road for photos, then come back."
     stated = stated_constraints(text, world)
-    assert "accident_site_3" in stated.referenced and "accident_site_3" not in stated.places
+    assert stated.pointed == ["accident_site_3"] and "accident_site_3" not in stated.places
     there_and_back = {"uav_id": "uav_03", "waypoints": _route(world, "fire_station_1", "police_2", "fire_station_1")}
     assert _types(fidelity_findings(world, stated, there_and_back)) == ["place_not_visited"]
     via_site = {"uav_id": "uav_03", "waypoints": _route(world, "fire_station_1", "accident_site_3", "fire_station_1")}
     assert fidelity_findings(world, stated, via_site) == []
+
+
+@pytest.mark.parametrize(
+    "remark",
+    [
+        "Note: most charging pads are busy right now.",
+        "注意:目前大部分充电坪都在使用中。",
+        "Keep clear of the temporary no-fly zone (police operation).",
+    ],
+)
+def test_a_remark_or_a_zone_qualifier_points_to_no_place_to_reach(world, remark):
+    stated = stated_constraints("Deliver the kit from hospital_A to accident_site_3. " + remark, world)
+    assert stated.pointed == []
