@@ -190,7 +190,8 @@ def fidelity_findings(
 
 
 def _not_reached(world: World, xy: list[list[float]], named: list[str], to_reach: list[str]) -> list[Finding]:
-    missing = [ref for ref in to_reach if ref not in set(_touched(world, _track(xy), to_reach))]
+    reached = set(_touched(world, _track(xy), to_reach))
+    missing = [ref for ref in to_reach if ref not in reached]
     if not missing:
         return []
     message = f"the request names {', '.join(named)}; the route never reaches {', '.join(missing)}"

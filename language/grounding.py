@@ -120,7 +120,8 @@ def _phrase(text: str) -> str:
     return _ARTICLE.sub("", " ".join(text.split())).lower()
 
 
-def _matches(phrase: str, text: str) -> list[tuple[int, int]]:
+def phrase_spans(phrase: str, text: str) -> list[tuple[int, int]]:
+    """Where a (lower-cased) phrase stands in the text as a whole word."""
     if not phrase or phrase not in text:  # most of a world's names are absent: no pattern to compile for them
         return []
     # ASCII word boundaries: in Chinese an id stands right beside CJK characters ("从hospital_2送到").
@@ -146,7 +147,7 @@ def _phrases(world: World) -> list[tuple[str, str]]:
 
 def ground_mentions(world: World, instruction: str) -> Mentions:
     text = " ".join(instruction.split()).lower()
-    spans = sorted((start, end, ref) for phrase, ref in _phrases(world) for start, end in _matches(phrase, text))
+    spans = sorted((start, end, ref) for phrase, ref in _phrases(world) for start, end in phrase_spans(phrase, text))
     first: dict[str, int] = {}
     avoided: set[str] = set()
     roles: dict[str, set[str]] = defaultdict(set)
@@ -168,7 +169,7 @@ def ground_mentions(world: World, instruction: str) -> Mentions:
     if not any("origin" in found for found in roles.values()):  # "from A through B to C": B is no origin
         for ref in leading:
             roles[ref].add("origin")
-    uavs = {ref: hits[0][0] for ref in world.uav_index if (hits := _matches(ref.lower(), text))}
+    uavs = {ref: hits[0][0] for ref in world.uav_index if (hits := phrase_spans(ref.lower(), text))}
     ordered = sorted(first, key=lambda ref: first[ref])
     return Mentions(
         places=ordered,
@@ -194,7 +195,7 @@ def entered_and_kept_out(world: World, instruction: str) -> list[str]:
         (
             (start, -end, ref)
             for phrase, ref in [*_phrases(world), *zone_phrases]
-            for start, end in _matches(phrase, text)
+            for start, end in phrase_spans(phrase, text)
         ),
     )
     cues: dict[str, set[str]] = defaultdict(set)
@@ -223,7 +224,7 @@ def _unresolved(world: World, text: str, covered: list[tuple[int, int]]) -> list
     found = []
     for kind, count in kinds.items():
         noun = kind.replace("_", " ")
-        for start, end in _matches(f"the {noun}", text):
+        for start, end in phrase_spans(f"the {noun}", text):
             start += len("the ")  # the noun itself, which a grounded name may begin with ("the hospital charging pad")
             if count > 1 and not any(a <= start and end <= b for a, b in covered):
                 found.append(f"the {noun} ({count} in this world)")

@@ -13,28 +13,6 @@ from text_to_num import alpha2digit
 from ir.fidelity import STATED_ALTITUDE_TOLERANCE_M
 from ir.model import OperationConstraints
 
-_DURATION_UNITS_SEC = {
-    "h": 3600.0,
-    "hr": 3600.0,
-    "hour": 3600.0,
-    "min": 60.0,
-    "minute": 60.0,
-    "s": 1.0,
-    "sec": 1.0,
-    "second": 1.0,
-}
-
-
-_EN_DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*-?\s*(hours?|hrs?|h|minutes?|mins?|min|seconds?|secs?|sec|s)(?![a-z])")
-
-
-# a bare 分 only counts before 内 ("十分" alone means "very")
-_ZH_DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*个?\s*(小时|分钟|分(?=之?内|以内)|秒钟|秒|刻钟)")
-
-
-_ZH_UNITS_SEC = {"小时": 3600.0, "分钟": 60.0, "分": 60.0, "秒钟": 1.0, "秒": 1.0, "刻钟": 900.0}
-
-
 _M = r"\s*(?:m|meters?|metres?|米)(?![a-z/])"
 
 
@@ -135,15 +113,10 @@ def parse_reserve(text: str) -> float | None:
 
 
 def parse_deadline(text: str) -> float | None:
-    """The first duration in the request, in seconds ('within 10 minutes', '600 s', '10分钟内', '半小时')."""
-    found: list[tuple[int, float]] = []
-    for m in _EN_DURATION.finditer(text):
-        unit = m.group(2).rstrip("s") or "s"
-        found.append((m.start(), float(m.group(1)) * _DURATION_UNITS_SEC[unit]))
-    for m in _ZH_DURATION.finditer(text):
-        found.append((m.start(), float(m.group(1)) * _ZH_UNITS_SEC[m.group(2)]))
-    found = [f for f in found if f[1] > 0]
-    return min(found)[1] if found else None
+    """The first duration in the (`with_digits`) request, in seconds ('within 10 minutes', '600 s', '10分钟内',
+    '0.5小时'): the same durations span accounting finds."""
+    durations = [q.value for q in find_quantities(text) if q.dimension == "duration" and q.value > 0]
+    return durations[0] if durations else None
 
 
 def _first_number(patterns: tuple[re.Pattern[str], ...], text: str) -> tuple[float | None, str]:
@@ -249,8 +222,9 @@ _UNITS: dict[str, tuple[Dimension, float]] = {
     **{u: ("speed", 1.0) for u in ("m/s", "米/秒", "米每秒")},
     **{u: ("speed", 1 / 3.6) for u in ("km/h", "kph", "公里/小时", "公里每小时")},
 }
+# "2个小时" has a measure word before its unit; a bare 分 only counts before 内 ("十分" alone means "very").
 _QUANTITY = re.compile(
-    r"(?<![a-z0-9_.])(\d+(?:\.\d+)?)\s*-?\s*("
+    r"(?<![a-z0-9_.])(\d+(?:\.\d+)?)\s*-?\s*个?\s*("
     + "|".join(re.escape(u) for u in sorted(_UNITS, key=len, reverse=True) if u != "分")
     + r"|分(?=之?内|以内))(?![a-z])"
 )

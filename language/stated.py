@@ -9,7 +9,7 @@ import re
 from ir.fidelity import Mentions, StatedConstraints
 from ir.model import Intent, Priority
 from language.defaults import BASE_KINDS, CARGO_INTENTS, HANDOFF_ALLOWED
-from language.grounding import entered_and_kept_out, ground_mentions
+from language.grounding import entered_and_kept_out, ground_mentions, phrase_spans
 from language.mentions import Mention, blank_mentions, find_mentions
 from language.quantities import (
     Quantity,
@@ -133,7 +133,7 @@ def stated_constraints(text: str, world: World) -> StatedConstraints:
     digits = with_digits(lowered)
     band = stated_band_and_separation(digits)
     uav_roles = _uav_roles(lowered, mentions.uavs)
-    fuzzy = find_mentions(lowered.replace("\u2019", "'"), world)
+    fuzzy = find_mentions(lowered, world)
     found = [m.ids[0] for m in fuzzy if m.kind == "entity" and len(m.ids) == 1 and m.role != "avoid"]
     referenced = list(dict.fromkeys([*mentions.places, *found]))
     pointed = [
@@ -209,8 +209,8 @@ def _uav_roles(text: str, uavs: list[str]) -> dict[str, str]:
     roles: dict[str, str] = {}
     for uav in uavs:
         found = set()
-        for m in re.finditer(rf"(?<![a-z0-9_-]){re.escape(uav.lower())}(?![a-z0-9_-])", text):
-            before, after = text[max(0, m.start() - 40) : m.start()], text[m.end() : m.end() + 30]
+        for start, end in phrase_spans(uav.lower(), text):
+            before, after = text[max(0, start - 40) : start], text[end : end + 30]
             if _EXCLUDE_BEFORE.search(before):
                 found.add("excluded")
             elif _PIN_BEFORE.search(before) or _PIN_AFTER.match(after):
