@@ -1,7 +1,9 @@
 """A scripted OpenAI-compatible chat-completions server on 127.0.0.1, so the real OpenAI client runs offline.
 
 Each POST /v1/chat/completions records its JSON body and answers with the next scripted `StubReply`; GET
-/v1/models lists the `models` given (404 when none, as a server without the route).
+/v1/models lists the `models` given (404 when none, as a server without the route). Every stub serves under a path
+of its own (`http://127.0.0.1:PORT/stub-N/v1`): the backend remembers per base URL what a server serves and which
+structured mode it accepted, and a later stub given the same port by the OS must not inherit that.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import time
 from collections import deque
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from itertools import count
 from typing import Any
 
 
@@ -27,12 +30,20 @@ class StubReply:
     delay_sec: float = 0.0  # wait this long before answering (a server that times out)
 
 
+_STUB_NUMBERS = count(1)
+
+
 class _Handler(BaseHTTPRequestHandler):
     server: _StubHTTPServer
 
+    @property
+    def route(self) -> str:
+        """The request path below this stub's own prefix (the path a real server would see)."""
+        return self.path.removeprefix(self.server.stub.prefix).rstrip("/")
+
     def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
         models = self.server.stub.models
-        found = self.path.rstrip("/") == "/v1/models" and models
+        found = self.route == "/v1/models" and models
         payload = {"object": "list", "data": [{"id": m, "object": "model"} for m in models]} if found else {}
         self._send(200 if found else 404, payload)
 
@@ -46,10 +57,10 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
         body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
-        self.server.stub.requests.append({"path": self.path, "body": body})
+        self.server.stub.requests.append({"path": self.route, "body": body})
         reply = self.server.stub.next_reply()
-        if self.path.rstrip("/") != "/v1/chat/completions":
-            reply = StubReply(status=404, error=f"no route {self.path}")
+        if self.route != "/v1/chat/completions":
+            reply = StubReply(status=404, error=f"no route {self.route}")
         time.sleep(reply.delay_sec)
         self._send(reply.status, self._payload(reply, body.get("model", "")))
 
@@ -91,6 +102,7 @@ class OpenAIStubServer:
 
     def __init__(self, *replies: StubReply, models: tuple[str, ...] = ()):
         self.models = models
+        self.prefix = f"/stub-{next(_STUB_NUMBERS)}"
         self.requests: list[dict[str, Any]] = []
         self._replies: deque[StubReply] = deque(replies)
         self._lock = threading.Lock()
@@ -101,7 +113,7 @@ class OpenAIStubServer:
     @property
     def url(self) -> str:
         host, port = self._http.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        return f"http://{host}:{port}{self.prefix}/v1"
 
     def script(self, *replies: StubReply) -> None:
         with self._lock:
