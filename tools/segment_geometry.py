@@ -183,6 +183,12 @@ def deepest_point(
     return u, found
 
 
+def _within(lo: float, hi: float, u: float) -> float:
+    """The parameter u of a sub-piece [lo, hi] as a parameter of the whole segment; clamped, because lo + u (hi - lo)
+    can land one rounding step outside [lo, hi]."""
+    return min(hi, max(lo, lo + u * (hi - lo)))
+
+
 def min_signed_distance(
     polygon: Polygon, edges: np.ndarray, a: np.ndarray, b: np.ndarray, lo: float = 0.0, hi: float = 1.0
 ) -> tuple[float, float]:
@@ -193,13 +199,13 @@ def min_signed_distance(
     nearest = int(np.argmin(distance))
     touching = distance[nearest] <= 1e-9
     if not touching and not shapely.contains_xy(polygon, start[0], start[1]):
-        return lo + float(u[nearest]) * (hi - lo), float(distance[nearest])
+        return _within(lo, hi, float(u[nearest])), float(distance[nearest])
     intervals = inside_intervals(polygon, edges, start, stop)
     if not intervals:  # grazes the boundary from outside
-        return lo + float(u[nearest]) * (hi - lo), float(distance[nearest])
+        return _within(lo, hi, float(u[nearest])), float(distance[nearest])
     deepest = [deepest_point(edges, start, stop, i_lo, i_hi) for i_lo, i_hi in intervals]
     u_best, depth = max(deepest, key=lambda item: item[1])
-    return lo + u_best * (hi - lo), -depth
+    return _within(lo, hi, u_best), -depth
 
 
 def min_face_distance(
@@ -219,7 +225,7 @@ def min_face_distance(
             gap = abs(start[2] + end * (stop[2] - start[2]) - height)
             if gap < best:
                 best_u, best = end, gap
-    return lo + best_u * (hi - lo), best
+    return _within(lo, hi, best_u), best
 
 
 def band_parts(z0: float, z1: float, low: float, high: float, lo: float, hi: float) -> list[tuple[str, float, float]]:
