@@ -11,11 +11,13 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 from typing import Any
 
 from evaluation import figures
+from evaluation.methods import ABLATION_PREFIX, ABLATION_TESTS, BASELINES, FULL, PEERS
 from evaluation.metrics import (
     UNATTRIBUTED,
     corrections_per_task,
@@ -48,23 +50,9 @@ from evaluation.metrics import (
 from evaluation.records import EXECUTE, NEGATIVE_LABELS, STAGES, RunRecord
 from evaluation.statistics import group_by, mcnemar_exact, mean_se, paired_bootstrap_ci
 
-FULL = "cloudbrain_full"
-ABLATION_PREFIX = "cloudbrain_no_"
-BASELINES = ("direct_llm", "json_only", "react", "tool_use_only", "llm_p")
-PEERS = ("tree_planner", "autoplan", "emos", "emos_no_resume")  # the peer systems of seeds/001-003
 # The "tokens and corrections" table: the peers against the iterative baseline and the full agent (Tree-Planner's
 # claim is about tokens and corrections against iterative re-planning).
-CORRECTION_METHODS = (*PEERS, "react", "cloudbrain_full")
-ABLATION_TESTS: dict[str, str] = {  # variant -> what removing the component tests (the seed plan's Table 4)
-    FULL: "the complete method",
-    "cloudbrain_no_ir": "the structured interface (typed IR)",
-    "cloudbrain_no_verifier": "formal verification",
-    "cloudbrain_no_simulator": "stress-simulation feedback",
-    "cloudbrain_no_repair": "counterexample repair",
-    "cloudbrain_no_memory": "retrieval of past failure cases",
-    "cloudbrain_no_rag": "rule and map context",
-    "cloudbrain_no_fidelity": "the intent-fidelity gate (stated constraints, grounded places)",
-}
+CORRECTION_METHODS = (*PEERS, "react", FULL)
 KNOWN_METHODS = (*BASELINES, *PEERS, *ABLATION_TESTS)  # the table order; any other method comes after these
 DIFFICULTY_ORDER = ("easy", "medium", "hard", "extreme", "unsat")
 BREAKDOWNS = (("split", "split"), ("scenario_type", "scenario type"), ("difficulty", "difficulty"))
@@ -521,240 +509,228 @@ TOKEN_COLUMNS: tuple[Column, ...] = (
 )
 
 
+@dataclass(frozen=True)
+class Table:
+    """One table of the report, declared: its rows are `report_rows(...)[key]` (or what `rows` picks from that
+    data), its columns fixed or chosen from the data (a column per rule, per repair round ...)."""
+
+    title: str
+    explanation: str
+    key: str
+    columns: Sequence[Column] | Callable[[Mapping[str, Any]], Sequence[Column]]
+    rows: Callable[[Mapping[str, Any]], Sequence[Row]] | None = None
+    empty: str = "no runs"
+    optional: bool = False  # left out when it has no rows (the free-form tables); None rows are always left out
+
+    def render(self, data: Mapping[str, Any]) -> str | None:
+        rows = self.rows(data) if self.rows else data[self.key]
+        if rows is None or (self.optional and not rows):
+            return None
+        columns = self.columns(data) if callable(self.columns) else self.columns
+        return markdown_table(rows, columns, empty=self.empty)
+
+
+def _breakdown(field: str, title: str) -> Table:
+    return Table(
+        f"TSR by {title}",
+        f"TSR (%); {MISSING} = no run there.",
+        "breakdown",
+        lambda data: [*IDENTITY, *(pct(value, value, empty=MISSING) for value in data["breakdown"][field][0])],
+        rows=lambda data: data["breakdown"][field][1],
+    )
+
+
+TABLES: tuple[Table, ...] = (
+    Table(
+        "Main results (Table 3)",
+        "Percentages over all runs. TSR is mean ± standard error over repeats when there are several. TCA = "
+        "tool-call accuracy; right place = share of executes at the requested places with the requested UAV; "
+        "no-dest. exec = executes on requests that name no destination (must be 0); "
+        "relaxed = share of executes that drop a constraint the request states (pinned UAV, places, deadline, "
+        "altitude band) without the operator's approval; stated kept = share of stated constraints the IR carries; "
+        f"p95 latency in seconds, end to end. {NA} = undefined for the method (e.g. RSR without repairs, "
+        "pass^3 with fewer than 3 repeats).",
+        "main",
+        [
+            *IDENTITY,
+            text("Runs", "runs"),
+            ("TSR ↑", _tsr_cell),
+            pct("EDR ↑", "edr"),
+            pct("SVR ↓", "svr"),
+            pct("HR ↓", "hr"),
+            pct("TCA ↑", "tca"),
+            pct("RSR ↑", "rsr"),
+            pct("pass^3 ↑", "pass_hat_3"),
+            pct("Right place ↑", "right_place"),
+            text("No-dest. exec ↓", "no_destination"),
+            pct("Relaxed ↓", "relaxed"),
+            pct("Stated kept ↑", "stated_recall"),
+            num("p95 latency (s) ↓", "p95_latency_sec"),
+        ],
+    ),
+    Table(
+        "Ablations (Table 4)",
+        f"ΔTSR = variant minus {FULL} on the same model, in percentage points.",
+        "ablation",
+        [
+            text("Variant", "variant"),
+            text("Model", "model"),
+            pct("TSR ↑", "tsr"),
+            ("ΔTSR (pp)", lambda row: points(row["delta_tsr"])),
+            pct("EDR ↑", "edr"),
+            pct("SVR ↓", "svr"),
+            pct("TCA ↑", "tca"),
+            pct("RSR ↑", "rsr"),
+            text("What it tests", "tests"),
+        ],
+        empty=f"no {FULL} or {ABLATION_PREFIX}* run",
+    ),
+    *(_breakdown(field, title) for field, title in BREAKDOWNS),
+    Table(
+        f"Against {FULL}",
+        f"Runs paired by (sample, repeat) with {FULL} on the same model. ΔTSR = method minus full, with the "
+        f"paired bootstrap 95% CI ({BOOTSTRAP_RESAMPLES} resamples of tasks, seed {BOOTSTRAP_SEED}); McNemar "
+        "exact p on task success; method / full only = discordant pairs.",
+        "significance",
+        [
+            *IDENTITY,
+            text("Pairs", "pairs"),
+            _when_compared("ΔTSR (pp)", lambda row: points(row["delta_tsr"])),
+            _when_compared("95% CI (pp)", lambda row: f"[{points(row['ci_low'])}, {points(row['ci_high'])}]"),
+            text("Method only", "method_only"),
+            text("Full only", "full_only"),
+            _when_compared("McNemar p", lambda row: f"{row['mcnemar_p']:.3g}"),
+            text("Note", "note"),
+        ],
+        empty=f"no other method to compare with {FULL}",
+    ),
+    Table(
+        "Safe refusal and consistency",
+        "Refusal precision / recall: safe_refusal or human_confirm against the UNSAT / AMBIGUOUS labels. "
+        f"pass^k: the chance that k repeats of a task all succeed ({NA} with fewer than k repeats).",
+        "reliability",
+        [
+            *IDENTITY,
+            pct("Refusal precision", "refusal_precision"),
+            pct("Refusal recall", "refusal_recall"),
+            pct("pass@1", "pass_hat_1"),
+            pct("pass^3", "pass_hat_3"),
+            pct("pass^5", "pass_hat_5"),
+        ],
+    ),
+    Table(
+        "Latency",
+        "Seconds per run; LLM = waiting on the model, non-LLM = tools, verifier, simulator and glue.",
+        "latency",
+        [
+            *IDENTITY,
+            *(num(f"{name} {p}", f"{part}_{p}") for part, name in LATENCY_PARTS for p in ("p50", "p90", "p95")),
+            num("total p95", "total_p95"),
+        ],
+    ),
+    Table(
+        "Cost",
+        f"Tokens and LLM calls per run and per successful run ({NA} when nothing succeeded).",
+        "cost",
+        [*IDENTITY, *TOKEN_COLUMNS, num("LLM calls / success", "llm_calls_per_success")],
+    ),
+    Table(
+        "Tokens and corrections",
+        "The peer systems against react (iterative re-planning) and the full agent. Corrections per run: "
+        "backtracks (tree_planner), reflexion retries (autoplan), reassignments after a UAV's refusal (emos), "
+        "turns after a failed tool call (react), repair rounds (cloudbrain).",
+        "corrections",
+        [*IDENTITY, *TOKEN_COLUMNS, num("corrections / task", "corrections_per_task")],
+        empty="none of " + ", ".join(CORRECTION_METHODS) + " ran",
+    ),
+    Table(
+        "AutoPlan's metrics",
+        "TCR: runs that reached a final answer of their own; TSR as above; PT: tools called that the gold trace "
+        f"calls; ST: ROUGE-L of the calls' names and arguments against the gold trace's ({NA} = no call).",
+        "autoplan_metrics",
+        [*IDENTITY, pct("TCR", "tcr"), pct("TSR", "tsr"), pct("PT", "pt"), pct("ST", "st")],
+    ),
+    Table(
+        "Tools and IR",
+        f"{NA} = no tool call / no gold IR.",
+        "tool_ir",
+        [
+            *IDENTITY,
+            pct("TCA", "tca"),
+            pct("Tool dependency", "tool_dependency"),
+            pct("IR exact match", "ir_exact_match"),
+            pct("IR field F1", "ir_field_f1"),
+        ],
+    ),
+    Table(
+        "Violations per rule",
+        "Share of runs (%) violating each rule; a run can violate several. R8 includes executing an UNSAT / "
+        "AMBIGUOUS task.",
+        "violations",
+        lambda data: [*IDENTITY, *(pct(rule, rule) for rule in data["violations"][0])],
+        rows=lambda data: data["violations"][1],
+    ),
+    Table(
+        "Repair success by round",
+        "Cumulative RSR@r (%) among the runs that needed repair; methods that never repaired are left out.",
+        "repair",
+        lambda data: [
+            *IDENTITY,
+            text("Runs repaired", "repairing_runs"),
+            *((f"r ≤ {r}", lambda row, r=r: percent(row["by_round"].get(r))) for r in data["repair"][0]),
+        ],
+        rows=lambda data: data["repair"][1],
+        empty="no run needed a repair",
+    ),
+    Table(
+        "First failing stage",
+        "Failed runs by the earliest pipeline stage that failed (counts).",
+        "failure_stage",
+        [*IDENTITY, text("Failed", "failed"), *(text(stage, stage) for stage in FAILURE_STAGES)],
+    ),
+    Table(
+        "Free-form requests: paraphrase consistency",
+        "Each free-form request was also run in its canonical wording (every entity by id). Consistency = "
+        "share of samples whose free-form run ends in the same status with the same UAV, start and end "
+        "places as its canonical run.",
+        "paraphrase",
+        [
+            *IDENTITY,
+            pct("TSR ↑", "tsr"),
+            pct("TSR canonical", "tsr_canonical"),
+            pct("Paraphrase consistency ↑", "consistency"),
+            text("Pairs", "pairs"),
+        ],
+        optional=True,
+    ),
+    Table(
+        "Free-form requests by pattern",
+        "Per construction pattern of the request (in the run's language): TSR on SAT samples (%), executes "
+        f"on UNSAT / AMBIGUOUS samples and executes at a wrong place (both must be 0). {NA} = no SAT sample.",
+        "patterns",
+        [
+            *IDENTITY,
+            text("Pattern", "pattern"),
+            text("Samples", "samples"),
+            pct("TSR on SAT ↑", "tsr_sat"),
+            text("Executes on UNSAT ↓", "unsat_executes"),
+            text("Wrong-place executes ↓", "wrong_place_executes"),
+        ],
+        optional=True,
+    ),
+    Table(
+        "Compared with the other run",
+        f"Δ = these runs minus the compared ones, percentage points; {MISSING} = no run on that side.",
+        "compare",
+        [*IDENTITY, *(c for name in ("tsr", "svr", "edr") for c in _compare_cells(name))],
+    ),
+)
+
+
 def _sections(data: Mapping[str, Any]) -> list[tuple[str, str, str]]:
     """(title, explanation, markdown table) of every table of `report_rows`, in report order."""
-    sections = [
-        (
-            "Main results (Table 3)",
-            "Percentages over all runs. TSR is mean ± standard error over repeats when there are several. TCA = "
-            "tool-call accuracy; right place = share of executes at the requested places with the requested UAV; "
-            "no-dest. exec = executes on requests that name no destination (must be 0); "
-            "relaxed = share of executes that drop a constraint the request states (pinned UAV, places, deadline, "
-            "altitude band) without the operator's approval; stated kept = share of stated constraints the IR carries; "
-            f"p95 latency in seconds, end to end. {NA} = undefined for the method (e.g. RSR without repairs, "
-            "pass^3 with fewer than 3 repeats).",
-            markdown_table(
-                data["main"],
-                [
-                    *IDENTITY,
-                    text("Runs", "runs"),
-                    ("TSR ↑", _tsr_cell),
-                    pct("EDR ↑", "edr"),
-                    pct("SVR ↓", "svr"),
-                    pct("HR ↓", "hr"),
-                    pct("TCA ↑", "tca"),
-                    pct("RSR ↑", "rsr"),
-                    pct("pass^3 ↑", "pass_hat_3"),
-                    pct("Right place ↑", "right_place"),
-                    text("No-dest. exec ↓", "no_destination"),
-                    pct("Relaxed ↓", "relaxed"),
-                    pct("Stated kept ↑", "stated_recall"),
-                    num("p95 latency (s) ↓", "p95_latency_sec"),
-                ],
-            ),
-        ),
-        (
-            "Ablations (Table 4)",
-            f"ΔTSR = variant minus {FULL} on the same model, in percentage points.",
-            markdown_table(
-                data["ablation"],
-                [
-                    text("Variant", "variant"),
-                    text("Model", "model"),
-                    pct("TSR ↑", "tsr"),
-                    ("ΔTSR (pp)", lambda row: points(row["delta_tsr"])),
-                    pct("EDR ↑", "edr"),
-                    pct("SVR ↓", "svr"),
-                    pct("TCA ↑", "tca"),
-                    pct("RSR ↑", "rsr"),
-                    text("What it tests", "tests"),
-                ],
-                empty=f"no {FULL} or {ABLATION_PREFIX}* run",
-            ),
-        ),
-    ]
-    for field, title in BREAKDOWNS:
-        values, rows = data["breakdown"][field]
-        columns = [*IDENTITY, *(pct(value, value, empty=MISSING) for value in values)]
-        sections.append((f"TSR by {title}", f"TSR (%); {MISSING} = no run there.", markdown_table(rows, columns)))
-    rules, violations = data["violations"]
-    rounds, repairs = data["repair"]
-    sections += [
-        (
-            f"Against {FULL}",
-            f"Runs paired by (sample, repeat) with {FULL} on the same model. ΔTSR = method minus full, with the "
-            f"paired bootstrap 95% CI ({BOOTSTRAP_RESAMPLES} resamples of tasks, seed {BOOTSTRAP_SEED}); McNemar "
-            "exact p on task success; method / full only = discordant pairs.",
-            markdown_table(
-                data["significance"],
-                [
-                    *IDENTITY,
-                    text("Pairs", "pairs"),
-                    _when_compared("ΔTSR (pp)", lambda row: points(row["delta_tsr"])),
-                    _when_compared("95% CI (pp)", lambda row: f"[{points(row['ci_low'])}, {points(row['ci_high'])}]"),
-                    text("Method only", "method_only"),
-                    text("Full only", "full_only"),
-                    _when_compared("McNemar p", lambda row: f"{row['mcnemar_p']:.3g}"),
-                    text("Note", "note"),
-                ],
-                empty=f"no other method to compare with {FULL}",
-            ),
-        ),
-        (
-            "Safe refusal and consistency",
-            "Refusal precision / recall: safe_refusal or human_confirm against the UNSAT / AMBIGUOUS labels. "
-            f"pass^k: the chance that k repeats of a task all succeed ({NA} with fewer than k repeats).",
-            markdown_table(
-                data["reliability"],
-                [
-                    *IDENTITY,
-                    pct("Refusal precision", "refusal_precision"),
-                    pct("Refusal recall", "refusal_recall"),
-                    pct("pass@1", "pass_hat_1"),
-                    pct("pass^3", "pass_hat_3"),
-                    pct("pass^5", "pass_hat_5"),
-                ],
-            ),
-        ),
-        (
-            "Latency",
-            "Seconds per run; LLM = waiting on the model, non-LLM = tools, verifier, simulator and glue.",
-            markdown_table(
-                data["latency"],
-                [
-                    *IDENTITY,
-                    *(num(f"{name} {p}", f"{part}_{p}") for part, name in LATENCY_PARTS for p in ("p50", "p90", "p95")),
-                    num("total p95", "total_p95"),
-                ],
-            ),
-        ),
-        (
-            "Cost",
-            f"Tokens and LLM calls per run and per successful run ({NA} when nothing succeeded).",
-            markdown_table(
-                data["cost"],
-                [
-                    *IDENTITY,
-                    *TOKEN_COLUMNS,
-                    num("LLM calls / success", "llm_calls_per_success"),
-                ],
-            ),
-        ),
-        (
-            "Tokens and corrections",
-            "The peer systems against react (iterative re-planning) and the full agent. Corrections per run: "
-            "backtracks (tree_planner), reflexion retries (autoplan), reassignments after a UAV's refusal (emos), "
-            "turns after a failed tool call (react), repair rounds (cloudbrain).",
-            markdown_table(
-                data["corrections"],
-                [
-                    *IDENTITY,
-                    *TOKEN_COLUMNS,
-                    num("corrections / task", "corrections_per_task"),
-                ],
-                empty="none of " + ", ".join(CORRECTION_METHODS) + " ran",
-            ),
-        ),
-        (
-            "AutoPlan's metrics",
-            "TCR: runs that reached a final answer of their own; TSR as above; PT: tools called that the gold trace "
-            f"calls; ST: ROUGE-L of the calls' names and arguments against the gold trace's ({NA} = no call).",
-            markdown_table(
-                data["autoplan_metrics"],
-                [*IDENTITY, pct("TCR", "tcr"), pct("TSR", "tsr"), pct("PT", "pt"), pct("ST", "st")],
-            ),
-        ),
-        (
-            "Tools and IR",
-            f"{NA} = no tool call / no gold IR.",
-            markdown_table(
-                data["tool_ir"],
-                [
-                    *IDENTITY,
-                    pct("TCA", "tca"),
-                    pct("Tool dependency", "tool_dependency"),
-                    pct("IR exact match", "ir_exact_match"),
-                    pct("IR field F1", "ir_field_f1"),
-                ],
-            ),
-        ),
-        (
-            "Violations per rule",
-            "Share of runs (%) violating each rule; a run can violate several. R8 includes executing an UNSAT / "
-            "AMBIGUOUS task.",
-            markdown_table(violations, [*IDENTITY, *(pct(rule, rule) for rule in rules)]),
-        ),
-        (
-            "Repair success by round",
-            "Cumulative RSR@r (%) among the runs that needed repair; methods that never repaired are left out.",
-            markdown_table(
-                repairs,
-                [
-                    *IDENTITY,
-                    text("Runs repaired", "repairing_runs"),
-                    *((f"r ≤ {r}", lambda row, r=r: percent(row["by_round"].get(r))) for r in rounds),
-                ],
-                empty="no run needed a repair",
-            ),
-        ),
-        (
-            "First failing stage",
-            "Failed runs by the earliest pipeline stage that failed (counts).",
-            markdown_table(
-                data["failure_stage"],
-                [*IDENTITY, text("Failed", "failed"), *(text(stage, stage) for stage in FAILURE_STAGES)],
-            ),
-        ),
-    ]
-    if data["paraphrase"]:
-        sections.append(
-            (
-                "Free-form requests: paraphrase consistency",
-                "Each free-form request was also run in its canonical wording (every entity by id). Consistency = "
-                "share of samples whose free-form run ends in the same status with the same UAV, start and end "
-                "places as its canonical run.",
-                markdown_table(
-                    data["paraphrase"],
-                    [
-                        *IDENTITY,
-                        pct("TSR ↑", "tsr"),
-                        pct("TSR canonical", "tsr_canonical"),
-                        pct("Paraphrase consistency ↑", "consistency"),
-                        text("Pairs", "pairs"),
-                    ],
-                ),
-            )
-        )
-    if data["patterns"]:
-        sections.append(
-            (
-                "Free-form requests by pattern",
-                "Per construction pattern of the request (in the run's language): TSR on SAT samples (%), executes "
-                f"on UNSAT / AMBIGUOUS samples and executes at a wrong place (both must be 0). {NA} = no SAT sample.",
-                markdown_table(
-                    data["patterns"],
-                    [
-                        *IDENTITY,
-                        text("Pattern", "pattern"),
-                        text("Samples", "samples"),
-                        pct("TSR on SAT ↑", "tsr_sat"),
-                        text("Executes on UNSAT ↓", "unsat_executes"),
-                        text("Wrong-place executes ↓", "wrong_place_executes"),
-                    ],
-                ),
-            )
-        )
-    if data["compare"] is not None:
-        sections.append(
-            (
-                "Compared with the other run",
-                f"Δ = these runs minus the compared ones, percentage points; {MISSING} = no run on that side.",
-                markdown_table(
-                    data["compare"], [*IDENTITY, *(c for name in ("tsr", "svr", "edr") for c in _compare_cells(name))]
-                ),
-            )
-        )
-    return sections
+    rendered = ((table, table.render(data)) for table in TABLES)
+    return [(table.title, table.explanation, markdown) for table, markdown in rendered if markdown is not None]
 
 
 def _figures(data: Mapping[str, Any], figure_dir: Path) -> list[tuple[str, Path]]:

@@ -1,4 +1,5 @@
-"""The methods CloudBrain-Bench compares (SPEC section 11), registered by name; one module each.
+"""The methods CloudBrain-Bench compares (baselines, peer systems, the agent and its ablations), registered by name;
+one module each; the one list of methods the runner, the CLI and the report use.
 
 `get_method(name)` imports only the module it needs, so listing methods never loads a model runtime.
 """
@@ -8,16 +9,18 @@ from __future__ import annotations
 from importlib import import_module
 
 from evaluation.methods.base import Method
-from graph.context import ABLATABLE
+from nodes.context import ABLATABLE
 
 # name -> "module:Class"; the CloudBrain variants are one class with an ablation set.
-_BASELINES: dict[str, str] = {
+BASELINES: dict[str, str] = {
     "direct_llm": "evaluation.methods.direct_llm:DirectLLM",
     "json_only": "evaluation.methods.json_only:JsonOnly",
     "react": "evaluation.methods.react:ReAct",
     "tool_use_only": "evaluation.methods.tool_use_only:ToolUseOnly",
     "llm_p": "evaluation.methods.llm_p:LLMPlusP",
-    # the peer systems (seeds/001-003)
+}
+# Reimplementations of the published agent designs CloudBrain is compared with (Tree-Planner, AutoPlan, EMOS).
+PEERS: dict[str, str] = {
     "tree_planner": "evaluation.methods.tree_planner:TreePlanner",
     "autoplan": "evaluation.methods.autoplan:AutoPlan",
     "emos": "evaluation.methods.emos:Emos",
@@ -25,7 +28,23 @@ _BASELINES: dict[str, str] = {
 }
 FULL = "cloudbrain_full"
 ABLATION_PREFIX = "cloudbrain_no_"
-METHOD_NAMES: tuple[str, ...] = (*_BASELINES, FULL, *(ABLATION_PREFIX + part for part in ABLATABLE))
+# What removing each ablatable part tests (the ablation table's last column), one entry per part of ABLATABLE.
+ABLATION_TESTS: dict[str, str] = {
+    FULL: "the complete method",
+    **{
+        ABLATION_PREFIX + part: test
+        for part, test in {
+            "ir": "the structured interface (typed IR)",
+            "verifier": "formal verification",
+            "simulator": "stress-simulation feedback",
+            "repair": "counterexample repair",
+            "memory": "retrieval of past failure cases",
+            "rag": "rule and map context",
+            "fidelity": "the intent-fidelity gate (stated constraints, grounded places)",
+        }.items()
+    },
+}
+METHOD_NAMES: tuple[str, ...] = (*BASELINES, *PEERS, FULL, *(ABLATION_PREFIX + part for part in ABLATABLE))
 
 
 class UnknownMethodError(ValueError):
@@ -49,6 +68,6 @@ def get_method(name: str) -> Method:
         from evaluation.methods.cloudbrain import CloudBrain
 
         return CloudBrain(name, frozenset({name.removeprefix(ABLATION_PREFIX)}) if name != FULL else frozenset())
-    module, _, attr = _BASELINES[name].partition(":")
+    module, _, attr = {**BASELINES, **PEERS}[name].partition(":")
     method_class: type[Method] = getattr(import_module(module), attr)
     return method_class()

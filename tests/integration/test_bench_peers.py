@@ -6,10 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from benchmark.generator import generate_splits
+from evaluation.methods import PEERS
 from evaluation.store import load_records
 from tests.support.cli import run_cli
-
-PEERS = ("tree_planner", "autoplan", "emos", "emos_no_resume")
 
 
 def test_the_peers_run_on_the_local_model_and_reach_the_report(tmp_path: Path, capsys):
