@@ -21,19 +21,18 @@ from shapely.geometry import LineString
 
 from benchmark.tasks import DEFAULT_ALTITUDE_MIN_M, STATED_UNSAT_KINDS, ScenarioError, Task
 from ir.decision import Decision
-from ir.model import LowAltitudeIR
+from ir.model import EntityRefs, LowAltitudeIR, ToolCallSpec
 from ir.plan_execution import PlanExecution, analyse_plan, execute_plan, ir_tool_args
 from ir.policy import SLOW_SPEED_MPS
+from ir.templates import look_only_plan, standard_tool_plan
 from tools.catalog import default_registry
 from tools.contract import ToolResult, stable_hash
 from tools.registry import ToolRegistry, ToolSpec
-from tools.rules import ON_THE_WAY_M, nfz_on_the_way
+from tools.rules import DEFAULT_HORIZON_SEC, DEFAULT_MIN_SEPARATION_M, ON_THE_WAY_M, nfz_on_the_way
 from tools.world import UAVStatus, World
 
 BASE_RULES = ["R1", "R2", "R3", "R4", "R5", "R6"]
-AREA_MARGIN_M = 150.0
 TRACE_VALUE_LIMIT = 1500  # characters of JSON; longer values are kept as a digest in the trace
-DEFAULT_HORIZON_SEC = 3600.0
 MAX_LTL_ATOMS = 4
 MAX_REFERENCE_REPAIRS = 3
 SIM_SEED_REDRAWS = 2
@@ -104,7 +103,7 @@ def gold_registry() -> TimelessRegistry:
 
 
 class GoldDecision(Decision):
-    """The reference outcome: graph.state.Decision plus what the benchmark needs to judge it."""
+    """The reference outcome: nodes.state.Decision plus what the benchmark needs to judge it."""
 
     fallback_policy: str | None = None
     handoff: dict[str, Any] | None = None
@@ -126,19 +125,6 @@ class GoldResult:
 
 
 # --- the gold IR ------------------------------------------------------------------------------------------
-
-
-def mission_area(world: World, refs: list[str]) -> list[float]:
-    """Bounding box of the mission's places plus a margin, clipped to the map (so no partial_map error)."""
-    points = [world.position_of(r) for r in refs]
-    xs, ys = [p[0] for p in points], [p[1] for p in points]
-    w, d = world.grid.width_m, world.grid.depth_m
-    return [
-        round(max(0.0, min(xs) - AREA_MARGIN_M), 1),
-        round(max(0.0, min(ys) - AREA_MARGIN_M), 1),
-        round(min(w, max(xs) + AREA_MARGIN_M), 1),
-        round(min(d, max(ys) + AREA_MARGIN_M), 1),
-    ]
 
 
 def zones_to_avoid(world: World, horizon_sec: float) -> list[str]:
@@ -168,42 +154,10 @@ def _fallback_policy(task: Task) -> str:
     return "human_confirm"
 
 
-def _tool_plan(task: Task, world: World, area: list[float]) -> list[dict[str, Any]]:
+def _tool_plan(task: Task, world: World, entities: EntityRefs) -> list[ToolCallSpec]:
     if task.intended_label == "AMBIGUOUS" or task.unsat_kind in STATED_UNSAT_KINDS:  # nothing to plan: look only
-        return [
-            {
-                "id": "s1",
-                "tool": "query_city_state",
-                "args": {"region": world.world_id},
-                "depends_on": [],
-            }
-        ]
-    leg_end = task.handoff_point  # multimodal: the UAV leg ends at the hand-off point
-    airspace_args: dict[str, Any] = {"bbox": area}
-    if task.require_corridor:
-        airspace_args["require_corridor"] = True
-    steps: list[tuple[str, dict[str, Any]]] = [
-        ("query_city_state", {"bbox": area}),
-        (
-            "query_airspace",
-            {**airspace_args, **({"destination": leg_end} if leg_end else {})},
-        ),
-        ("assign_uav", {"destination": leg_end} if leg_end else {}),
-        ("plan_route", {"goal": leg_end} if leg_end else {}),
-        ("verify_ltl_stl", {"goal": leg_end} if leg_end else {}),
-        ("simulate_scenario", {}),
-        ("risk_assess", {}),
-        ("explain_decision", {}),
-    ]
-    return [
-        {
-            "id": f"s{n}",
-            "tool": tool,
-            "args": args,
-            "depends_on": [f"s{n - 1}"] if n > 1 else [],
-        }
-        for n, (tool, args) in enumerate(steps, start=1)
-    ]
+        return look_only_plan(world)
+    return standard_tool_plan(world, entities, require_corridor=task.require_corridor)
 
 
 def _ltl(task: Task, world: World, path: list[tuple[float, float]], horizon: float) -> list[str]:
@@ -253,31 +207,32 @@ def build_gold_ir(task: Task, world: World, task_id: str, deadline_sec: float | 
         rules.append("R7")
     if task.intended_label != "SAT":
         rules.append("R8")
+    entities = EntityRefs(
+        origin=task.origin,
+        destination=task.destination,
+        waypoints=task.waypoints,
+        candidate_uavs=list(task.named_uavs),  # a UAV the request names is pinned, not a hint
+        avoid_zones=avoid,
+        sensitive_zones=sensitive,
+        handoff_points=[task.handoff_point] if task.handoff_point else [],
+    )
     return LowAltitudeIR.model_validate(
         {
             "task_id": task_id,
             "intent": task.intent,
             "priority": task.priority,
-            "entities": {
-                "origin": task.origin,
-                "destination": task.destination,
-                "waypoints": task.waypoints,
-                "candidate_uavs": list(task.named_uavs),  # a UAV the request names is pinned, not a hint
-                "avoid_zones": avoid,
-                "sensitive_zones": sensitive,
-                "handoff_points": [task.handoff_point] if task.handoff_point else [],
-            },
+            "entities": entities,
             "constraints": {
                 "deadline_sec": deadline_sec,
                 "altitude_min_m": altitude_band(task)[0],
                 "altitude_max_m": altitude_band(task)[1],
-                "min_separation_m": 10.0,
+                "min_separation_m": DEFAULT_MIN_SEPARATION_M,
                 "battery_reserve_ratio": task.battery_reserve_ratio,
                 "max_risk_level": "medium",
                 "corridor_capacity_required": 1,
                 "payload_kg": task.payload_kg,
             },
-            "tool_plan": _tool_plan(task, world, mission_area(world, refs) if refs else [0, 0, 1, 1]),
+            "tool_plan": _tool_plan(task, world, entities),
             "verification_specs": {
                 "ltl": _ltl(task, world, path, horizon),
                 "stl": [],

@@ -24,6 +24,7 @@ from ir.validation import validate_ir
 from tools.catalog import default_registry
 from tools.certificate import SafetyCertificate, check_certificate
 from tools.contract import ToolResult
+from tools.rules import DEFAULT_MIN_SEPARATION_M
 from tools.trajectory import Trajectory
 
 # Tool errors that mean "your input names something that does not exist", not "the answer is no".
@@ -50,7 +51,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--uav", default=None, help="UAV id (speed, energy, pickup leg)")
     p.add_argument("--alt-min", type=float, default=30.0)
     p.add_argument("--alt-max", type=float, default=120.0)
-    p.add_argument("--separation", type=float, default=10.0, help="minimum separation, metres")
+    p.add_argument("--separation", type=float, default=DEFAULT_MIN_SEPARATION_M, help="minimum separation, metres")
     p.add_argument("--deadline", type=float, default=None, help="seconds")
     add_json_flag(p)
     p.set_defaults(run=run_plan)
@@ -65,7 +66,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--goal", default=None, help="goal entity (default: the trajectory file's `goal`)")
     p.add_argument("--alt-min", type=float, default=30.0)
     p.add_argument("--alt-max", type=float, default=120.0)
-    p.add_argument("--separation", type=float, default=10.0)
+    p.add_argument("--separation", type=float, default=DEFAULT_MIN_SEPARATION_M, help="minimum separation, metres")
     add_json_flag(p)
     p.set_defaults(run=run_verify)
 

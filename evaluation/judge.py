@@ -50,6 +50,7 @@ from shapely.geometry import LineString, Point, Polygon
 
 from ir.decision import Decision
 from tools.contract import ToolFailure
+from tools.rules import DEFAULT_MIN_SEPARATION_M
 from tools.simulator import (
     EVENT_RULE,
     SimulateArgs,
@@ -500,7 +501,7 @@ def judge(
     destination: str | None,
     waypoints: Sequence[str] = (),
     deadline_sec: float | None,
-    min_separation_m: float = 10.0,
+    min_separation_m: float = DEFAULT_MIN_SEPARATION_M,
     payload_kg: float = 0.0,
     uav_id: str | Sequence[str] | None = None,
     handoff_points: Sequence[str] = (),
@@ -648,7 +649,7 @@ def judge_sample(
             else None
         ),
         deadline_sec=constraints.get("deadline_sec"),
-        min_separation_m=constraints.get("min_separation_m", 10.0),
+        min_separation_m=constraints.get("min_separation_m", DEFAULT_MIN_SEPARATION_M),
         payload_kg=constraints.get("payload_kg", 0.0),
         battery_reserve_ratio=constraints.get("battery_reserve_ratio", 0.2),
         max_risk_level=constraints.get("max_risk_level", "medium"),

@@ -63,6 +63,11 @@ class EntityRefs(_IRModel):
     sensitive_zones: list[str] = Field(default_factory=list)
     handoff_points: list[str] = Field(default_factory=list, description="entity ids for a ground hand-off")
 
+    @property
+    def landing(self) -> str | None:
+        """Where the UAV lands: the ground hand-off point when there is one, else the destination."""
+        return self.handoff_points[0] if self.handoff_points else self.destination
+
 
 class OperationConstraints(_IRModel):
     deadline_sec: float | None = Field(default=None, description="seconds from now; null = no deadline")

@@ -191,19 +191,19 @@ def ir_tool_args(
             "alt_min_m": cons.altitude_min_m,
             "alt_max_m": cons.altitude_max_m,
             "horizon_sec": cons.deadline_sec,
-            "destination": ents.destination,
+            "destination": ents.landing,
             "capacity_required": cons.corridor_capacity_required,
         },
         "assign_uav": {
             "origin": ents.origin,
-            "destination": ents.destination,
+            "destination": ents.landing,
             "candidates": ents.candidate_uavs,
             "payload_kg": cons.payload_kg,
             "battery_reserve_ratio": cons.battery_reserve_ratio,
         },
         "plan_route": {
             "start": ents.origin,
-            "goal": ents.handoff_points[0] if ents.handoff_points else ents.destination,  # where the UAV lands
+            "goal": ents.landing,
             "waypoints": ents.waypoints,
             "avoid_zones": list(dict.fromkeys(ents.avoid_zones + ents.sensitive_zones)),
             **band,
@@ -212,7 +212,7 @@ def ir_tool_args(
             "payload_kg": cons.payload_kg,
         },
         "verify_ltl_stl": {
-            "goal": ents.destination,
+            "goal": ents.landing,
             "origin": ents.origin,
             "ltl": specs.ltl,
             "stl": specs.stl,

@@ -228,7 +228,7 @@ def derive_candidates(
     found: list[RepairCandidate] = []
     broken = [v.get("entity") for v in violated] + [entity]  # every violation of the verdict, then this failure's
     zones = [z for z in dict.fromkeys(broken) if z in world.zone_index and z not in ir.entities.avoid_zones]
-    end = ir.entities.handoff_points[0] if ir.entities.handoff_points else ir.entities.destination
+    end = ir.entities.landing
     holds_end = end in world.entity_index and any(
         world.zone_index[z].shape.covers(world.entity_index[end].point) for z in zones
     )

@@ -14,10 +14,8 @@ from shapely.geometry import Point
 from ir.fidelity import StatedConstraints
 from ir.model import Intent, OperationConstraints
 from language.mentions import find_mentions
+from tools.rules import DEFAULT_HORIZON_SEC
 from tools.world import EntityKind, NoFlyZone, World
-
-DEFAULT_HORIZON_SEC = 3600.0  # mission window used for "active NFZ" when the request sets no deadline
-
 
 HANDOFF_ALLOWED = re.compile(
     r"\bhand (?:it |the parcel |the cargo )?(?:over|off|to)\b|\bground courier\b|交给地面|地面配送|转交"

@@ -27,10 +27,10 @@ from ir.model import (
     LowAltitudeIR,
     OperationConstraints,
     Priority,
-    ToolCallSpec,
     Uncertainty,
     VerificationSpecs,
 )
+from ir.templates import standard_tool_plan
 from language.defaults import active_in_window, default_destination, default_origin, handoff_hub
 from language.grounding import ground_mentions
 from language.mentions import Mention, blank_mentions, find_mentions, id_pattern
@@ -79,12 +79,6 @@ class ParsedTask:
     notes: list[str] = field(default_factory=list)
 
 
-# --- mention finding ------------------------------------------------------------------------------------------
-
-
-# --- scalar slots ---------------------------------------------------------------------------------------------
-
-
 # --- resolution -----------------------------------------------------------------------------------------------
 def _zones_near_entity(world: World, entity_id: str) -> list[str]:
     point = world.entity_index[entity_id].point
@@ -100,7 +94,7 @@ def safety_prior_zones(world: World, entities: EntityRefs, constraints: Operatio
     """NFZs active at any time of the mission window, and sensitive zones near the straight-line route except those
     that hold the task's own origin or end (a delivery to the school: the verifier's R2 exempts them too)."""
     zones = [z.id for z in active_in_window(world, constraints)]
-    stops = [entities.origin, *entities.waypoints, flight_end(entities)]
+    stops = [entities.origin, *entities.waypoints, entities.landing]
     if all(s is not None and (s in world.entity_index or s in world.uav_index) for s in stops):
         points = [world.position_of(s) for s in stops]  # type: ignore[arg-type]
         line = LineString(points)
@@ -216,101 +210,13 @@ def _fill_entities(task: ParsedTask, mentions: list[Mention], world: World) -> N
 
 
 # --- IR building ----------------------------------------------------------------------------------------------
-def _without_none(args: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in args.items() if v is not None}
-
-
-def flight_end(entities: EntityRefs) -> str | None:
-    """Where the UAV lands: the hand-off point where a courier takes over, else the destination."""
-    return entities.handoff_points[0] if entities.handoff_points else entities.destination
-
-
 def _route_start(task: ParsedTask) -> str | None:
-    """A returning / charging UAV flies from where it is, which is no entity (the IR's origin is the nearest one)."""
+    """A returning / charging UAV flies from where it is, which is no entity (the IR's origin is the nearest one);
+    any other route starts at the origin (None: the plan leaves it to the IR)."""
     uavs = task.entities.candidate_uavs
     if task.intent in (Intent.return_, Intent.charge) and len(uavs) == 1:
         return uavs[0]
-    return task.entities.origin
-
-
-def standard_tool_plan(task: ParsedTask, rules: list[str], ltl: list[str]) -> list[ToolCallSpec]:
-    refs, c = task.entities, task.constraints
-    end = flight_end(refs)
-    band = {"altitude_min_m": c.altitude_min_m, "altitude_max_m": c.altitude_max_m}
-    steps = [
-        (
-            "airspace",
-            "query_airspace",
-            {
-                "alt_min_m": c.altitude_min_m,
-                "alt_max_m": c.altitude_max_m,
-                "horizon_sec": c.deadline_sec,
-                "destination": end,
-                "capacity_required": c.corridor_capacity_required,
-            },
-        ),
-        (
-            "assign",
-            "assign_uav",
-            {
-                "origin": refs.origin,
-                "destination": end,
-                "candidates": refs.candidate_uavs,
-                "payload_kg": c.payload_kg,
-                "battery_reserve_ratio": c.battery_reserve_ratio,
-                "objective": "min_delay_safe",
-            },
-        ),
-        (
-            "route",
-            "plan_route",
-            {
-                "start": _route_start(task),
-                "goal": end,
-                "waypoints": refs.waypoints,
-                "avoid_zones": refs.avoid_zones,
-                **band,
-                "min_separation_m": c.min_separation_m,
-                "deadline_sec": c.deadline_sec,
-                "payload_kg": c.payload_kg,
-            },
-        ),
-        (
-            "verify",
-            "verify_ltl_stl",
-            {
-                "origin": refs.origin,
-                "goal": end,
-                "ltl": ltl,
-                "rules": rules,
-                **band,
-                "min_separation_m": c.min_separation_m,
-                "deadline_sec": c.deadline_sec,
-                "battery_reserve_ratio": c.battery_reserve_ratio,
-                "payload_kg": c.payload_kg,
-                "corridor_capacity_required": c.corridor_capacity_required,
-                "priority": task.priority.value,
-            },
-        ),
-        (
-            "simulate",
-            "simulate_scenario",
-            {
-                "stress_level": "medium",
-                "payload_kg": c.payload_kg,
-                "deadline_sec": c.deadline_sec,
-                "min_separation_m": c.min_separation_m,
-                "battery_reserve_ratio": c.battery_reserve_ratio,
-                "max_risk_level": c.max_risk_level.value,
-            },
-        ),
-        ("risk", "risk_assess", {"max_risk_level": c.max_risk_level.value}),
-        ("explain", "explain_decision", {"rules": rules}),
-    ]
-    return [
-        ToolCallSpec(id=step_id, tool=tool, args=_without_none(args), depends_on=[steps[i - 1][0]] if i else [])
-        for i, (step_id, tool, args) in enumerate(steps)
-    ]
+    return None
 
 
 def _fallback(task: ParsedTask) -> FallbackPolicy:
@@ -330,7 +236,7 @@ def _note_missing_endpoints(task: ParsedTask) -> None:
             task.missing.append(f"{slot} not found in the request or the world")
 
 
-def build_answer(task: ParsedTask, task_id: str) -> LLMAnswer:
+def build_answer(task: ParsedTask, task_id: str, world: World) -> LLMAnswer:
     _note_missing_endpoints(task)
     rules = [*MONITORED_RULES, *(["R7"] if task.priority is Priority.critical else [])]
     ltl = [f"G !in_{zone}" for zone in task.entities.avoid_zones]
@@ -341,7 +247,7 @@ def build_answer(task: ParsedTask, task_id: str) -> LLMAnswer:
         priority=task.priority,
         entities=task.entities,
         constraints=task.constraints,
-        tool_plan=standard_tool_plan(task, rules, ltl),
+        tool_plan=standard_tool_plan(world, task.entities, start=_route_start(task)),
         verification_specs=VerificationSpecs(ltl=ltl, program_rules=rules),
         fallback_policy=_fallback(task),
         explanation_plan=ExplanationPlan(
@@ -508,7 +414,7 @@ class RuleBasedGenerator(IRGenerator):
                 if request.feedback is None
                 else _repaired_task(request)
             )
-            answer = build_answer(task, request.task_id).model_dump(mode="json")
+            answer = build_answer(task, request.task_id, request.world).model_dump(mode="json")
         return GenerationResult(
             raw_text=json.dumps(answer, ensure_ascii=False),
             answer=answer,

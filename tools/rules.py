@@ -33,6 +33,7 @@ PROTECTED_RULES: tuple[RuleId, ...] = ("R1", "R2", "R3")  # R7: never relaxed, n
 DEFAULT_MIN_SEPARATION_M = 10.0
 DEFAULT_ALTITUDE_MIN_M = 30.0
 DEFAULT_ALTITUDE_MAX_M = 120.0
+DEFAULT_HORIZON_SEC = 3600.0  # the mission window for "active no-fly zone" when a request sets no deadline
 ON_THE_WAY_M = 100.0  # a no-fly zone this close to the straight path is "on the way"
 
 
