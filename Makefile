@@ -88,8 +88,8 @@ bench-smoke: $(STAMP)
 	$(BIN)/cloudbrain bench report $(SMOKE_OUT)
 
 perf: $(STAMP)
-	$(BIN)/python benchmark/perf/planner_vs_networkx.py
-	$(BIN)/python benchmark/perf/memory_latency.py
+	$(BIN)/python -m evaluation.perf.planner_vs_networkx
+	$(BIN)/python -m evaluation.perf.memory_latency
 
 clean:
 	rm -rf $(VENV) .cloudbrain .pytest_cache

@@ -14,11 +14,11 @@ from cli.common import EXIT_OK, CommandError, add_json_flag, add_server_format_o
 from cli.stepper import Stepper
 from graph.builder import AblationError, build_graph, parse_without
 from graph.checkpoint import DEFAULT_DB, CheckpointerError, display_name, open_checkpointer
-from graph.context import ABLATABLE, DEFAULT_MODEL, Context
 from graph.history import TraceRound, UnknownRunError, checkpoints, fork, replay, trace
 from graph.runner import RunOutput, new_thread_id, run_config_of, run_task, summarise, thread_config
 from memory.access import open_memory
 from models.base import LLMBackendDied
+from nodes.context import ABLATABLE, DEFAULT_MODEL, Context
 
 EXIT_NOT_EXECUTED = 4  # the run ended in safe_refusal or human_confirm: a valid outcome, but not "execute"
 

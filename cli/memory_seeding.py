@@ -13,9 +13,9 @@ from langgraph.checkpoint.memory import InMemorySaver
 from benchmark.generator import DEFAULT_SEED, jobs_for, run_jobs
 from benchmark.sample import Sample, read_samples
 from benchmark.splits import SPLITS
-from graph.context import Context
 from graph.runner import run_task
 from memory.store import SafetyMemory
+from nodes.context import Context
 from tools.world import World, load_world
 
 SEED_MODELS = ("rules", "oracle")

@@ -16,9 +16,9 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import Command
 
 from graph.builder import NODE_FUNCTIONS, build_graph, enabled_nodes
-from graph.context import Context
 from graph.history import set_path
 from graph.runner import thread_config
+from nodes.context import Context
 from tools.world import World
 
 PREVIEW_CHARS = 240

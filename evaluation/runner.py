@@ -35,13 +35,13 @@ from evaluation.metrics import paraphrase_consistency, summarize
 from evaluation.records import CANONICAL, RunRecord, ToolCall
 from evaluation.statistics import group_by
 from graph.checkpoint import open_checkpointer
-from graph.context import RepairMemory
 from ir.decision import Decision
 from ir.plan_execution import FLOWS
 from memory.access import open_memory, open_snapshot
 from memory.cases import CaseHit, RepairCase
 from memory.store import RuleHit
 from models.base import SHARED_CACHE
+from nodes.context import RepairMemory
 from tools.catalog import default_registry
 from tools.rules import RULE_IDS
 from tools.world import World, parse_world
@@ -167,7 +167,7 @@ def _init_worker(
     _WORKER["folder"] = folder
     _WORKER["checkpointer"] = open_checkpointer(checkpointer or folder / f"worker-{os.getpid()}.sqlite")
     # Identical prompts (the first round of every ablation of a sample) are answered once for all workers; a
-    # cached answer is still charged to each run at its original cost (graph.state.Usage).
+    # cached answer is still charged to each run at its original cost (nodes.state.Usage).
     SHARED_CACHE.share_through(folder / RESPONSES_FILE)
     _WORKER["memory_at"] = {"path": memory_path, "url": memory_url}
     for name in methods:

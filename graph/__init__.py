@@ -1,2 +1,3 @@
-"""The agent graph's wiring (builder, routers, runner, history, checkpoint, studio) and the schema its nodes share
-(state.py, context.py)."""
+"""The agent graph's wiring: builder (which nodes, which edges), routers (failure type -> next node), runner,
+history (replay, fork), checkpoint (savers) and studio. The nodes and the state and context they share are in
+`nodes/`; nothing here is imported from below."""

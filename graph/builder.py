@@ -17,11 +17,9 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, RetryPolicy
 
 from graph import routers
-from graph.context import ABLATABLE, Context
-from graph.state import InputState, OutputState, State
 from ir.failure import failure_record
 from models.base import LLMTransportError
-from nodes.context import context
+from nodes.context import ABLATABLE, Context
 from nodes.direct_tools import direct_tools
 from nodes.execute_tools import execute_tools
 from nodes.fallback import fallback
@@ -29,14 +27,16 @@ from nodes.fidelity import fidelity
 from nodes.finalize import finalize
 from nodes.generate_ir import generate_ir
 from nodes.repair import repair
+from nodes.retrieve import retrieve
 from nodes.simulate import simulate
+from nodes.state import InputState, OutputState, State
 from nodes.validate import validate
 from nodes.verify import verify
 
-PIPELINE = ("context", "generate_ir", "validate", "execute_tools", "verify", "simulate", "fidelity", "finalize")
+PIPELINE = ("retrieve", "generate_ir", "validate", "execute_tools", "verify", "simulate", "fidelity", "finalize")
 # Every node in display order; `direct_tools` exists only when the typed IR is ablated.
 NODE_ORDER = (
-    "context",
+    "retrieve",
     "generate_ir",
     "validate",
     "execute_tools",
@@ -49,7 +49,7 @@ NODE_ORDER = (
     "fallback",
 )
 NODE_FUNCTIONS: dict[str, Callable[..., Any]] = {
-    "context": context,
+    "retrieve": retrieve,
     "generate_ir": generate_ir,
     "validate": validate,
     "execute_tools": execute_tools,
@@ -62,7 +62,7 @@ NODE_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "fallback": fallback,
 }
 DROPS: dict[str, tuple[str, ...]] = {
-    "rag": ("context",),
+    "rag": ("retrieve",),
     "ir": ("validate", "execute_tools"),
     "verifier": ("verify",),
     "simulator": ("simulate",),
@@ -71,7 +71,7 @@ DROPS: dict[str, tuple[str, ...]] = {
     "memory": (),  # no node of its own: Context.memory is None, so repair and finalize skip retrieval and storage
 }
 # Fixed successors; every other node leaves through a router of graph/routers.py.
-NEXT_STEP = {"context": "generate_ir", "generate_ir": "validate", "finalize": routers.END_NODE}
+NEXT_STEP = {"retrieve": "generate_ir", "generate_ir": "validate", "finalize": routers.END_NODE}
 ROUTERS: dict[str, Callable[[State], str]] = {
     "validate": routers.route_after_validate,
     "execute_tools": routers.route_after_execute,

@@ -10,8 +10,8 @@ import jsonpatch
 from langgraph.graph.state import CompiledStateGraph
 from pydantic import BaseModel, Field
 
-from graph.context import Context
 from graph.runner import RunOutput, summarise, thread_config
+from nodes.context import Context
 
 
 class TraceRound(BaseModel):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from graph.state import State
+from nodes.state import State
 
 END_NODE = "__end__"
 

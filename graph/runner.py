@@ -13,8 +13,8 @@ from pydantic import BaseModel, Field
 
 from graph.builder import build_graph, parse_without
 from graph.checkpoint import DEFAULT_DB, display_name, open_checkpointer
-from graph.context import Context
-from graph.state import Usage
+from nodes.context import Context
+from nodes.state import Usage
 from tools.world import World
 
 

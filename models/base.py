@@ -48,7 +48,7 @@ class LLMBackendDied(LLMTransportError):
 
 
 class RetrievedContext(BaseModel):
-    """What the context node (RAG) found; plain texts, already formatted for a prompt."""
+    """What the retrieve node (RAG) found; plain texts, already formatted for a prompt."""
 
     rules: list[str] = Field(default_factory=list, description="rule / airspace rule texts")
     entities: list[str] = Field(default_factory=list, description="entities relevant to the instruction")
@@ -67,7 +67,7 @@ class GenerationRequest(BaseModel):
     instruction: str
     world: World
     task_id: str
-    context: RetrievedContext = Field(default_factory=RetrievedContext)
+    retrieved: RetrievedContext = Field(default_factory=RetrievedContext)
     feedback: RepairFeedback | None = Field(default=None, description="None on the first round")
     round: int = Field(default=0, ge=0, description="0 = first generation, k = k-th repair")
     json_schema: dict[str, Any] | None = Field(

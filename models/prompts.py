@@ -208,7 +208,7 @@ def _quote_untrusted(instruction: str) -> str:
 
 
 def _context_lines(request: GenerationRequest) -> list[str]:
-    context, lines = request.context, []
+    context, lines = request.retrieved, []
     if context.rules:
         lines += ["RULES:", *(f"- {rule}" for rule in context.rules)]
     if context.entities:

@@ -54,7 +54,7 @@ def choice_messages(request: GenerationRequest, candidates: list[RepairCandidate
         if part
     )
     options = "\n".join(f"- {c.id}: {c.summary}" for c in candidates)
-    past = "".join(f"\nA similar past repair: {case}" for case in request.context.repair_cases)
+    past = "".join(f"\nA similar past repair: {case}" for case in request.retrieved.repair_cases)
     user = f"Request: {request.instruction}\nFailure: {failure}{past}\nRepairs:\n{options}"
     return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]
 

@@ -313,7 +313,7 @@ def slots_messages(request: GenerationRequest) -> list[dict[str, str]]:
     """The world's ids first, then the repair feedback, and the request last: a small model attends best to what
     it read most recently."""
     instruction = _REQUEST_TAG.sub("[request tag removed]", request.instruction.strip())
-    relevant = [text.split()[0] for text in request.context.entities if text.strip()]
+    relevant = [text.split()[0] for text in request.retrieved.entities if text.strip()]
     lines = world_lines(request.world, relevant)
     if request.feedback is not None:
         lines += feedback_lines(request.feedback)
@@ -385,7 +385,7 @@ def compile_slots(slots: dict[str, Any], request: GenerationRequest) -> dict[str
     if slots["return_leg"]:
         fly_back(task)
     plan_hand_off(task, request.instruction.lower(), world)
-    answer = build_answer(task, request.task_id)
+    answer = build_answer(task, request.task_id, world)
     fallback = FallbackPolicy(slots["fallback_policy"])
     ir: LowAltitudeIR = answer.low_altitude_ir.model_copy(update={"fallback_policy": fallback})
     uncertainty = Uncertainty() if fallback is FallbackPolicy.safe_refusal else answer.uncertainty

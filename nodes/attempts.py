@@ -5,8 +5,23 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from graph.state import Attempt, State, Usage
 from ir.failure import Failure
+from nodes.state import Attempt, State, Usage
+
+# What closing a round reads: part of the READS of every node that closes one (repair, finalize, fallback).
+ATTEMPT_READS = (
+    "attempt_open",
+    "round",
+    "ir",
+    "validation",
+    "tool_results",
+    "verdict",
+    "simulation",
+    "failure",
+    "usage",
+    "answer",
+    "round_started_at",
+)
 
 
 def close_attempt(state: State) -> dict[str, Any]:

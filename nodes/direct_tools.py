@@ -11,15 +11,14 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from graph.context import Context
-from graph.state import State
 from ir.failure import failure_record
 from ir.plan_execution import FLOWS
 from models.base import extract_answer
+from nodes.context import Context
 from nodes.failures import failure_from_tool
-from nodes.gates import ACTION_TOOLS
 from nodes.run_world import world_from_state
-from tools.catalog import default_registry
+from nodes.state import State
+from tools.catalog import ACTION_TOOLS, default_registry
 
 READS = ("raw_output", "world")
 

@@ -9,15 +9,14 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from graph.context import Context
-from graph.state import State
 from ir.failure import failure_record
 from ir.model import LowAltitudeIR
 from ir.plan_execution import execute_plan
+from nodes.context import Context
 from nodes.failures import failure_from_tool
-from nodes.gates import ACTION_TOOLS
 from nodes.run_world import world_from_state
-from tools.catalog import default_registry
+from nodes.state import State
+from tools.catalog import ACTION_TOOLS, default_registry
 
 READS = ("ir", "world")
 

@@ -12,15 +12,15 @@ from typing import Any
 from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
-from graph.context import Context
-from graph.state import State
 from ir.decision import Decision
 from ir.fidelity import MISSING, UNACCOUNTED, UNRESOLVED
 from ir.model import HUMAN_CONFIRM_POLICIES
-from nodes.attempts import close_attempt
+from nodes.attempts import ATTEMPT_READS, close_attempt
+from nodes.context import Context
 from nodes.fidelity import STAGE as FIDELITY_STAGE
+from nodes.state import State
 
-READS = ("failure", "ir", "candidate", "attempts", "answer")
+READS = tuple(dict.fromkeys(("candidate", "attempts", *ATTEMPT_READS)))
 
 
 def _status_by_policy(state: State) -> str:

@@ -13,14 +13,14 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from graph.context import Context
-from graph.state import State
 from ir.failure import failure_record
 from ir.fidelity import fidelity_findings
 from ir.provenance import unsourced_findings
 from language.defaults import documented_defaults
 from language.stated import stated_constraints
+from nodes.context import Context
 from nodes.run_world import world_from_state
+from nodes.state import State
 
 READS = ("instruction", "world", "candidate", "ir")
 STAGE = "fidelity"

@@ -10,18 +10,19 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from graph.context import Context
-from graph.state import State
 from ir.decision import Decision
 from ir.policy import check_r8
 from memory.from_runs import cases_from_run
-from nodes.attempts import close_attempt
+from nodes.attempts import ATTEMPT_READS, close_attempt
+from nodes.context import Context
 from nodes.gates import gate_args
 from nodes.run_world import world_from_state
+from nodes.state import State
 from tools.catalog import default_registry
 from tools.certificate import SafetyCertificate, issue_certificate
 
-READS = ("candidate", "tool_results", "verdict", "simulation", "ir", "answer", "attempts")
+# task_id and scenario_type: read when the run's repair cases go to memory.
+READS = tuple(dict.fromkeys(("candidate", "world", "attempts", "task_id", "scenario_type", *ATTEMPT_READS)))
 
 
 def _remember(state: State, runtime: Runtime[Context], closing_attempts: list[dict[str, Any]], status: str) -> None:

@@ -8,13 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from graph.context import Context
-from graph.state import State
 from ir.model import LowAltitudeIR
 from ir.plan_execution import ir_tool_args
+from nodes.context import Context
+from nodes.state import State
 from tools.rules import MONITORED_RULES
-
-ACTION_TOOLS = frozenset({"query_city_state", "query_airspace", "assign_uav", "plan_route"})
 
 
 def _ir(state: State) -> LowAltitudeIR | None:

@@ -11,15 +11,15 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from graph.context import Context
-from graph.state import State, Usage, override
 from models.base import GenerationRequest, RepairFeedback, RetrievedContext
 from models.factory import make_generator
 from models.grounded_schema import grounded_answer_schema
+from nodes.context import Context
 from nodes.run_world import world_from_state
+from nodes.state import State, Usage, override
 from tools.catalog import default_registry
 
-READS = ("instruction", "world", "context", "feedback", "round", "gold_ir")
+READS = ("instruction", "world", "task_id", "retrieved", "feedback", "round", "gold_ir")
 
 
 def generate_ir(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -41,7 +41,7 @@ def generate_ir(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         instruction=state["instruction"],
         world=world,
         task_id=task_id,
-        context=RetrievedContext.model_validate(state.get("context") or {}),
+        retrieved=RetrievedContext.model_validate(state.get("retrieved") or {}),
         feedback=RepairFeedback.model_validate(feedback) if feedback else None,
         round=state.get("round", 0),
         json_schema=grounded_answer_schema(world, default_registry(), task_id) if grounded else None,

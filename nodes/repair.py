@@ -15,16 +15,16 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from graph.context import Context
-from graph.state import State
 from ir.model import LowAltitudeIR
 from ir.repairs import RepairCandidate, addressable, derive_candidates, tried_repairs
 from language.defaults import handoff_hub
 from language.stated import stated_constraints
-from nodes.attempts import close_attempt
+from nodes.attempts import ATTEMPT_READS, close_attempt
+from nodes.context import Context
 from nodes.run_world import world_from_state
+from nodes.state import State
 
-READS = ("failure", "ir", "round", "instruction", "context", "world", "candidate", "verdict", "simulation", "attempts")
+READS = tuple(dict.fromkeys(("failure", "instruction", "retrieved", "world", "candidate", "attempts", *ATTEMPT_READS)))
 
 
 def _similar_repairs(state: State, ctx: Context, failure: dict[str, Any]) -> list[str]:
@@ -79,13 +79,13 @@ def repair(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         counterexample = {**failure.get("counterexample", {}), "repairs": [c.model_dump() for c in candidates]}
         failure = {**failure, "counterexample": counterexample}
     counterexample = failure.get("counterexample") or {}
-    context = dict(state.get("context") or {})
-    context["repair_cases"] = _similar_repairs(state, ctx, failure)
+    retrieved = dict(state.get("retrieved") or {})
+    retrieved["repair_cases"] = _similar_repairs(state, ctx, failure)
     return {
         **close_attempt({**state, "failure": failure}),
         "round": next_round,
         "repair_exhausted": False,
-        "context": context,
+        "retrieved": retrieved,
         "feedback": {
             "counterexample": counterexample,
             "allowed": counterexample.get("allowed", []),

@@ -7,7 +7,7 @@ from collections import OrderedDict
 from functools import lru_cache
 from typing import Any
 
-from graph.state import State
+from nodes.state import State
 from tools.world import World, parse_world
 
 _BY_IDENTITY: OrderedDict[int, tuple[dict[str, Any], World]] = OrderedDict()

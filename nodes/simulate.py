@@ -13,11 +13,11 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from graph.context import Context
-from graph.state import State
+from nodes.context import Context
 from nodes.failures import failure_from_tool
 from nodes.gates import gate_args, stress_seeds
 from nodes.run_world import world_from_state
+from nodes.state import State
 from tools.catalog import default_registry
 from tools.contract import ToolResult
 

@@ -81,7 +81,7 @@ class InputState(TypedDict, total=False):
 
 class State(InputState, total=False):
     world_version: str
-    context: dict[str, Any]  # retrieved rules, entities (rag)
+    retrieved: dict[str, Any]  # rules, map entities (retrieve) and past repair cases (repair)
     round: int  # repair rounds used so far
     round_started_at: float
     repair_exhausted: bool

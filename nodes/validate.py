@@ -12,13 +12,13 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from graph.context import Context
-from graph.state import State
 from ir.failure import failure_record
 from ir.fidelity import MISSING
 from ir.validation import validate_ir
 from language.stated import stated_constraints
+from nodes.context import Context
 from nodes.run_world import world_from_state
+from nodes.state import State
 from tools.catalog import default_registry
 
 READS = ("raw_output", "world", "instruction")

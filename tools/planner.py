@@ -7,7 +7,7 @@ the goal's g is no larger than the smallest open f. With an admissible heuristic
 optimal: a cheaper path would still have an open cell on it whose f is at most that path's cost. So the path cost
 equals that of a textbook one-cell-at-a-time A*; only the order of expansions differs. This trades a few
 redundant expansions for doing the per-cell work in C instead of the Python interpreter: that is where the speed
-comes from (see benchmark/perf/planner_vs_networkx.py).
+comes from (see evaluation/perf/planner_vs_networkx.py).
 
 Cells are flat indices into the grid padded by one blocked cell on every side, so neighbour indices are
 `index + offset` with no bounds checks.

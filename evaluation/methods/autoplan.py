@@ -25,6 +25,7 @@ from typing import Any
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 from evaluation.methods.base import MethodRun, MethodSetup, MethodTask
+from evaluation.methods.chat import bind_tools_and_answer_format
 from evaluation.methods.prompts import (
     DECISION_JSON_HINT,
     FLIGHT_RULES,
@@ -39,7 +40,6 @@ from evaluation.methods.prompts import (
 )
 from evaluation.methods.react import Episode, action_registry, tool_definitions
 from models.base import LLMTransportError
-from models.chat import bind_tools_and_answer_format
 
 SUMMARISE = "summarise: give the final decision"
 MAX_META_TASKS = 6

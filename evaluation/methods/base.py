@@ -16,9 +16,9 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from pydantic import BaseModel, ConfigDict, Field
 
 from evaluation.records import Stage
-from graph.context import RepairMemory
-from graph.state import Usage as MethodUsage  # the graph's own usage record, summed over a run
 from ir.decision import Decision
+from nodes.context import RepairMemory
+from nodes.state import Usage as MethodUsage  # the graph's own usage record, summed over a run
 from tools.world import World
 
 ModelKind = Literal["llm", "rules", "oracle"]

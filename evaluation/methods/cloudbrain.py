@@ -10,10 +10,10 @@ from typing import Any, ClassVar
 
 from evaluation.methods.base import Method, MethodRun, MethodSetup, MethodTask, MethodUsage, TracedToolCall
 from evaluation.records import Stage
-from graph.context import Context
 from graph.runner import run_task_values
 from ir.decision import Decision
 from memory.embeddings import shared_embedder
+from nodes.context import Context
 
 # The node (and, for validate, the validator stage) where a failure happened -> the evaluation's stage names.
 VALIDATION_STAGES: dict[str, Stage] = {

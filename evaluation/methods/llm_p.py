@@ -21,8 +21,7 @@ from ir.validation import validate_ir
 from models.base import GenerationRequest, LLMTransportError
 from models.factory import make_generator
 from models.grounded_schema import grounded_answer_schema
-from nodes.gates import ACTION_TOOLS
-from tools.catalog import default_registry
+from tools.catalog import ACTION_TOOLS, default_registry
 
 PLANNER_STEPS: list[dict[str, Any]] = [
     {"id": "assign", "tool": "assign_uav", "args": {}, "depends_on": []},

@@ -21,9 +21,7 @@ from langchain_core.runnables import Runnable
 from pydantic import ValidationError
 
 from evaluation.methods.base import Budget, Method, MethodRun, MethodSetup, MethodTask, MethodUsage, TracedToolCall
-from evaluation.records import Stage
-from ir.decision import Decision, Status
-from models.chat import (
+from evaluation.methods.chat import (
     DECISION_FIELDS,
     ChatModelFactory,
     as_tables,
@@ -32,6 +30,8 @@ from models.chat import (
     make_chat_model,
     sample_chat,
 )
+from evaluation.records import Stage
+from ir.decision import Decision, Status
 from models.grounded_schema import string_enum
 from models.local_model import DEFAULT_CONTEXT_TOKENS
 from tools.world import NoFlyZone, UAVStatus, World
@@ -314,7 +314,7 @@ def checked_decision(fields: dict[str, Any], world: World) -> Decision:
 
 # --- calls and runs -------------------------------------------------------------------------------------------
 class ChatBaseline(Method):
-    """A baseline over a chat model; `make_model` is models.chat.make_chat_model unless a test scripts one."""
+    """A baseline over a chat model; `make_model` is evaluation.methods.chat.make_chat_model unless a test scripts one."""
 
     def __init__(self, make_model: ChatModelFactory = make_chat_model):
         self._make_model = make_model
@@ -339,7 +339,7 @@ class MeteredModel:
         self.usage = MethodUsage()
 
     def invoke(self, messages: list[BaseMessage], **kwargs: Any) -> AIMessage:
-        """One call; LLMTransportError when the backend cannot answer (see models.chat.invoke_chat)."""
+        """One call; LLMTransportError when the backend cannot answer (see evaluation.methods.chat.invoke_chat)."""
         started = time.perf_counter()
         try:
             reply = invoke_chat(self._model, messages, model_name=self._model_name, **kwargs)
@@ -352,7 +352,7 @@ class MeteredModel:
         return reply
 
     def sample(self, messages: list[BaseMessage], n: int, **kwargs: Any) -> list[AIMessage]:
-        """`n` answers to one prompt, counted as one call (models.chat.sample_chat)."""
+        """`n` answers to one prompt, counted as one call (evaluation.methods.chat.sample_chat)."""
         if not isinstance(self._model, BaseChatModel):
             raise TypeError("sampling needs the chat model itself, not a binding")
         started = time.perf_counter()

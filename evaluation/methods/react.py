@@ -19,6 +19,7 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage, To
 from langchain_core.messages.tool import ToolCall
 
 from evaluation.methods.base import MethodRun, MethodSetup, MethodTask, MethodUsage, TracedToolCall
+from evaluation.methods.chat import bind_tools_and_answer_format, tool_message_content
 from evaluation.methods.cloudbrain import PLANNING_TOOLS
 from evaluation.methods.prompts import (
     DECISION_JSON_HINT,
@@ -40,10 +41,8 @@ from evaluation.methods.prompts import (
 )
 from evaluation.records import Stage
 from models.base import LLMTransportError
-from models.chat import bind_tools_and_answer_format, tool_message_content
 from models.grounded_schema import WorldIds, grounded_tool_args, ltl_pattern
-from nodes.gates import ACTION_TOOLS
-from tools.catalog import TOOL_ORDER, default_registry
+from tools.catalog import ACTION_TOOLS, TOOL_ORDER, default_registry
 from tools.registry import ToolRegistry
 from tools.world import World
 

@@ -33,6 +33,7 @@ from typing import Any
 from langchain_core.messages import HumanMessage, SystemMessage
 
 from evaluation.methods.base import MethodRun, MethodSetup, MethodTask, TracedToolCall
+from evaluation.methods.chat import compact_json
 from evaluation.methods.prompts import (
     FLIGHT_RULES,
     ChatBaseline,
@@ -49,7 +50,6 @@ from evaluation.records import Stage
 from ir.decision import Decision, Status
 from ir.plan_execution import FLOWS
 from models.base import LLMTransportError
-from models.chat import compact_json
 from models.grounded_schema import string_enum
 from tools.registry import ToolRegistry
 from tools.world import World

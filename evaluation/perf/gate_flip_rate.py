@@ -11,7 +11,7 @@ plans, each judged on seeds 0 .. N-1 (simulate_scenario, then risk_assess on its
 Printed per set: plans, flip rate (verdicts differ across seeds), always-fail share, and the failures of the flipped
 plans by type and entity kind (an intruder is unknown traffic, the rest are the world's or the plan's).
 
-    .venv/bin/python benchmark/perf/gate_flip_rate.py [--seeds 10] [--samples 60] [--seed 5150] [--world FILE]
+    .venv/bin/python -m evaluation.perf.gate_flip_rate [--seeds 10] [--samples 60] [--seed 5150] [--world FILE]
 """
 
 from __future__ import annotations

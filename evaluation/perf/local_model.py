@@ -10,7 +10,7 @@ the gold origin and destination (a verified plan for the wrong place is still a 
 Timings are wall-clock on whatever else the machine is running: on a shared 2-core machine they are noisy.
 The last line is `p95_sec=<seconds per model call, 95th percentile>`.
 
-Run: .venv/bin/python -m benchmark.perf.local_model [--mode slots|full] [--samples 50] [--max-repairs 3]
+Run: .venv/bin/python -m evaluation.perf.local_model [--mode slots|full] [--samples 50] [--max-repairs 3]
 """
 
 from __future__ import annotations
@@ -27,9 +27,9 @@ from langgraph.checkpoint.memory import InMemorySaver
 from benchmark.generator import DEFAULT_SEED, generate_one, jobs_for
 from benchmark.sample import Sample, read_samples
 from benchmark.splits import SPLITS
-from graph.context import Context
 from graph.runner import run_task, thread_config
 from models.model_host import self_test
+from nodes.context import Context
 
 SPEED_TOKENS = 64
 

@@ -6,7 +6,7 @@ the named baseline, an unfiltered brute-force numpy cosine search over the same 
 Qdrant filtered queries (the payload filter that local mode evaluates in Python) to show why the store over-fetches.
 The last line is `p95_ms=<Qdrant query p95>`.
 
-    .venv/bin/python benchmark/perf/memory_latency.py [--cases 10000] [--queries 200]
+    .venv/bin/python -m evaluation.perf.memory_latency [--cases 10000] [--queries 200]
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ Each build is a folder holding an installed `llama_cpp` package (e.g. copied fro
 fresh model process (`cloudbrain selftest`'s measurement, models/model_host.py); the medians are printed with their
 ratio to the first build named. A build whose runtime dies reports how (e.g. signal 11 on a CPU that refuses it).
 
-    .venv/bin/python benchmark/perf/model_runtime_builds.py --build native=/tmp/rt-native \
+    .venv/bin/python -m evaluation.perf.model_runtime_builds --build native=/tmp/rt-native \
         --build portable=/tmp/rt-portable [--repeats 5] [--gguf FILE]
 """
 

@@ -1,7 +1,7 @@
 """The agent's own overhead per task, apart from the model: cloudbrain_full with the `oracle` model (the gold IR, no
 LLM call), so every second measured is graph, checkpointing, retrieval and tool time.
 
-    python benchmark/perf/overhead.py [--samples DIR/dev_mini.jsonl] [--limit 20] [--repeats 3] [--workers 2]
+    .venv/bin/python -m evaluation.perf.overhead [--samples DIR/dev_mini.jsonl] [--limit 20] [--repeats 3] [--workers 2]
 
 Measured in one run, each against a named baseline:
 - per task with an in-memory checkpointer (`InMemorySaver`) and with the default SQLite file checkpointer: p50 / p95
@@ -19,27 +19,24 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import sys
 import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.memory import InMemorySaver
+
+from benchmark.generator import DEFAULT_SEED, generate_splits
+from evaluation.methods import get_method
+from evaluation.methods.base import MethodRun, MethodSetup, MethodTask
+from evaluation.runner import FrozenMemory, load_samples
+from graph.checkpoint import sqlite_checkpointer
+from memory.access import close_memories, open_memory, open_snapshot
+from tools.world import parse_world
+
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
-
-from langgraph.checkpoint.base import BaseCheckpointSaver  # noqa: E402
-from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
-
-from benchmark.generator import DEFAULT_SEED, generate_splits  # noqa: E402
-from evaluation.methods import get_method  # noqa: E402
-from evaluation.methods.base import MethodRun, MethodSetup, MethodTask  # noqa: E402
-from evaluation.runner import FrozenMemory, load_samples  # noqa: E402
-from graph.checkpoint import sqlite_checkpointer  # noqa: E402
-from memory.access import close_memories, open_memory, open_snapshot  # noqa: E402
-from tools.world import parse_world  # noqa: E402
-
 TARGET_OVERHEAD_P95_SEC = 0.150
 TARGET_SQLITE_RATIO = 1.5
 TARGET_TASKS_PER_SEC = 30.0

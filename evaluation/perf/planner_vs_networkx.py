@@ -7,7 +7,7 @@ free cells (fixed seed) are solved by both; path costs must agree within 1e-6. O
 skew the ratio. The last line is `speedup_vs_networkx=<x>`: the SMALLER of the two
 worlds' total-time ratios, so the figure holds for each world, not just on average.
 
-Run: .venv/bin/python -m benchmark.perf.planner_vs_networkx [--pairs 50] [--seed 7]
+Run: .venv/bin/python -m evaluation.perf.planner_vs_networkx [--pairs 50] [--seed 7]
 """
 
 from __future__ import annotations

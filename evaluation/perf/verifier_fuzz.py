@@ -1,6 +1,6 @@
 """Fuzz the exact verifier against an independent shapely oracle, next to the old 1 Hz sampling.
 
-Random cases (benchmark/verifier_cases.py, the generator and oracle that tests/unit/test_verifier_exact.py also uses):
+Random cases (tests/support/verifier_cases.py, the generator and oracle that tests/unit/test_verifier_exact.py also uses):
 a no-fly zone with an altitude band and active window, a building, a sensitive zone with its buffer, or other
 traffic, each with a polyline biased to cut the shape's corners between two whole seconds. For every case the
 signal's minimum over the flight (the robustness of R1 / R2's part) is computed three ways:
@@ -17,7 +17,7 @@ A method disagrees with the oracle on a case when:
 Only the two methods are timed (not the oracle, nor the World built for each case, about 0.1 ms).
 The last line is `disagreements=<N>` for the exact method.
 
-    python benchmark/perf/verifier_fuzz.py [--cases 100000] [--seed 0] [--workers 2]
+    .venv/bin/python -m evaluation.perf.verifier_fuzz [--cases 100000] [--seed 0] [--workers 2]
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from benchmark.verifier_cases import (
+from tests.support.verifier_cases import (
     Case,
     NumpySource,
     exact_minimum,
@@ -40,11 +40,12 @@ from benchmark.verifier_cases import (
     oracle,
     random_case,
 )
+from tools.rules import DEFAULT_MIN_SEPARATION_M
 from tools.signals import far_distance
 from tools.world import World
 
 KIND_WEIGHTS = {"nfz": 0.4, "building": 0.2, "sensitive": 0.2, "traffic": 0.2}
-D_MIN = 10.0  # verify_ltl_stl's default min_separation_m
+D_MIN = DEFAULT_MIN_SEPARATION_M  # verify_ltl_stl's default
 THRESHOLD = {"nfz": 0.0, "building": D_MIN, "sensitive": 0.0, "traffic": D_MIN}  # the rule fails below it
 ROBUSTNESS_TOL = 1e-6
 ATTAINED_TOL = 1e-9

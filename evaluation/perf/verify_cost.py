@@ -1,6 +1,6 @@
 """Cost of verify_ltl_stl on a benchmark split's gold routes: p50 / p95 seconds per trajectory.
 
-    python benchmark/perf/verify_cost.py --samples DIR/dev_mini.jsonl [--baseline CHECKOUT] [--repeats 3]
+    .venv/bin/python -m evaluation.perf.verify_cost --samples DIR/dev_mini.jsonl [--baseline CHECKOUT] [--repeats 3]
 
 Every gold `execute` decision is verified again with the arguments of its gold trace's verify_ltl_stl step. With
 `--baseline`, the same measurement also runs on another checkout of this repository (e.g. `git worktree add

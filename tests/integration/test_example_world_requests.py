@@ -9,8 +9,8 @@ import re
 
 import pytest
 
-from graph.context import Context
 from graph.runner import run_task
+from nodes.context import Context
 from tools.catalog import default_registry
 from tools.world import World
 

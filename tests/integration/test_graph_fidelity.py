@@ -48,7 +48,7 @@ def test_a_verified_route_to_an_unrequested_place_is_repaired_to_the_requested_o
     assert (first.stage, first.error_type) == ("fidelity", "wrong_destination")
     assert "accident_site_3" in first.counterexample["allowed"]
     assert ran_nodes(graph, "place") == [
-        "context", "generate_ir", "validate", "execute_tools", "verify", "simulate", "fidelity", "repair",
+        "retrieve", "generate_ir", "validate", "execute_tools", "verify", "simulate", "fidelity", "repair",
         "generate_ir", "validate", "execute_tools", "verify", "simulate", "fidelity", "finalize",
     ]  # fmt: skip
 

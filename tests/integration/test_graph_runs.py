@@ -43,7 +43,7 @@ def test_repair_story_validate_then_verify_then_execute(world, checkpointer):
 
     # Every node step is in the checkpointer's history, in order.
     assert ran_nodes(graph, "story") == [
-        "context", "generate_ir", "validate", "repair",
+        "retrieve", "generate_ir", "validate", "repair",
         "generate_ir", "validate", "execute_tools", "verify", "repair",
         "generate_ir", "validate", "execute_tools", "verify", "simulate", "fidelity", "finalize",
     ]  # fmt: skip

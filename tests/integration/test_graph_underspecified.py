@@ -4,9 +4,9 @@ is missing, whatever the model answers; a plan with a place the request never na
 from __future__ import annotations
 
 from graph.builder import build_graph
-from graph.context import Context
 from graph.history import trace
 from graph.runner import run_task
+from nodes.context import Context
 from tests.support.graph_fixtures import answer, ran_nodes, scripted_context
 from tests.support.ir_fixtures import GOOD_IR, SEED_INSTRUCTION, ir_with
 from tests.support.openai_stub_server import OpenAIStubServer
@@ -29,7 +29,7 @@ def test_a_model_that_fills_in_places_is_not_asked_twice_and_no_tool_runs(world,
     assert out.status == "human_confirm" and calls == 1
     assert out.decision["missing_information"] == ["destination: the request names no place to fly to"]
     assert ran_nodes(build_graph(context.without, checkpointer=checkpointer), "usual") == [
-        "context", "generate_ir", "validate", "fallback",
+        "retrieve", "generate_ir", "validate", "fallback",
     ]  # fmt: skip
 
 

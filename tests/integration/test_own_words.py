@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from graph.context import Context
 from graph.runner import run_task
+from nodes.context import Context
 from tools.world import World
 
 RULES = Context(model="rules", without=frozenset({"memory"}))

@@ -14,7 +14,7 @@ import pytest
 from langchain_core.messages import HumanMessage
 
 from benchmark.generator import generate_splits
-from models.chat import invoke_chat, make_chat_model
+from evaluation.methods.chat import invoke_chat, make_chat_model
 from models.openai_backend import OpenAIGenerator, server_mode
 from tests.support.bench_db import stored_rows
 from tests.support.cli import run_cli

@@ -11,9 +11,9 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
 
 from graph.builder import build_graph
-from graph.context import Context
 from graph.history import checkpoints
 from graph.runner import RunOutput, run_task
+from nodes.context import Context
 from tests.support.ir_fixtures import SEED_INSTRUCTION
 from tests.support.openai_stub_server import OpenAIStubServer, StubReply
 from tools.world import World

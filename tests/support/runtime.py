@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from langgraph.runtime import ExecutionInfo, Runtime
 
-from graph.context import Context
+from nodes.context import Context
 
 
 def fake_runtime(context: Context | None = None, *, thread_id: str | None = None) -> Runtime[Context]:

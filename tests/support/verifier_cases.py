@@ -1,6 +1,6 @@
 """Random flight cases for the exact trajectory verifier, and an independent oracle that judges them with shapely.
 
-Shared by tests/unit/test_verifier_exact.py (hypothesis draws the numbers) and benchmark/perf/verifier_fuzz.py (numpy
+Shared by tests/unit/test_verifier_exact.py (hypothesis draws the numbers) and evaluation/perf/verifier_fuzz.py (numpy
 draws them): both call `random_case(source, kind)` with a `Source`, so one generator and one oracle serve both.
 
 Cases: one keep-out shape (a convex hull of random points, a star-shaped concave polygon, an axis-aligned rectangle

@@ -14,7 +14,6 @@ import llguidance
 import pytest
 from llama_cpp.llama_grammar import json_schema_to_gbnf
 
-from graph.context import Context
 from ir.validation import validate_ir
 from language.stated import stated_constraints
 from models.base import GenerationRequest, GenerationResult, IRGenerator, RepairFeedback
@@ -22,6 +21,7 @@ from models.grounded_schema import WorldIds, grounded_answer_schema, ltl_pattern
 from models.rules_parser import RuleBasedGenerator
 from models.slots import compile_slots, deadline_seconds, slots_of_ir, slots_schema, zones_to_keep
 from nodes import generate_ir as generate_ir_node
+from nodes.context import Context
 from tests.support.paths import EXAMPLES
 from tools.catalog import default_registry
 from tools.ltl import default_engine

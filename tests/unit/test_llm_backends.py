@@ -10,7 +10,6 @@ import pytest
 from pydantic import BaseModel, Field
 
 from graph.runner import total_usage
-from graph.state import Usage
 from ir.model import LLMAnswer
 from models import (
     GenerationRequest,
@@ -26,6 +25,7 @@ from models.oracle import OracleGenerator
 from models.prompts import PROMPT_VERSION, build_prompt
 from models.rules_parser import RuleBasedGenerator
 from models.slots import SLOTS_VERSION
+from nodes.state import Usage
 from tests.support.openai_stub_server import OpenAIStubServer, StubReply
 from tools.contract import ToolOutput
 from tools.registry import ToolRegistry, ToolSpec
@@ -409,7 +409,7 @@ def test_prompt_has_the_four_parts(request_):
         entities=["hospital_A: origin"],
         repair_cases=["nfz_intrusion -> added nfz_temp_1 to avoid_zones"],
     )
-    prompt = build_prompt(request_.model_copy(update={"context": context}), _registry())
+    prompt = build_prompt(request_.model_copy(update={"retrieved": context}), _registry())
     assert "never emit flight control commands" in prompt.system  # role
     assert "LowAltitudeIR:" in prompt.system and "emergency" in prompt.system  # IR schema with enums
     assert "- plan_route(start: str, goal: str, avoid_zones: [str], altitude_min_m: num=30)" in prompt.system
@@ -452,7 +452,7 @@ def test_a_baselines_json_schema_format_refused_by_the_server_is_sent_as_json_ob
     """The chat path of the baselines (autoplan, emos) asks for their answer formats the same way."""
     from langchain_core.messages import HumanMessage
 
-    from models.chat import invoke_chat, make_chat_model
+    from evaluation.methods.chat import invoke_chat, make_chat_model
 
     response_format = {"type": "json_schema", "json_schema": {"name": "Plan", "schema": {"type": "object"}}}
     replies = [StubReply(status=500, error="response_format: Input should be 'text' or 'json_object'")]

@@ -11,12 +11,12 @@ import sys
 
 import pytest
 
-from graph.context import Context
 from graph.runner import run_task
 from models import model_host
 from models.base import LLMBackendDied, LLMTransportError
 from models.local_model import LocalModelError, packaged_model_path
 from models.model_host import HostedModel, ModelRuntimeDied, describe_exit, self_test, shared_model, transport_error
+from nodes.context import Context
 from tests.support.cli import DOWNTOWN, run_cli
 from tests.support.paths import ROOT
 

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from graph.context import Context
 from ir.failure import failure_record
 from ir.model import HUMAN_CONFIRM_POLICIES, FallbackPolicy
+from nodes.context import Context
 from nodes.execute_tools import execute_tools
 from nodes.fallback import fallback
 from nodes.repair import repair
@@ -157,13 +157,13 @@ def test_repair_without_memory_retrieves_no_cases_and_hands_back_the_counterexam
         "round": 0,
         "failure": NFZ_FAILURE,
         "ir": NFZ_FORGOTTEN_IR,
-        "context": {"rules": ["R1"]},
+        "retrieved": {"rules": ["R1"]},
         "world": world_json,
     }
     update = repair(state, runtime)
     assert update["round"] == 1 and update["repair_exhausted"] is False
-    assert update["context"]["repair_cases"] == []
-    assert update["context"]["rules"] == ["R1"]  # the retrieved context is kept
+    assert update["retrieved"]["repair_cases"] == []
+    assert update["retrieved"]["rules"] == ["R1"]  # the retrieved context is kept
     assert update["feedback"]["counterexample"]["offending_entity"] == "nfz_temp_1"
     assert update["feedback"]["previous_ir"] == NFZ_FORGOTTEN_IR
     assert "attempts" not in update  # no round was open
@@ -197,7 +197,7 @@ def test_repair_shows_the_memorys_cases_filtered_by_failure_type():
     memory = RecordingMemory()
     state = {"round": 0, "failure": NFZ_FAILURE, "instruction": "fly the defibrillator"}
     update = repair(state, fake_runtime(Context(memory=memory, top_k_cases=2)))
-    assert update["context"]["repair_cases"] == ["example: past case"]
+    assert update["retrieved"]["repair_cases"] == ["example: past case"]
     [(query, failure_type, k)] = memory.queries
     assert failure_type == "spec_violation" and k == 2 and "fly the defibrillator" in query
 

@@ -10,7 +10,7 @@ import pytest
 import shapely
 from shapely.geometry import LineString
 
-from benchmark.perf.planner_vs_networkx import networkx_graph
+from evaluation.perf.planner_vs_networkx import networkx_graph
 from tools.grid_masks import MaskSpec, build_occupancy, cell_centres
 from tools.planner import GridGraph, NoPathError, endpoint_cell, merge_collinear, plan_through
 from tools.trajectory import resample

@@ -13,9 +13,9 @@ import pytest
 
 from graph import routers
 from graph.builder import ROUTERS, enabled_nodes, parse_without, resolver
-from graph.context import Context
 from ir.failure import failure_record
 from ir.validation import STAGES
+from nodes.context import Context
 from nodes.repair import repair
 from tests.support.runtime import fake_runtime
 
@@ -214,7 +214,7 @@ def test_every_router_target_has_a_row(node):
         pytest.param("verifier,simulator,fidelity", "verify", "finalize", id="no-gates-goes-to-finalize"),
         pytest.param("ir", "validate", "direct_tools", id="no-ir-validate-is-direct-tools"),
         pytest.param("ir", "execute_tools", "direct_tools", id="no-ir-execute-is-direct-tools"),
-        pytest.param("rag", "context", "generate_ir", id="no-rag-starts-at-generate"),
+        pytest.param("rag", "retrieve", "generate_ir", id="no-rag-starts-at-generate"),
         pytest.param("memory", "repair", "repair", id="memory-has-no-node"),
     ],
 )
