@@ -19,7 +19,7 @@ from typing import Any
 from pydantic import Field
 from shapely.geometry import LineString
 
-from benchmark.tasks import DEFAULT_ALTITUDE_MIN_M, STATED_UNSAT_KINDS, ScenarioError, Task
+from benchmark.tasks import STATED_UNSAT_KINDS, ScenarioError, Task
 from ir.decision import Decision
 from ir.model import EntityRefs, LowAltitudeIR, ToolCallSpec
 from ir.plan_execution import PlanExecution, analyse_plan, execute_plan, ir_tool_args
@@ -28,7 +28,13 @@ from ir.templates import look_only_plan, standard_tool_plan
 from tools.catalog import default_registry
 from tools.contract import ToolResult, stable_hash
 from tools.registry import ToolRegistry, ToolSpec
-from tools.rules import DEFAULT_HORIZON_SEC, DEFAULT_MIN_SEPARATION_M, ON_THE_WAY_M, nfz_on_the_way
+from tools.rules import (
+    DEFAULT_ALTITUDE_MIN_M,
+    DEFAULT_HORIZON_SEC,
+    DEFAULT_MIN_SEPARATION_M,
+    ON_THE_WAY_M,
+    nfz_on_the_way,
+)
 from tools.world import UAVStatus, World
 
 BASE_RULES = ["R1", "R2", "R3", "R4", "R5", "R6"]
@@ -103,7 +109,7 @@ def gold_registry() -> TimelessRegistry:
 
 
 class GoldDecision(Decision):
-    """The reference outcome: nodes.state.Decision plus what the benchmark needs to judge it."""
+    """The reference outcome: ir.decision.Decision plus what the benchmark needs to judge it."""
 
     fallback_policy: str | None = None
     handoff: dict[str, Any] | None = None

@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from benchmark.citygen import EntityLabel
-from benchmark.tasks import DEFAULT_ALTITUDE_MIN_M, UNDERSPECIFIED_KINDS, Cargo, Task
+from benchmark.tasks import UNDERSPECIFIED_KINDS, Cargo, Task
 from benchmark.vocabulary import KIND_NOUNS, Term
+from tools.rules import DEFAULT_ALTITUDE_MIN_M
 
 REFERENCE_STYLES = (("id", 0.35), ("name", 0.4), ("short", 0.25))
 

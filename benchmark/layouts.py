@@ -1,4 +1,4 @@
-"""The four synthetic city layouts of CloudBrain-Bench (SPEC section 10) and what each one's worlds contain.
+"""The four synthetic city layouts of CloudBrain-Bench and what each one's worlds contain.
 
 Every layout keeps a 120 m ceiling: the number of altitude layers differs, their spacing adapts to it.
 """

@@ -1,4 +1,4 @@
-"""One CloudBrain-Bench sample (SPEC section 10) as a pydantic model; its JSON Schema is schemas/bench_sample.schema.json."""
+"""One CloudBrain-Bench sample as a pydantic model; its JSON Schema is schemas/bench_sample.schema.json."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Tasks of the nine scenario types (SPEC section 10): each builder picks the task's entities, shapes the world
+"""Tasks of the nine scenario types: each builder picks the task's entities, shapes the world
 around it (a pop-up NFZ across the direct line, a congested corridor, a drained fleet, a gust front ...) and
 says which label it aims at. The label itself always comes from the tools (benchmark/gold.py).
 """
@@ -16,6 +16,7 @@ from shapely.geometry import LineString, Point
 from benchmark.citygen import CityDraft, EntityLabel, make_nfz, nfz_label, r1, rect
 from benchmark.vocabulary import NFZ_REASONS, Term, area_of
 from tools.assignment import DETOUR_FACTOR
+from tools.rules import DEFAULT_ALTITUDE_MAX_M, DEFAULT_ALTITUDE_MIN_M
 from tools.world import (
     UAV,
     EnergyModel,
@@ -28,7 +29,8 @@ from tools.world import (
     WeatherRegion,
 )
 
-SPEC_SCENARIO_SHARES: dict[str, float] = {
+# The nine scenario types of the benchmark and their shares of a split.
+SCENARIO_TYPE_SHARES: dict[str, float] = {
     "normal_delivery": 0.15,
     "emergency_delivery": 0.15,
     "patrol_inspection": 0.10,
@@ -40,16 +42,15 @@ SPEC_SCENARIO_SHARES: dict[str, float] = {
     "unsat_ambiguous": 0.05,
 }
 # Requests that leave out a fact no plan can do without (no place, one end of a delivery, a pronoun with nothing to
-# refer to, a time with no anchor): gold human_confirm with the missing facts. Their share is taken from the SPEC's
+# refer to, a time with no anchor): gold human_confirm with the missing facts. Their share is taken from the
 # nine scenario types in proportion, which keep their ratios.
 UNDERSPECIFIED_SHARE = 0.05
 SCENARIO_SHARES: dict[str, float] = {
-    **{k: round(v * (1 - UNDERSPECIFIED_SHARE), 6) for k, v in SPEC_SCENARIO_SHARES.items()},
+    **{k: round(v * (1 - UNDERSPECIFIED_SHARE), 6) for k, v in SCENARIO_TYPE_SHARES.items()},
     "underspecified": UNDERSPECIFIED_SHARE,
 }
 NEAR_HOME_M = 400.0
-DEFAULT_ALTITUDE_MIN_M = 30.0
-# Demands a delivery request may state beside its cargo and deadline (issue 12's stated-constraint families), and
+# Demands a delivery request may state beside its cargo and deadline (the stated-constraint families), and
 # the UNSAT kinds made of the request's own altitude demands: refused before any tool runs.
 STATED_DEMANDS = ("return_leg", "via_point", "altitude_floor")
 STATED_DEMAND_SHARE = 0.5
@@ -106,7 +107,7 @@ class Task:
     named_uavs: list[str] = field(default_factory=list)  # UAVs the instruction names (maybe wrongly)
     deadline_factor: float | None = None  # tightness over the expected arrival (gold.choose_deadline); None: none
     impossible_deadline: bool = False
-    altitude_max_m: float = 120.0
+    altitude_max_m: float = DEFAULT_ALTITUDE_MAX_M
     altitude_min_m: float = DEFAULT_ALTITUDE_MIN_M  # above the default: stated ("fly no lower than 60 m")
     return_leg: bool = False  # "... and back": the destination is the origin, the far end a waypoint
     stated_demand: str | None = None  # the STATED_DEMANDS entry this request adds, if any

@@ -1,4 +1,4 @@
-"""The independent judge of the evaluation (SPEC sections 6, 11 and 12): what every method's `Decision` is scored by.
+"""The independent judge of the evaluation: what every method's `Decision` is scored by.
 
 A method may say `verified=True`; the judge never reads that. It judges the decision itself, in two ways:
 
@@ -22,8 +22,8 @@ A method may say `verified=True`; the judge never reads that. It judges the deci
     UAV, when the route begins with a pickup leg, and then passes within tolerance of the origin), passes the
     requested via points in that order, and ends within tolerance of the destination (or of a hand-off point the
     task allows). Distances to places are horizontal: places are 2D.
-(b) The project's simulator (tools/simulator.py) on stress seeds the methods never see (the graph's simulate gate
-    uses seed 0; benchmark labels use 31-bit hashes): every terminal event (collision, nfz_intrusion,
+(b) The project's simulator (tools/simulator.py) on stress seeds the methods never see (DEFAULT_STRESS_SEEDS; the
+    graph's simulate gate flies seeds 0-2 by default, benchmark labels 31-bit hashes): every terminal event (collision, nfz_intrusion,
     separation_violation, battery_depleted, deadline_missed) is a violation of the event's rule; a near miss
     counts unless the task allows max_risk_level "high".
 

@@ -1,4 +1,4 @@
-"""CloudBrain-Bench metrics (SPEC section 12) as pure functions over `RunRecord`s.
+"""CloudBrain-Bench metrics as pure functions over `RunRecord`s.
 
 No I/O and no agent code: every function takes a sequence of records (normally one method on one model, see
 `evaluation.statistics.group_by`) and returns a number, ``None`` where the metric is undefined for that set (an empty
@@ -182,7 +182,7 @@ def stated_constraint_recall(records: Sequence[RunRecord]) -> float | None:
 
 
 def tool_call_accuracy(records: Sequence[RunRecord]) -> float | None:
-    """Tool-call accuracy (SPEC 12's TCA), pooled over all calls of all runs: (calls that are ok and whose tool is
+    """Tool-call accuracy (TCA), pooled over all calls of all runs: (calls that are ok and whose tool is
     in that run's gold trace) / (calls). None when no call was made (a method without tools: N/A)."""
     calls = [c.ok and c.tool in set(r.expected_tools) for r in records for c in r.tool_calls]
     return _share(calls)
@@ -193,7 +193,7 @@ def tool_dependency_success(records: Sequence[RunRecord]) -> float | None:
     return _share(c.dependency_ok for r in records for c in r.tool_calls)
 
 
-# --- AutoPlan's metrics (seeds/001) -----------------------------------------------------------------------------
+# --- AutoPlan's metrics (TCR, PT, ST) ------------------------------------------------------------------------
 
 
 def task_completion_rate(records: Sequence[RunRecord]) -> float | None:

@@ -1,4 +1,4 @@
-"""One run of one method on one CloudBrain-Bench sample, as the metrics see it (SPEC section 12).
+"""One run of one method on one CloudBrain-Bench sample, as the metrics see it.
 
 A `RunRecord` is what the evaluator writes after judging a method's `Decision` with its own verifier and simulator;
 `evaluation.metrics` and `evaluation.statistics` compute everything from lists of them and never look at traces,
@@ -29,7 +29,7 @@ class ToolCall(BaseModel):
 
     tool: str = Field(description="registered tool name the method called")
     ok: bool = Field(description="the call returned ok (schema-valid arguments, existing entities, no tool error)")
-    dependency_ok: bool = Field(description="every result it needs was produced by an earlier call (SPEC 5)")
+    dependency_ok: bool = Field(description="every result it needs was produced by an earlier call")
     args: dict[str, Any] | None = Field(default=None, description="the arguments it was called with, when recorded")
 
 
@@ -39,7 +39,7 @@ class RunRecord(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     sample_id: str = Field(description="bench sample id; with `repeat` it pairs runs of two methods")
-    method: str = Field(description="method name from SPEC section 11, e.g. react, cloudbrain_full")
+    method: str = Field(description="method name (cloudbrain bench methods), e.g. react, cloudbrain_full")
     model: str = Field(description="base LLM the method ran on")
     repeat: int = Field(ge=0, description="0-based repeat index of this (method, model, sample)")
     split: str = Field(description="bench split, e.g. test_seen_city")

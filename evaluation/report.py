@@ -1,5 +1,5 @@
-"""`cloudbrain bench report`: report.md and its figures from judged runs (SPEC section 12; the seed plan's Table 3,
-Table 4 and figure plan).
+"""`cloudbrain bench report`: report.md and its figures from judged runs: the main results, the ablations, the
+breakdowns, significance against the full agent and the figures.
 
 Pure on records. Every table's numbers come from a `*_rows` function that returns rows (lists of dicts, values as
 fractions, seconds or counts, None where a metric is undefined) built from evaluation.metrics and

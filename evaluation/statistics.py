@@ -1,4 +1,4 @@
-"""Aggregates over `RunRecord`s (SPEC section 12): breakdowns, mean +- standard error, a paired bootstrap CI of the
+"""Aggregates over `RunRecord`s: breakdowns, mean +- standard error, a paired bootstrap CI of the
 difference between two methods, and McNemar's exact test on paired binary outcomes. Pure functions, no I/O.
 
 Two methods' runs are paired by (sample_id, repeat): both ran the same task in the same repeat slot (same stress

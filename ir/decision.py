@@ -1,4 +1,4 @@
-"""The one outcome every method ends in (SPEC section 11): execute with a UAV and 4D waypoints, or a safe refusal,
+"""The one outcome every method ends in: execute with a UAV and 4D waypoints, or a safe refusal,
 or a request for human confirmation."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""What a failed stage leaves for the routers (Failure) and for the repair prompt (Counterexample, SPEC section 6)."""
+"""What a failed stage leaves for the routers (Failure) and for the repair prompt (Counterexample)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pydantic import BaseModel, Field
 
 
 class Counterexample(BaseModel):
-    """What the repair prompt gets (SPEC section 6): short, never the whole trajectory."""
+    """What the repair prompt gets: short, never the whole trajectory."""
 
     failure_stage: str
     failure_type: str

@@ -1,4 +1,4 @@
-"""Intent fidelity (SPEC section 6): an execute flies the UAV the request pins, to the places the request names,
+"""Intent fidelity: an execute flies the UAV the request pins, to the places the request names,
 within the deadline and the altitude band it states, and back where it asks for a return leg.
 
 The request's mentions are grounded from the world alone, lexically, and only where the grounding is certain: an

@@ -1,4 +1,4 @@
-"""LowAltitudeIR v0.1: the typed intermediate representation the LLM writes (SPEC section 4).
+"""LowAltitudeIR v0.1: the typed intermediate representation the LLM writes.
 
 Only shape, enums, defaults and units live here; grounding against the live world is the validator's job
 (ir/validation.py), because it depends on the current map and fleet.

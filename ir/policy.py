@@ -1,4 +1,5 @@
-"""Program checks R7 and R8 (SPEC section 6), as pure functions.
+"""Program checks R7 (priority) and R8 (no execute of a contradictory or unconfirmed request), as pure
+functions.
 
 R7: a critical-priority IR never relaxes R1-R3 (separation below the default, an altitude band outside the
 airspace, an active no-fly zone on the way left out of avoid_zones or out of the LTL specs, R1-R3 dropped from

@@ -1,4 +1,4 @@
-"""Layered validation of an LLM's LowAltitudeIR answer (SPEC section 4).
+"""Layered validation of an LLM's LowAltitudeIR answer.
 
 Stages run in order json -> schema -> entity_grounding -> constraint_grounding -> tool_dependency -> policy and
 stop at the first failure. The report names the stage, an error type, the offending field and value, and the
@@ -428,7 +428,7 @@ def _check_tool_plan(ir: LowAltitudeIR, registry: ToolRegistry) -> Finding | Non
 def _check_mandatory_rules(ir: LowAltitudeIR) -> Finding | None:
     # Only the rule IDS are demanded here, not that every nearby NFZ is in avoid_zones: with R1 in the program
     # rules the verifier checks every active NFZ on the actual trajectory and returns a counterexample with time
-    # and robustness. An IR that forgets nfz_temp_1 must reach the verifier (the repair story, SPEC section 6);
+    # and robustness. An IR that forgets nfz_temp_1 must reach the verifier (whose counterexample drives the repair);
     # a static "NFZ near the straight line" test would also reject routes that clear the zone anyway. The
     # validator only warns about such zones (see _relaxation_warnings), except for a critical IR, where R7
     # (_check_r7, run before this) makes them errors.

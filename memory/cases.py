@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 # Fixed namespace: the same (thread_id, round) always maps to the same Qdrant point id, in every process.
 CASE_ID_NAMESPACE = uuid.UUID("6f1c2a8e-3b0d-5e47-9a61-c10d0b7a1e55")
-# The SPEC's counterexample fields; anything else (whole trajectories, traces) stays out of memory and prompts.
+# The counterexample's fields; anything else (whole trajectories, traces) stays out of memory and prompts.
 COUNTEREXAMPLE_KEYS = (
     "failure_stage",
     "failure_type",
@@ -25,7 +25,7 @@ MAX_DIFF_LINES_IN_PROMPT = 4
 
 
 def compress_counterexample(counterexample: dict[str, Any]) -> dict[str, Any]:
-    """Keep the SPEC fields that are set; shorten long offending segments to their first items."""
+    """Keep the counterexample fields that are set; shorten long offending segments to their first items."""
     compressed = {key: counterexample[key] for key in COUNTEREXAMPLE_KEYS if counterexample.get(key) is not None}
     segment = compressed.get("offending_segment")
     if isinstance(segment, list) and len(segment) > MAX_SEGMENT_ITEMS:

@@ -1,4 +1,4 @@
-"""The texts retrieved as rule context: safety rules R1-R8 (SPEC section 6) and airspace operating rules.
+"""The texts retrieved as rule context: safety rules R1-R8 and airspace operating rules.
 
 Each text says what the rule demands and how it is checked, in words an instruction would use, so that
 "keep out of the temporary no-fly zone" finds R1 by meaning.

@@ -1,4 +1,4 @@
-"""LLM backends of the agent graph: one `IRGenerator` interface, chosen by a model string (SPEC section 9)."""
+"""LLM backends of the agent graph: one `IRGenerator` interface, chosen by a model string."""
 
 from models.base import (
     SHARED_CACHE,

@@ -1,4 +1,4 @@
-"""fidelity: the verified, simulated plan does what the request asked (SPEC section 6, intent fidelity): the UAV it
+"""fidelity: the verified, simulated plan does what the request asked (intent fidelity): the UAV it
 pins, the places it names, its deadline, altitude band and return leg; and, conversely, every place and quantity
 of the IR comes from the request or a documented default (ir.provenance). The last gate before finalize.
 

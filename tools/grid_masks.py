@@ -27,6 +27,7 @@ import numpy as np
 import shapely
 from shapely.geometry.base import BaseGeometry
 
+from tools.rules import DEFAULT_ALTITUDE_MAX_M, DEFAULT_ALTITUDE_MIN_M, DEFAULT_MIN_SEPARATION_M
 from tools.world import Grid, SensitiveZone, TimeWindow, World
 
 Cell = tuple[int, int, int]
@@ -41,9 +42,9 @@ class MaskSpec:
 
     avoid_zones: tuple[str, ...] = ()
     avoid_corridors: tuple[str, ...] = ()
-    altitude_min_m: float = 30.0
-    altitude_max_m: float = 120.0
-    min_separation_m: float = 10.0
+    altitude_min_m: float = DEFAULT_ALTITUDE_MIN_M
+    altitude_max_m: float = DEFAULT_ALTITUDE_MAX_M
+    min_separation_m: float = DEFAULT_MIN_SEPARATION_M
     time_window: tuple[float, float] = (0.0, math.inf)
 
 

@@ -164,7 +164,7 @@ def build_counterexample(
     offending_entity: str | None,
     suggested_repair: str,
 ) -> dict[str, Any]:
-    """The short failure summary the repair prompt gets (SPEC section 6)."""
+    """The short failure summary the repair prompt gets."""
     return {
         "failure_stage": failure_stage,
         "failure_type": failure_type,

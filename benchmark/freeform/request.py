@@ -17,8 +17,9 @@ import numpy as np
 
 from benchmark.citygen import EntityLabel
 from benchmark.instructions import TEMPLATES, Asides, Reference, name_entity
-from benchmark.tasks import DEFAULT_ALTITUDE_MIN_M, Task
+from benchmark.tasks import Task
 from benchmark.vocabulary import KIND_NOUNS, Term
+from tools.rules import DEFAULT_ALTITUDE_MIN_M
 
 ALL_FAMILIES = frozenset(TEMPLATES)
 CARGO_ROUTES = frozenset({"delivery", "emergency", "via", "round_trip"})  # a cargo from one place to another

@@ -1,4 +1,4 @@
-"""autoplan: AutoPlan (seeds/001): complex-task planning (CTP) into meta-tasks, then progressive ReAct
+"""autoplan: AutoPlan (LLM agent planning for UAV swarms): complex-task planning (CTP) into meta-tasks, then progressive ReAct
 prompting (PRP) that executes them one at a time.
 
 1. **Planning.** One call splits the request into ordered meta-tasks, each one step a tool can do ("check the

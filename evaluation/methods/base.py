@@ -1,4 +1,4 @@
-"""The contract every compared method implements (SPEC section 11): one task in, one `MethodRun` out.
+"""The contract every compared method implements: one task in, one `MethodRun` out.
 
 Every method gets the same `Budget` (LLM calls, tool calls, new tokens, repair rounds) and ends in the same
 `Decision` (execute with a UAV and 4D waypoints, safe_refusal or human_confirm). What the method claims about its
@@ -25,7 +25,7 @@ ModelKind = Literal["llm", "rules", "oracle"]
 
 
 class Budget(BaseModel):
-    """The same for every method of a run (SPEC section 11: same token budget and tool-call cap)."""
+    """The same for every method of a run: one token budget and one tool-call cap, so methods compare fairly."""
 
     model_config = ConfigDict(frozen=True)
 

@@ -1,4 +1,4 @@
-"""Chat models for the chat baselines (SPEC section 11: direct_llm, json_only, react), chosen by model string.
+"""Chat models for the chat baselines (direct_llm, json_only, react, the peers), chosen by model string.
 
 `make_chat_model` gives a LangChain chat model: `openai:<name>` is ChatOpenAI, `local`, `local:full` and
 `local:slots` are all the embedded SmolLM2 (models/local_backend.py; the IR-writing modes mean nothing to a chat

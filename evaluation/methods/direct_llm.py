@@ -1,5 +1,5 @@
-"""direct_llm: the model reads the request and a short summary of the state and answers in plain text (SPEC
-section 11): no tools, no schema, no checks. The text is read tolerantly; an answer that cannot be read, or that
+"""direct_llm: the model reads the request and a short summary of the state and answers in plain text: no tools,
+no schema, no checks. The text is read tolerantly; an answer that cannot be read, or that
 executes without a UAV of this world and a route, becomes a confirmation request (first failing stage "ir")."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""emos: EMOS (seeds/002), a heterogeneous multi-agent system in this domain: one agent per UAV, each with a
+"""emos: EMOS (embodiment-aware multi-robot operating system), a heterogeneous multi-agent system in this domain: one agent per UAV, each with a
 "resume" of what it can do, a central planner that assigns the task, per-UAV reflection on feasibility, then
 decentralised execution.
 

@@ -1,5 +1,5 @@
 """json_only: the model reads the request and the full world state (compacted JSON) and writes a typed decision as
-structured output (SPEC section 11): a JSON Schema response_format with the status as an enum, the UAV as an enum
+structured output: a JSON Schema response_format with the status as an enum, the UAV as an enum
 of the world's UAV ids and waypoints as [x, y, z, t] rows; no tools, no checks. An answer that is no valid
 `Decision` (or executes without a known UAV and a route) becomes a confirmation request (first failing stage "ir")."""
 

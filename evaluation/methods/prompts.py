@@ -1,7 +1,7 @@
 """What the chat baselines (direct_llm, json_only, react) share: the state they are shown, the decision they answer
 with, the reading of that answer into a `Decision`, and model calls with their usage counted.
 
-State views (SPEC section 11): direct_llm gets `state_summary`, a short text; json_only and react get the full
+State views: direct_llm gets `state_summary`, a short text; json_only and react get the full
 state as `world_json`, the world file compacted to fit the embedded model's context. Every model gets the same
 prompt, so the compaction is sized for the smallest context (the local model's) whatever the model is.
 """

@@ -1,4 +1,4 @@
-"""react: ReAct (SPEC section 11) as a real tool-calling loop: the model, with the action tools bound
+"""react: ReAct as a real tool-calling loop: the model, with the action tools bound
 (`bind_tools`), calls them one at a time on the task's world and reads each result or error (type, message,
 suggested actions) before its next step, until it answers with a decision JSON or the budget's model or tool calls
 run out (then a confirmation request). No IR, no validator, no verifier or simulator: tool errors are its only

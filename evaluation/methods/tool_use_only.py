@@ -1,5 +1,5 @@
 """tool_use_only: the model's typed IR runs through validation and its tool plan, and the first route is the
-decision: no verifier, no simulator, no repair (SPEC section 11). The same graph with those parts removed."""
+decision: no verifier, no simulator, no repair. The same graph with those parts removed."""
 
 from __future__ import annotations
 

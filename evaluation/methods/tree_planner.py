@@ -1,4 +1,4 @@
-"""tree_planner: Tree-Planner (seeds/003, Hu et al.) in this domain: plan sampling, action-tree construction and
+"""tree_planner: Tree-Planner (Hu et al., ICLR 2024) in this domain: plan sampling, action-tree construction and
 grounded deciding with backtracking.
 
 1. **Plan sampling.** One sampling call draws N candidate plans (`Budget.plan_samples`, the paper's N = 25, at

@@ -1,4 +1,4 @@
-"""The stated-constraint families of normal deliveries (issue 12): a return leg, a via point and an altitude floor
+"""The stated-constraint families of normal deliveries : a return leg, a via point and an altitude floor
 that the gold keeps, and altitude demands no flight can meet (UNSAT before any tool runs). Each is stated in both
 languages, read back by the request parser the fidelity gate uses, and labelled by the tools."""
 

@@ -1,4 +1,4 @@
-"""The peer systems as baselines (seeds/001-003): tree_planner's action tree and backtracking, autoplan's
+"""The peer systems as baselines (Tree-Planner, AutoPlan, EMOS): tree_planner's action tree and backtracking, autoplan's
 progressive lists and reflexion, emos's resumes, refusals and reassignment. Each runs on a scripted chat model."""
 
 from __future__ import annotations

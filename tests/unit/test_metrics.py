@@ -1,4 +1,4 @@
-"""CloudBrain-Bench metrics and statistics against small cases computed by hand (SPEC section 12)."""
+"""CloudBrain-Bench metrics and statistics against small cases computed by hand."""
 
 from __future__ import annotations
 
