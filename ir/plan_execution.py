@@ -212,7 +212,7 @@ def ir_tool_args(
             "payload_kg": cons.payload_kg,
         },
         "verify_ltl_stl": {
-            "goal": ents.landing,
+            "goal": ents.destination,  # the graph's gate checks a route that ends at a declared hand-off there
             "origin": ents.origin,
             "ltl": specs.ltl,
             "stl": specs.stl,

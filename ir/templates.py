@@ -2,8 +2,8 @@
 the local model's slots, the benchmark's gold).
 
 A step carries only what the IR's entities and constraints cannot say (the area looked at, a start that is a UAV
-rather than a place, corridors only); execution fills every other argument from them (`ir_tool_args`), so a plan
-built here can never disagree with the IR it belongs to, before or after a repair.
+rather than a place, corridors only, the hand-off point a leg is verified to); execution fills every other argument
+from them (`ir_tool_args`), so a plan built here cannot disagree with the IR it belongs to.
 """
 
 from __future__ import annotations
@@ -62,6 +62,9 @@ def standard_tool_plan(
         "city": look,
         "airspace": {**look, **({"require_corridor": True} if require_corridor else {})},
         "route": {"start": start} if start else {},
+        # A plan run outside the graph (the gold's) verifies the leg to the hand-off point; the graph's gate does
+        # that itself for a route that ends there (nodes/gates.py).
+        "verify": {"goal": entities.landing} if entities.handoff_points else {},
     }
     return _chain([(step_id, tool, args.get(step_id, {})) for step_id, tool in STANDARD_STEPS])
 

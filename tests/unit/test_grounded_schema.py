@@ -189,7 +189,7 @@ def test_slots_compile_to_an_ir_that_passes_every_validation_stage(world):
     assert ir.constraints.deadline_sec == 600.0
     assert ir.entities.sensitive_zones == ["school_zone_2"]
     assert "G !in_nfz_temp_1" in ir.verification_specs.ltl
-    assert [s.tool for s in ir.tool_plan][:3] == ["query_airspace", "assign_uav", "plan_route"]
+    assert [s.tool for s in ir.tool_plan][:4] == ["query_city_state", "query_airspace", "assign_uav", "plan_route"]
     assert slots_of_ir(answer) == slots  # a repair prompt shows the model exactly what it wrote
 
 

@@ -45,7 +45,7 @@ def test_with_a_ground_hand_off_every_step_flies_to_the_hand_off_point(downtown)
     assert steps["query_airspace"]["from_ir"]["destination"] == "metro_station_4"
     assert steps["assign_uav"]["from_ir"]["destination"] == "metro_station_4"
     assert steps["plan_route"]["from_ir"]["goal"] == "metro_station_4"
-    assert steps["verify_ltl_stl"]["from_ir"]["goal"] == "metro_station_4"
+    assert steps["verify_ltl_stl"]["given"] == {"goal": "metro_station_4"}
 
 
 def test_a_uav_as_start_and_corridors_only_are_what_the_steps_say(downtown):
