@@ -70,7 +70,14 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
 
-test: $(STAMP)
+# The inspector's browser tests drive Debian's Chromium through its ChromeDriver (apt: no browser download at install
+# time; root, or sudo where there is one).
+CHROMEDRIVER := /usr/bin/chromedriver
+$(CHROMEDRIVER):
+	$$( [ "$$(id -u)" = 0 ] || echo sudo ) apt-get update -qq
+	$$( [ "$$(id -u)" = 0 ] || echo sudo ) apt-get install -y -qq chromium chromium-driver
+
+test: $(STAMP) $(CHROMEDRIVER)
 	$(BIN)/pytest
 
 # Every method on 20 dev_mini samples with oracle (the methods that write an IR), rules and the embedded model,

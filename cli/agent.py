@@ -50,11 +50,16 @@ def _add_run_args(p: argparse.ArgumentParser) -> None:
         default=Context.stress_scenarios,
         help="stress scenarios the route must pass (seeds --seed, --seed + 1, ...; default %(default)s)",
     )
-    _add_memory_args(p)
+    add_memory_args(p)
     add_json_flag(p)
 
 
 def _add_db_args(p: argparse.ArgumentParser, *, thread_required: bool) -> None:
+    add_db_arg(p)
+    p.add_argument("--thread", required=thread_required, default=None, help="thread id (default: a new one)")
+
+
+def add_db_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--db",
         "--checkpointer",
@@ -62,10 +67,9 @@ def _add_db_args(p: argparse.ArgumentParser, *, thread_required: bool) -> None:
         default=DEFAULT_DB,
         help="checkpoints: a SQLite file, or a postgres://user@host/db URL (default: %(default)s)",
     )
-    p.add_argument("--thread", required=thread_required, default=None, help="thread id (default: a new one)")
 
 
-def _add_memory_args(p: argparse.ArgumentParser) -> None:
+def add_memory_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--memory-path", default=None, help="embedded Qdrant folder (default: .cloudbrain/memory)")
     p.add_argument("--qdrant-url", default=None, help="Qdrant server URL (or env CLOUDBRAIN_QDRANT_URL)")
 
@@ -108,7 +112,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                 help="e.g. ir.entities.avoid_zones='[\"nfz_temp_1\"]' (VALUE is JSON or a bare string)",
             )
         p.add_argument("--api-key", default=None)
-        _add_memory_args(p)
+        add_memory_args(p)
         add_json_flag(p)
         p.set_defaults(run=run_replay if name == "replay" else run_fork)
 
@@ -117,7 +121,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(run=run_graph)
 
 
-def _context(args: argparse.Namespace, run_config: dict[str, Any], *, interactive: bool = False) -> Context:
+def run_context(args: argparse.Namespace, run_config: dict[str, Any], *, interactive: bool = False) -> Context:
     without = parse_without(run_config.get("without", ()))
     return Context(
         model=run_config.get("model", DEFAULT_MODEL),
@@ -158,7 +162,7 @@ def _context_from_args(args: argparse.Namespace, *, interactive: bool = False) -
         "stress_scenarios": args.stress_scenarios,
         "without": without,
     }
-    return _context(args, config, interactive=interactive)
+    return run_context(args, config, interactive=interactive)
 
 
 def _gold(args: argparse.Namespace) -> dict[str, Any] | None:
@@ -254,7 +258,7 @@ def _emit_run(out: RunOutput, as_json: bool, world_path: str | None = None) -> i
 def run_agent(args: argparse.Namespace) -> int:
     world = open_world(args.world)
     context = _context_from_args(args)
-    _saver(args.db)  # a store that cannot be opened is one line, before anything runs
+    open_saver(args.db)  # a store that cannot be opened is one line, before anything runs
     out = run_task(
         world,
         args.instruction,
@@ -274,7 +278,7 @@ def run_step(args: argparse.Namespace) -> int:
         world=world,
         instruction=args.instruction,
         context=context,
-        saver=_saver(args.db),
+        saver=open_saver(args.db),
         thread_id=args.thread or new_thread_id(),
         task_id=args.task_id,
         gold_ir=_gold(args),
@@ -287,7 +291,7 @@ def run_step(args: argparse.Namespace) -> int:
     return _emit_run(_with_backend(out, context), args.json, args.world)
 
 
-def _saver(target: str) -> BaseCheckpointSaver:
+def open_saver(target: str) -> BaseCheckpointSaver:
     try:
         return open_checkpointer(target)
     except CheckpointerError as exc:
@@ -296,7 +300,7 @@ def _saver(target: str) -> BaseCheckpointSaver:
 
 def _stored_graph(args: argparse.Namespace):
     """The graph a stored thread was built with (its ablations come from the run's own record)."""
-    saver = _saver(args.db)
+    saver = open_saver(args.db)
     probe = build_graph(checkpointer=saver)
     values = probe.get_state(thread_config(args.thread)).values
     if not values:
@@ -375,7 +379,7 @@ def run_checkpoints(args: argparse.Namespace) -> int:
 def run_replay(args: argparse.Namespace) -> int:
     graph, run_config = _stored_graph(args)
     try:
-        out = replay(graph, args.thread, args.checkpoint, _context(args, run_config), display_name(args.db))
+        out = replay(graph, args.thread, args.checkpoint, run_context(args, run_config), display_name(args.db))
     except UnknownRunError as exc:
         raise CommandError(str(exc)) from None
     return _emit_run(out, args.json)
@@ -390,7 +394,7 @@ def run_fork(args: argparse.Namespace) -> int:
             raise CommandError(f"--set {item!r}: expected PATH=VALUE")
         edits.append((path.strip(), value))
     try:
-        out = fork(graph, args.thread, args.checkpoint, edits, _context(args, run_config), display_name(args.db))
+        out = fork(graph, args.thread, args.checkpoint, edits, run_context(args, run_config), display_name(args.db))
     except (UnknownRunError, KeyError, IndexError, ValueError) as exc:
         raise CommandError(f"cannot fork: {exc}") from None
     return _emit_run(out, args.json)

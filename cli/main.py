@@ -16,6 +16,7 @@ COMMAND_MODULES = (
     "cli.schemas",
     "cli.mcp_server",
     "cli.selftest",
+    "cli.ui",
 )
 
 

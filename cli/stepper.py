@@ -8,15 +8,14 @@ checkpointed (replay / fork can pick it up).
 from __future__ import annotations
 
 import json
-import sys
 from dataclasses import dataclass
 from typing import Any, TextIO
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import Command
 
-from graph.builder import NODE_FUNCTIONS, build_graph, enabled_nodes
-from graph.history import set_path
+from graph.builder import build_graph, enabled_nodes
+from graph.history import last_node, node_reads, set_path
 from graph.runner import thread_config
 from nodes.context import Context
 from tools.world import World
@@ -37,10 +36,6 @@ def lookup(values: dict[str, Any], path: str) -> Any:
     for key in path.split("."):
         node = node[int(key)] if isinstance(node, list) else node[key]
     return node
-
-
-def node_reads(node: str) -> tuple[str, ...]:
-    return getattr(sys.modules[NODE_FUNCTIONS[node].__module__], "READS", ())
 
 
 @dataclass
@@ -148,17 +143,10 @@ class Stepper:
                     out.write(f"cannot edit: {exc}\n")
                     continue
                 # Written as the node that produced this checkpoint, so the pending step stays the same.
-                self.graph.update_state(self.config, {top: value}, as_node=_last_node(self.graph, self.config))
+                self.graph.update_state(self.config, {top: value}, as_node=last_node(self.graph, self.config))
                 out.write(f"set {path.strip()}\n")
             elif command in ("quit", "q"):
                 out.write(f"left thread {self.thread_id} at {node}; resume with `cloudbrain replay`\n")
                 return None
             else:
                 out.write(HELP + "\n")
-
-
-def _last_node(graph: Any, config: dict[str, Any]) -> str | None:
-    """The node whose write produced the current checkpoint (None at the run's input)."""
-    snapshot = graph.get_state(config)
-    parent = graph.get_state(snapshot.parent_config) if snapshot.parent_config else None
-    return parent.next[0] if parent and parent.next else None

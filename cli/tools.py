@@ -19,6 +19,7 @@ from cli.common import (
     read_json_file,
 )
 from graph.checkpoint import DEFAULT_DB, CheckpointerError, display_name, open_checkpointer
+from graph.history import certificate_and_ir
 from graph.runner import thread_config
 from ir.validation import validate_ir
 from tools.catalog import default_registry
@@ -242,9 +243,7 @@ def _stored_certificate(db: str, thread_id: str) -> tuple[Any, dict[str, Any] | 
         raise CommandError(str(exc)) from None
     if stored is None:
         raise CommandError(f"no thread {thread_id!r} in {display_name(db)}")
-    values = stored.checkpoint["channel_values"]
-    irs = [attempt["ir"] for attempt in values.get("attempts") or [] if attempt.get("ir")]
-    return (values.get("decision") or {}).get("certificate"), (irs[-1] if irs else None)
+    return certificate_and_ir(stored.checkpoint["channel_values"])
 
 
 def run_certify(args: argparse.Namespace) -> int:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from evaluation import figures
+from evaluation.gallery import gallery_section
 from evaluation.methods import ABLATION_PREFIX, ABLATION_TESTS, BASELINES, FULL, PEERS
 from evaluation.metrics import (
     UNATTRIBUTED,
@@ -771,6 +772,7 @@ def write_report(
     ]
     for title, explanation, table in _sections(data):
         parts += [f"\n## {title}\n\n", f"{explanation}\n\n", table]
+    parts.append(gallery_section(records, out_dir))
     parts.append("\n## Figures\n\n")
     parts += [f"### {caption}\n\n![{caption}](figures/{path.name})\n\n" for caption, path in _figures(data, figure_dir)]
     report = out_dir / "report.md"

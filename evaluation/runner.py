@@ -451,6 +451,12 @@ def run_bench(
 CONFIG_FILE = "config.json"
 
 
+def samples_file(out_dir: Path) -> Path:
+    """The split file a results folder's runs read (its config's `samples`, relative to the folder if relative)."""
+    samples = Path(json.loads((Path(out_dir) / CONFIG_FILE).read_text(encoding="utf-8"))["samples"])
+    return samples if samples.is_absolute() else Path(out_dir) / samples
+
+
 class ConfigMismatchError(ValueError):
     pass
 

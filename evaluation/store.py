@@ -75,6 +75,27 @@ def append_trace(out_dir: Path, trace: dict[str, Any]) -> None:
         os.fsync(handle.fileno())
 
 
+def _jsonl_line(path: Path, field: str, value: str) -> dict[str, Any] | None:
+    """The first line of a JSONL file whose `field` is `value` (lines without the text are not parsed)."""
+    if not path.exists():
+        return None
+    with path.open(encoding="utf-8") as lines:
+        for line in lines:
+            if f'"{value}"' in line and (found := json.loads(line)).get(field) == value:
+                return found
+    return None
+
+
+def read_trace(out_dir: Path, key: str) -> dict[str, Any] | None:
+    """The trace line of one run (its decision, judgement and method trace), None when it has none."""
+    return _jsonl_line(Path(out_dir) / TRACES_FILE, "run_key", key)
+
+
+def read_sample(samples: Path, sample_id: str) -> dict[str, Any] | None:
+    """One sample of a split file (JSONL), None when the file or the sample is not there."""
+    return _jsonl_line(samples, "sample_id", sample_id)
+
+
 def write_run(db: sqlite_utils.Database, outcome: dict[str, Any]) -> None:
     """All rows of one finished run, in one transaction (see the module docstring).
 

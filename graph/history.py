@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import copy
 import json
+import sys
 from typing import Any
 
 import jsonpatch
 from langgraph.graph.state import CompiledStateGraph
 from pydantic import BaseModel, Field
 
+from graph.builder import NODE_FUNCTIONS
 from graph.runner import RunOutput, summarise, thread_config
 from nodes.context import Context
 
@@ -138,6 +140,24 @@ def trace(graph: CompiledStateGraph, thread_id: str, checkpoint_id: str | None =
     )
 
 
+def node_reads(node: str) -> tuple[str, ...]:
+    """The state keys a node reads (its module's READS): what a stepper shows before the node runs."""
+    return getattr(sys.modules[NODE_FUNCTIONS[node].__module__], "READS", ())
+
+
+def last_node(graph: CompiledStateGraph, config: dict[str, Any]) -> str | None:
+    """The node whose write produced the current checkpoint (None at the run's input)."""
+    snapshot = graph.get_state(config)
+    parent = graph.get_state(snapshot.parent_config) if snapshot.parent_config else None
+    return parent.next[0] if parent and parent.next else None
+
+
+def certificate_and_ir(values: dict[str, Any]) -> tuple[Any, dict[str, Any] | None]:
+    """(the decision's certificate, the IR of the run's last round, which the certificate binds) of a run's state."""
+    irs = [attempt["ir"] for attempt in values.get("attempts") or [] if attempt.get("ir")]
+    return (values.get("decision") or {}).get("certificate"), (irs[-1] if irs else None)
+
+
 def checkpoints(graph: CompiledStateGraph, thread_id: str) -> list[CheckpointInfo]:
     """Every checkpoint of the thread, oldest first, with the node(s) that produced it."""
     history = list(graph.get_state_history(thread_config(thread_id)))
@@ -184,7 +204,8 @@ def set_path(values: dict[str, Any], path: str, raw_value: str) -> tuple[str, An
     return top, root
 
 
-def _producer(graph: CompiledStateGraph, thread_id: str, checkpoint_id: str) -> str | None:
+def producer(graph: CompiledStateGraph, thread_id: str, checkpoint_id: str) -> str | None:
+    """The node whose write made the checkpoint (None for the run's input)."""
     for info in checkpoints(graph, thread_id):
         if info.checkpoint_id == checkpoint_id:
             return info.ran[0] if info.ran else None
@@ -220,7 +241,7 @@ def fork(
         top, new = set_path(values, path, raw)
         values[top] = new
         update[top] = new
-    as_node = _producer(graph, thread_id, checkpoint_id)
+    as_node = producer(graph, thread_id, checkpoint_id)
     branch = graph.update_state(thread_config(thread_id, checkpoint_id), update, as_node=as_node)
     graph.invoke(None, branch, context=context)
     return _output(graph, thread_id, db)

@@ -4,13 +4,13 @@ read, and every key it read must be declared. (A key read only through a copy, `
 
 from __future__ import annotations
 
-import sys
 from typing import Any, get_type_hints
 
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
 from graph.builder import NODE_FUNCTIONS, build_graph
+from graph.history import node_reads
 from graph.runner import run_task
 from nodes.context import Context
 from nodes.state import State
@@ -36,10 +36,6 @@ class RecordingState(dict):
     def __contains__(self, key: object) -> bool:
         self.read.add(str(key))
         return super().__contains__(key)
-
-
-def declared_reads(node: str) -> tuple[str, ...]:
-    return sys.modules[NODE_FUNCTIONS[node].__module__].READS
 
 
 # Runs that between them pass through every node: a repaired execute, a refusal, the IR-free path.
@@ -68,7 +64,7 @@ def test_every_key_a_node_reads_is_in_its_reads(downtown: World, instruction: st
         node = snapshot.next[0]
         state = RecordingState(dict(snapshot.values))
         NODE_FUNCTIONS[node](state, fake_runtime(context))
-        undeclared = state.read - set(declared_reads(node))
+        undeclared = state.read - set(node_reads(node))
         assert not undeclared, f"{node} reads {sorted(undeclared)} without declaring them in READS"
         checked.add(node)
     assert checked  # the history held nodes to check
@@ -77,4 +73,4 @@ def test_every_key_a_node_reads_is_in_its_reads(downtown: World, instruction: st
 def test_reads_name_only_keys_of_the_state():
     keys = set(get_type_hints(State))
     for node in NODE_FUNCTIONS:
-        assert set(declared_reads(node)) <= keys, node
+        assert set(node_reads(node)) <= keys, node

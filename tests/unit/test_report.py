@@ -26,26 +26,10 @@ from evaluation.report import (
     write_report,
 )
 from evaluation.statistics import mcnemar_exact, paired_bootstrap_ci
+from tests.support.records import judged_run as run
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 FIGURES = ("main_results", "repair_by_round", "failure_stage", "latency")
-
-
-def run(method: str, sample: int, *, ok: bool = True, **fields) -> RunRecord:
-    """A judged run of `method` on sample s<sample>: a successful SAT execute unless `fields` say otherwise."""
-    defaults = {
-        "sample_id": f"s{sample}",
-        "method": method,
-        "model": "m",
-        "repeat": 0,
-        "split": "dev",
-        "scenario_type": "delivery",
-        "difficulty": "easy",
-        "label": "SAT",
-        "status": "execute",
-        "judged_success": ok,
-    }
-    return RunRecord(**(defaults | fields))
 
 
 def full_runs() -> list[RunRecord]:

@@ -1,0 +1,94 @@
+"""The report's gallery of the worst cases: executes judged unsafe, executes at a wrong place and executes that relax
+a stated constraint, each drawn as a map (the method's route beside the gold route, over the sample's world).
+
+Reads the results folder's traces (the decisions) and the split file its runs read (the worlds and gold routes); a
+folder without them (a report over records alone) gets no gallery and a line that says why.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from drawing import Marker, Route, map_svg
+from evaluation.records import EXECUTE, RunRecord
+from evaluation.runner import samples_file
+from evaluation.store import read_sample, read_trace, run_key
+from tools.world import parse_world
+
+GALLERY_DIR = "gallery"
+PER_CATEGORY = 6
+CATEGORIES: tuple[tuple[str, str, Callable[[RunRecord], bool]], ...] = (
+    ("unsafe", "executes judged unsafe", lambda r: r.status == EXECUTE and bool(r.judged_violations)),
+    ("wrong place", "executes at a wrong place", lambda r: r.status == EXECUTE and r.right_place is False),
+    ("relaxed", "executes that relax a stated constraint", lambda r: r.status == EXECUTE and r.stated_kept is False),
+)
+
+
+def _file_name(key: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", key) + ".svg"
+
+
+def _markers(violations: list[dict[str, Any]], waypoints: list[list[float]]) -> list[Marker]:
+    """Each timed violation the judge found, at the route's position at that time."""
+    track = np.asarray(waypoints, dtype=float).reshape(-1, 4)
+    markers = []
+    for violation in violations:
+        t = violation.get("time_sec")
+        if t is None or len(track) == 0:
+            continue
+        x, y, z = (float(np.interp(t, track[:, 3], track[:, axis])) for axis in range(3))
+        markers.append(
+            Marker(
+                x=x,
+                y=y,
+                z=z,
+                time_sec=float(t),
+                rule=violation.get("rule"),
+                entity=violation.get("entity"),
+                label=str(violation.get("detail") or ""),
+            )
+        )
+    return markers
+
+
+def _draw(out_dir: Path, record: RunRecord, folder: Path) -> Path | None:
+    key = run_key(record.method, record.model, record.sample_id, record.repeat, record.variant)
+    trace = read_trace(out_dir, key)
+    sample = read_sample(samples_file(out_dir), record.sample_id)
+    if trace is None or sample is None:
+        return None
+    decision, gold = trace.get("decision") or {}, sample.get("gold_decision") or {}
+    routes = [Route(label=record.method, waypoints=decision["waypoints"], uav_id=decision.get("uav_id"))]
+    if gold.get("waypoints"):
+        routes.append(Route(label="gold", waypoints=gold["waypoints"], uav_id=gold.get("uav_id"), style="dashed"))
+    title = f"{record.sample_id} · {record.method} / {record.model} · violated {', '.join(record.judged_violations)}"
+    path = folder / _file_name(key)
+    markers = _markers((trace.get("judgement") or {}).get("violations") or [], decision["waypoints"])
+    path.write_text(map_svg(parse_world(sample["world"]), routes, markers, title=title), encoding="utf-8")
+    return path
+
+
+def gallery_section(records: Sequence[RunRecord], out_dir: Path) -> str:
+    """The markdown of the gallery (written beside report.md, maps under gallery/)."""
+    lines = ["\n## Worst cases\n\n"]
+    if not (out_dir / "config.json").exists():
+        return "".join([*lines, "_no gallery: this folder holds no bench run (no config.json)_\n"])
+    folder = out_dir / GALLERY_DIR
+    folder.mkdir(exist_ok=True)
+    for name, title, wanted in CATEGORIES:
+        cases = sorted((r for r in records if wanted(r)), key=lambda r: (r.method, r.model, r.sample_id, r.repeat))
+        lines.append(f"### {title[0].upper()}{title[1:]} ({len(cases)})\n\n")
+        if not cases:
+            lines.append(f"_none ({name})_\n\n")
+        for record in cases[:PER_CATEGORY]:
+            drawn = _draw(out_dir, record, folder)
+            caption = f"{record.sample_id}: {record.method} / {record.model}"
+            lines.append(f"![{caption}]({GALLERY_DIR}/{drawn.name})\n\n" if drawn else f"- {caption} (no trace)\n")
+        if len(cases) > PER_CATEGORY:
+            lines.append(f"_and {len(cases) - PER_CATEGORY} more_\n\n")
+    return "".join(lines)

@@ -1,0 +1,251 @@
+"""`cloudbrain ui`: the offline web inspector. Server-rendered pages (FastAPI + Jinja2, every asset served from the
+package, no CDN), a little plain JavaScript, the maps drawn by `drawing/`.
+
+Everything shown comes from outside (instructions, ids, state), so every page is autoescaped and the maps escape
+their own text; a bad thread, checkpoint or run id is a 404 page that says which, never a traceback.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI, Form, Request
+from fastapi.responses import HTMLResponse, RedirectResponse
+from fastapi.staticfiles import StaticFiles
+from fastapi.templating import Jinja2Templates
+from langgraph.checkpoint.base import BaseCheckpointSaver
+
+from drawing import Route, altitude_svg, map_svg, route_colour
+from graph.builder import build_graph, enabled_nodes, parse_without
+from graph.history import UnknownRunError, last_node, node_reads, set_path
+from graph.runner import new_thread_id, run_config_of, thread_config
+from inspector import data
+from nodes.context import Context
+from tools.world import World
+
+HERE = Path(__file__).resolve().parent
+STATUSES = ("execute", "human_confirm", "safe_refusal")
+ContextFactory = Callable[[dict[str, Any]], Context]
+
+
+class NotFound(LookupError):
+    """A page asked for something that is not there (a thread, checkpoint, run, results folder)."""
+
+
+def create_app(
+    saver: BaseCheckpointSaver,
+    *,
+    make_context: ContextFactory,
+    world: World | None = None,
+    results: Path | None = None,
+    store_name: str = "",
+) -> FastAPI:
+    """The inspector over one checkpoint store; `make_context` turns a run_config into the Context a fork or a step
+    runs with (the CLI opens the safety memory there); `world` is what a new stepped run flies over."""
+    app = FastAPI(title="CloudBrain inspector", docs_url=None, redoc_url=None, openapi_url=None)
+    app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
+    templates = Jinja2Templates(directory=HERE / "templates")
+    templates.env.globals.update(store_name=store_name, has_results=results is not None)
+
+    def page(request: Request, name: str, status_code: int = 200, **values: Any) -> HTMLResponse:
+        return templates.TemplateResponse(request, name, values, status_code=status_code)
+
+    @app.exception_handler(UnknownRunError)
+    @app.exception_handler(NotFound)
+    @app.exception_handler(FileNotFoundError)
+    async def not_found(request: Request, exc: Exception) -> HTMLResponse:
+        return page(request, "error.html", 404, message=str(exc))
+
+    @app.exception_handler(Exception)
+    async def failed(request: Request, exc: Exception) -> HTMLResponse:
+        return page(request, "error.html", 500, message=f"{type(exc).__name__}: {exc}")
+
+    @app.get("/", response_class=HTMLResponse)
+    def threads(request: Request, status: str = "") -> HTMLResponse:
+        rows = data.list_threads(saver, status=status or None)
+        return page(request, "threads.html", rows=rows, status=status, statuses=STATUSES)
+
+    @app.get("/thread/{thread_id}", response_class=HTMLResponse)
+    def thread(request: Request, thread_id: str, checkpoint: str | None = None) -> HTMLResponse:
+        return _thread_page(request, thread_id, checkpoint)
+
+    @app.post("/thread/{thread_id}/recheck", response_class=HTMLResponse)
+    def recheck(request: Request, thread_id: str) -> HTMLResponse:
+        view = data.thread_view(saver, thread_id)
+        return _thread_page(request, thread_id, None, recheck=data.recheck(view))
+
+    def _thread_page(
+        request: Request, thread_id: str, checkpoint: str | None, recheck: dict[str, Any] | None = None
+    ) -> HTMLResponse:
+        started = time.perf_counter()
+        view = data.thread_view(saver, thread_id, checkpoint)
+        planned = [r for r in view.rounds if r.route]
+        routes = [r.route for r in planned] + ([view.final_route] if view.final_route else [])
+        markers = [r.marker for r in view.rounds if r.marker]
+        world_model = data.parse_world(view.world)
+        return page(
+            request,
+            "thread.html",
+            view=view,
+            colours={r.round: route_colour(i) for i, r in enumerate(planned)},  # the map's colour of each round
+            map=map_svg(world_model, routes, markers),
+            profile=altitude_svg(routes, markers, floor_m=view.altitude_band[0], ceiling_m=view.altitude_band[1]),
+            recheck=recheck,
+            render_ms=round(1000 * (time.perf_counter() - started), 1),
+        )
+
+    @app.get("/thread/{thread_id}/checkpoints", response_class=HTMLResponse)
+    def checkpoint_list(request: Request, thread_id: str) -> HTMLResponse:
+        return page(request, "checkpoints.html", thread_id=thread_id, rows=data.thread_checkpoints(saver, thread_id))
+
+    @app.get("/thread/{thread_id}/checkpoint/{checkpoint_id}", response_class=HTMLResponse)
+    def checkpoint(request: Request, thread_id: str, checkpoint_id: str) -> HTMLResponse:
+        state = data.checkpoint_state(saver, thread_id, checkpoint_id)
+        shown = {key: value for key, value in state.items() if key != "world"}
+        return page(
+            request,
+            "checkpoint.html",
+            thread_id=thread_id,
+            checkpoint_id=checkpoint_id,
+            state=data.dumps(shown),
+            error="",
+        )
+
+    @app.post("/thread/{thread_id}/checkpoint/{checkpoint_id}/fork")
+    def fork(request: Request, thread_id: str, checkpoint_id: str, edits: str = Form("")) -> Any:
+        """A new thread from the checkpoint's state with the edits (PATH=VALUE, one a line), run to its end."""
+        try:
+            new_thread = data.fork_to_new_thread(
+                saver, thread_id, checkpoint_id, _edits(edits), make_context, new_thread_id()
+            )
+        except (KeyError, IndexError, ValueError) as exc:
+            state = data.checkpoint_state(saver, thread_id, checkpoint_id)
+            shown = {key: value for key, value in state.items() if key != "world"}
+            return page(
+                request,
+                "checkpoint.html",
+                400,
+                thread_id=thread_id,
+                checkpoint_id=checkpoint_id,
+                state=data.dumps(shown),
+                error=f"cannot fork: {exc}",
+            )
+        return RedirectResponse(f"/thread/{new_thread}", status_code=303)
+
+    # --- stepping ---------------------------------------------------------------------------------------------
+    @app.get("/step", response_class=HTMLResponse)
+    def step_form(request: Request) -> HTMLResponse:
+        return page(request, "step_form.html", has_world=world is not None)
+
+    @app.post("/step")
+    def step_start(instruction: str = Form(...), model: str = Form("")) -> RedirectResponse:
+        if world is None:
+            raise NotFound("this inspector was started without --world: nothing to fly over")
+        context = make_context({"model": model} if model else {})
+        thread_id = f"step-{new_thread_id()}"
+        graph = _step_graph(context.without)
+        inputs = {
+            "instruction": instruction,
+            "world": world.model_dump(mode="json"),
+            "task_id": thread_id,
+            "run_config": run_config_of(context),
+        }
+        graph.invoke(inputs, thread_config(thread_id), context=context)
+        return RedirectResponse(f"/step/{thread_id}", status_code=303)
+
+    def _step_graph(without: frozenset[str]) -> Any:
+        return build_graph(without, checkpointer=saver, interrupt_before=enabled_nodes(without))
+
+    def _stepped(thread_id: str) -> tuple[Any, Context, dict[str, Any]]:
+        stored = saver.get_tuple(thread_config(thread_id))
+        if stored is None:
+            raise NotFound(f"no thread {thread_id!r} in this store")
+        run_config = (stored.checkpoint.get("channel_values") or {}).get("run_config") or {}
+        context = make_context(run_config)
+        return _step_graph(parse_without(run_config.get("without") or ())), context, thread_config(thread_id)
+
+    @app.get("/step/{thread_id}", response_class=HTMLResponse)
+    def step_page(request: Request, thread_id: str, error: str = "") -> HTMLResponse:
+        graph, _, config = _stepped(thread_id)
+        snapshot = graph.get_state(config)
+        values = snapshot.values
+        node = snapshot.next[0] if snapshot.next else None
+        reads = {key: data.dumps(values.get(key)) for key in node_reads(node) if key != "world"} if node else {}
+        routes = [
+            Route(label=f"round {a.get('round', i)}", waypoints=w, uav_id=None)
+            for i, a in enumerate(values.get("attempts") or [])
+            if (w := data.planned_waypoints(a.get("tool_results") or []))
+        ]
+        candidate = values.get("candidate") or {}
+        if candidate.get("waypoints"):
+            routes.append(Route(label="current plan", waypoints=candidate["waypoints"], style="dashed"))
+        drawn = map_svg(data.parse_world(values["world"]), routes)
+        return page(
+            request,
+            "step.html",
+            thread_id=thread_id,
+            node=node,
+            reads=reads,
+            map=drawn,
+            status=values.get("status"),
+            instruction=values.get("instruction", ""),
+            error=error,
+        )
+
+    @app.post("/step/{thread_id}/{action}")
+    def step_action(thread_id: str, action: str, edit: str = Form("")) -> RedirectResponse:
+        graph, context, config = _stepped(thread_id)
+        if action == "next":
+            graph.invoke(None, config, context=context)
+        elif action == "continue":
+            build_graph(context.without, checkpointer=saver).invoke(None, config, context=context)
+        elif action == "edit":
+            path, sep, raw = edit.partition("=")
+            try:
+                if not sep:
+                    raise ValueError("an edit is PATH=VALUE")
+                top, value = set_path(graph.get_state(config).values, path.strip(), raw)
+            except (KeyError, IndexError, ValueError) as exc:
+                return RedirectResponse(f"/step/{thread_id}?error=cannot+edit:+{exc}", status_code=303)
+            # written as the node that produced this checkpoint, so the pending step stays the same
+            graph.update_state(config, {top: value}, as_node=last_node(graph, config))
+        else:
+            raise NotFound(f"no step action {action!r} (next, continue or edit)")
+        return RedirectResponse(f"/step/{thread_id}", status_code=303)
+
+    # --- bench results ----------------------------------------------------------------------------------------
+    def _results() -> Path:
+        if results is None:
+            raise NotFound("this inspector was started without --results: no bench run to show")
+        return results
+
+    @app.get("/bench", response_class=HTMLResponse)
+    def bench(request: Request) -> HTMLResponse:
+        filters = {key: request.query_params.get(key, "") for key in data.BENCH_FILTERS}
+        rows = data.bench_rows(_results(), filters)
+        return page(request, "bench.html", rows=rows, filters=filters, results=str(results))
+
+    @app.get("/bench/run/{key:path}", response_class=HTMLResponse)
+    def bench_run(request: Request, key: str) -> HTMLResponse:
+        view = data.bench_run(_results(), key)
+        routes = [r for r in (view.route, view.gold_route) if r]
+        drawn = map_svg(data.parse_world(view.world), routes)
+        return page(request, "bench_run.html", view=view, map=drawn)
+
+    return app
+
+
+def _edits(text: str) -> list[tuple[str, str]]:
+    """PATH=VALUE lines (blank lines skipped)."""
+    edits = []
+    for line in (line.strip() for line in text.splitlines()):
+        if not line:
+            continue
+        path, sep, raw = line.partition("=")
+        if not sep or not path.strip():
+            raise ValueError(f"{line!r} is not PATH=VALUE")
+        edits.append((path.strip(), raw.strip()))
+    return edits

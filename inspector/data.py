@@ -1,0 +1,304 @@
+"""What the inspector shows, read from a checkpoint store or a bench results folder: plain view models, no web.
+
+Threads come from the checkpointer (SQLite file or PostgreSQL), each thread's rounds from its attempt records
+(the route plan_route returned, the counterexample the round failed on, the IR change against the round before),
+bench runs from `results.sqlite` / `traces.jsonl` of a `bench run` folder with the samples they ran on.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+from typing import Any, get_type_hints
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph.state import CompiledStateGraph
+from pydantic import BaseModel, Field
+
+from drawing import Marker, Route, marker_from_counterexample
+from evaluation.runner import samples_file
+from evaluation.store import load_records, read_sample, read_trace, run_key
+from graph.builder import build_graph
+from graph.history import UnknownRunError, certificate_and_ir, checkpoints, producer, set_path, trace
+from graph.runner import thread_config
+from nodes.context import Context
+from nodes.state import InputState
+from tools.certificate import SafetyCertificate, check_certificate
+from tools.rules import DEFAULT_ALTITUDE_MAX_M, DEFAULT_ALTITUDE_MIN_M
+from tools.world import parse_world
+
+
+class ThreadRow(BaseModel):
+    thread_id: str
+    instruction: str = ""
+    status: str | None = None
+    rounds: int = 0
+    model: str = ""
+    updated: str = Field(default="", description="time of the thread's newest checkpoint (ISO 8601)")
+
+
+class RoundView(BaseModel):
+    round: int
+    route: Route | None = None
+    marker: Marker | None = None
+    stage: str | None = None
+    error_type: str | None = None
+    counterexample: dict[str, Any] | None = None
+    changes: list[str] = Field(default_factory=list)
+
+
+class ThreadView(BaseModel):
+    thread_id: str
+    instruction: str
+    status: str | None
+    decision: dict[str, Any]
+    world: dict[str, Any]
+    rounds: list[RoundView]
+    final_route: Route | None
+    altitude_band: tuple[float, float]
+    next_nodes: list[str] = Field(default_factory=list)
+    certificate: dict[str, Any] | None = None
+    certified_ir: dict[str, Any] | None = Field(default=None, description="the IR the certificate binds")
+
+
+def list_threads(saver: BaseCheckpointSaver, *, status: str | None = None, limit: int = 500) -> list[ThreadRow]:
+    """Every thread of the store, newest first (one row each, from its newest checkpoint)."""
+    newest: dict[str, Any] = {}
+    for stored in saver.list(None):
+        thread_id = stored.config["configurable"]["thread_id"]
+        current = newest.get(thread_id)
+        if current is None or stored.checkpoint["ts"] > current.checkpoint["ts"]:
+            newest[thread_id] = stored
+    rows = [_thread_row(thread_id, stored) for thread_id, stored in newest.items()]
+    rows = [row for row in rows if status in (None, "", row.status)]
+    return sorted(rows, key=lambda row: row.updated, reverse=True)[:limit]
+
+
+def _thread_row(thread_id: str, stored: Any) -> ThreadRow:
+    values = stored.checkpoint.get("channel_values") or {}
+    return ThreadRow(
+        thread_id=thread_id,
+        instruction=str(values.get("instruction") or ""),
+        status=values.get("status"),
+        rounds=len(values.get("attempts") or []),
+        model=str((values.get("run_config") or {}).get("model") or ""),
+        updated=_iso(stored.checkpoint.get("ts")),
+    )
+
+
+def _iso(ts: Any) -> str:
+    try:
+        return datetime.fromisoformat(str(ts)).isoformat(timespec="seconds")
+    except ValueError:
+        return str(ts or "")
+
+
+def thread_graph(saver: BaseCheckpointSaver, thread_id: str) -> CompiledStateGraph:
+    """The graph the thread ran on (its stored ablations), over the store: history, replay and fork need it."""
+    stored = saver.get_tuple(thread_config(thread_id))
+    if stored is None:
+        raise UnknownRunError(f"no thread {thread_id!r} in this store")
+    run_config = (stored.checkpoint.get("channel_values") or {}).get("run_config") or {}
+    return build_graph(run_config.get("without") or (), checkpointer=saver)
+
+
+def _planned(tool_results: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The result of the round's last successful plan_route call."""
+    plans = [r for r in tool_results if r.get("tool") == "plan_route" and r.get("ok") and r.get("result")]
+    return plans[-1]["result"] if plans else None
+
+
+def planned_waypoints(tool_results: list[dict[str, Any]]) -> list[list[float]]:
+    return ((_planned(tool_results) or {}).get("waypoints")) or []
+
+
+def _route_of(tool_results: list[dict[str, Any]], label: str) -> Route | None:
+    result = _planned(tool_results)
+    if not result or not result.get("waypoints"):
+        return None
+    return Route(label=label, waypoints=result["waypoints"], uav_id=result.get("uav_id"))
+
+
+def thread_view(saver: BaseCheckpointSaver, thread_id: str, checkpoint_id: str | None = None) -> ThreadView:
+    graph = thread_graph(saver, thread_id)
+    report = trace(graph, thread_id, checkpoint_id)
+    values = graph.get_state(thread_config(thread_id, checkpoint_id)).values
+    world = parse_world(values["world"])
+    rounds = []
+    for attempt, traced in zip(values.get("attempts") or [], report.rounds):
+        counterexample = traced.counterexample or {}
+        rounds.append(
+            RoundView(
+                round=traced.round,
+                route=_route_of(attempt.get("tool_results") or [], f"round {traced.round}"),
+                marker=marker_from_counterexample(counterexample, world) if counterexample else None,
+                stage=traced.stage,
+                error_type=traced.error_type,
+                counterexample=counterexample or None,
+                changes=traced.changes,
+            )
+        )
+    decision = values.get("decision") or {}
+    final = (
+        Route(label="decision", waypoints=decision["waypoints"], uav_id=decision.get("uav_id"), style="dashed")
+        if decision.get("waypoints")
+        else None
+    )
+    constraints = (values.get("ir") or {}).get("constraints") or {}
+    band = (
+        float(constraints.get("altitude_min_m", DEFAULT_ALTITUDE_MIN_M)),
+        float(constraints.get("altitude_max_m", DEFAULT_ALTITUDE_MAX_M)),
+    )
+    certificate, certified_ir = certificate_and_ir(values)
+    return ThreadView(
+        thread_id=thread_id,
+        instruction=str(values.get("instruction") or ""),
+        status=values.get("status"),
+        decision=decision,
+        world=values["world"],
+        rounds=rounds,
+        final_route=final,
+        altitude_band=band,
+        next_nodes=list(report.final.get("next") or []),
+        certificate=certificate if isinstance(certificate, dict) else None,
+        certified_ir=certified_ir,
+    )
+
+
+def thread_checkpoints(saver: BaseCheckpointSaver, thread_id: str) -> list[dict[str, Any]]:
+    return [info.model_dump() for info in checkpoints(thread_graph(saver, thread_id), thread_id)]
+
+
+def checkpoint_state(saver: BaseCheckpointSaver, thread_id: str, checkpoint_id: str) -> dict[str, Any]:
+    snapshot = thread_graph(saver, thread_id).get_state(thread_config(thread_id, checkpoint_id))
+    if not snapshot.values:
+        raise UnknownRunError(f"no checkpoint {checkpoint_id} in thread {thread_id!r}")
+    return dict(snapshot.values)
+
+
+def fork_to_new_thread(
+    saver: BaseCheckpointSaver,
+    thread_id: str,
+    checkpoint_id: str,
+    edits: list[tuple[str, str]],
+    make_context: Callable[[dict[str, Any]], Context],
+    new_thread: str,
+) -> str:
+    """A new thread that starts from the checkpoint's state with `edits` (PATH, VALUE) applied, as if the node that
+    wrote the checkpoint had written them, and runs on to its end; the original thread is left as it was."""
+    graph = thread_graph(saver, thread_id)
+    values = checkpoint_state(saver, thread_id, checkpoint_id)
+    for path, raw in edits:
+        top, new = set_path(values, path, raw)
+        values[top] = new
+    context = make_context(values.get("run_config") or {})
+    config = thread_config(new_thread)
+    as_node = producer(graph, thread_id, checkpoint_id)
+    if as_node is None:  # the run's input: start the new thread from it
+        graph.invoke({key: values[key] for key in get_type_hints(InputState) if key in values}, config, context=context)
+    else:
+        graph.update_state(config, values, as_node=as_node)
+        graph.invoke(None, config, context=context)
+    return new_thread
+
+
+def recheck(view: ThreadView) -> dict[str, Any]:
+    """The decision's certificate re-checked against the thread's world and the IR it binds (`certify --db`)."""
+    if view.certificate is None:
+        return {"valid": False, "differences": ["this decision carries no certificate (only an execute does)"]}
+    certificate = SafetyCertificate.model_validate(view.certificate)
+    return check_certificate(certificate, parse_world(view.world), view.certified_ir).model_dump(mode="json")
+
+
+# --- bench results ----------------------------------------------------------------------------------------------
+class BenchRow(BaseModel):
+    run_key: str
+    sample_id: str
+    method: str
+    model: str
+    split: str
+    status: str
+    label: str
+    judged_success: bool
+    right_place: bool | None
+    relaxed: bool = Field(description="an execute that drops a constraint the request states")
+    violations: list[str] = Field(default_factory=list)
+
+
+BENCH_FILTERS = ("method", "model", "split", "status", "judged_success", "right_place", "relaxed")
+
+
+def bench_rows(results: Path, filters: dict[str, str] | None = None) -> list[BenchRow]:
+    rows = [
+        BenchRow(
+            run_key=run_key(r.method, r.model, r.sample_id, r.repeat, r.variant),
+            sample_id=r.sample_id,
+            method=r.method,
+            model=r.model,
+            split=r.split,
+            status=r.status,
+            label=r.label,
+            judged_success=r.judged_success,
+            right_place=r.right_place,
+            relaxed=r.status == "execute" and r.stated_kept is False,
+            violations=r.judged_violations,
+        )
+        for r in load_records(results, variant=None)
+    ]
+    wanted = {key: value for key, value in (filters or {}).items() if key in BENCH_FILTERS and value}
+    return [row for row in rows if all(str(getattr(row, key)).lower() == v.lower() for key, v in wanted.items())]
+
+
+class BenchRunView(BaseModel):
+    row: BenchRow
+    instruction: str
+    world: dict[str, Any]
+    decision: dict[str, Any]
+    judgement: dict[str, Any]
+    route: Route | None
+    gold_route: Route | None
+
+
+def bench_run(results: Path, key: str) -> BenchRunView:
+    """One run of a results folder: its decision and judgement (traces.jsonl) on its sample (the run's data file)."""
+    row = next((r for r in bench_rows(results) if r.run_key == key), None)
+    if row is None:
+        raise UnknownRunError(f"no run {key!r} in {results}")
+    trace_line = _trace(results, key)
+    sample = _sample(results, row.sample_id)
+    decision = trace_line.get("decision") or {}
+    gold = sample.get("gold_decision") or {}
+    return BenchRunView(
+        row=row,
+        instruction=str((sample.get("instruction") or {}).get("en") or ""),
+        world=sample["world"],
+        decision=decision,
+        judgement=trace_line.get("judgement") or {},
+        route=Route(label=row.method, waypoints=decision["waypoints"], uav_id=decision.get("uav_id"))
+        if decision.get("waypoints")
+        else None,
+        gold_route=Route(label="gold", waypoints=gold["waypoints"], uav_id=gold.get("uav_id"), style="dashed")
+        if gold.get("waypoints")
+        else None,
+    )
+
+
+def _trace(results: Path, key: str) -> dict[str, Any]:
+    found = read_trace(results, key)
+    if found is None:
+        raise UnknownRunError(f"run {key!r} has no trace in {results}")
+    return found
+
+
+def _sample(results: Path, sample_id: str) -> dict[str, Any]:
+    samples = samples_file(results)
+    found = read_sample(samples, sample_id)
+    if found is None:
+        raise UnknownRunError(f"no sample {sample_id!r} in {samples}")
+    return found
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, indent=2, default=str)

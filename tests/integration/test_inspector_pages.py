@@ -1,0 +1,90 @@
+"""The inspector's pages without a browser (FastAPI's TestClient): untrusted text is escaped, a bad id or input is a
+page that says what is wrong (404 / 400, never a traceback), `cloudbrain ui` binds to this machine by default, and
+`cloudbrain render` draws a run as SVG or PNG."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+from langgraph.checkpoint.memory import InMemorySaver
+
+from cli.main import build_parser
+from graph.runner import run_task
+from inspector.app import create_app
+from nodes.context import Context
+from tests.support.cli import DOWNTOWN, run_cli
+from tests.support.ir_fixtures import SEED_INSTRUCTION
+from tools.world import World
+
+RULES = Context(model="rules", without=frozenset({"memory"}))
+MARKUP = 'Deliver from hospital_A to hospital_B <img src=x onerror="alert(1)"> <script>alert(2)</script>'
+
+
+@pytest.fixture(scope="module")
+def client(downtown: World) -> TestClient:
+    saver = InMemorySaver()
+    run_task(downtown, MARKUP, context=RULES, thread_id="markup", checkpointer=saver)
+    app = create_app(saver, make_context=lambda run_config: RULES, world=downtown)
+    return TestClient(app)
+
+
+def test_markup_in_a_request_is_shown_as_text(client):
+    for page in (client.get("/"), client.get("/thread/markup")):
+        assert page.status_code == 200
+        assert "<script>alert(2)" not in page.text and "<img src=x" not in page.text
+        assert "&lt;script&gt;alert(2)&lt;/script&gt;" in page.text
+
+
+@pytest.mark.parametrize(
+    ("path", "message"),
+    [
+        ("/thread/nope", "no thread &#39;nope&#39;"),
+        ("/thread/markup/checkpoint/0000", "no checkpoint 0000"),
+        ("/bench", "without --results"),
+        ("/bench/run/react%7Clocal%7Cx%7C0", "without --results"),
+    ],
+)
+def test_a_bad_id_is_a_404_that_says_which(client, path, message):
+    page = client.get(path)
+    assert page.status_code == 404 and message in page.text and "Traceback" not in page.text
+
+
+def test_a_bad_edit_is_refused_with_the_reason_and_no_thread_is_made(client):
+    [first, *_] = [c for c in client.get("/thread/markup/checkpoints").text.split("checkpoint/")[1:]]
+    checkpoint_id = first.split('"')[0]
+    threads_before = client.get("/").text.count("thread-row")
+    page = client.post(f"/thread/markup/checkpoint/{checkpoint_id}/fork", data={"edits": "no equals sign"})
+    assert page.status_code == 400 and "cannot fork: &#39;no equals sign&#39; is not PATH=VALUE" in page.text
+    assert client.get("/").text.count("thread-row") == threads_before
+    assert client.post("/step/markup/jump").status_code == 404
+
+
+def test_ui_binds_to_this_machine_unless_told_otherwise():
+    args = build_parser().parse_args(["ui"])
+    assert args.host == "127.0.0.1" and args.port == 8765
+
+
+def test_render_draws_a_run_as_svg_or_png(capsys, tmp_path: Path):
+    run_json = tmp_path / "run.json"
+    code, out, _ = run_cli(
+        capsys, "run", "--world", DOWNTOWN, "--model", "rules", "--without", "memory", "--db", str(tmp_path / "r.db"),
+        "--instruction", SEED_INSTRUCTION, "--json",
+    )  # fmt: skip
+    run_json.write_text(out, encoding="utf-8")
+    assert code == 0 and json.loads(out)["decision"]["waypoints"]
+    code, _, _ = run_cli(
+        capsys, "render", "--run", str(run_json), "--world", DOWNTOWN, "--out", str(tmp_path / "m.svg")
+    )
+    svg = (tmp_path / "m.svg").read_text(encoding="utf-8")
+    assert code == 0 and svg.count('class="route"') == 1 and 'class="world-map"' in svg
+    code, _, _ = run_cli(
+        capsys, "render", "--run", str(run_json), "--world", DOWNTOWN, "--out", str(tmp_path / "m.png")
+    )
+    assert code == 0 and (tmp_path / "m.png").read_bytes().startswith(b"\x89PNG")
+    code, _, err = run_cli(
+        capsys, "render", "--run", str(run_json), "--world", DOWNTOWN, "--out", str(tmp_path / "m.gif")
+    )
+    assert code == 2 and "--out must end in .svg or .png" in err
