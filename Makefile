@@ -75,7 +75,7 @@ lint: $(STAMP)
 CHROMEDRIVER := /usr/bin/chromedriver
 $(CHROMEDRIVER):
 	$$( [ "$$(id -u)" = 0 ] || echo sudo ) apt-get update -qq
-	$$( [ "$$(id -u)" = 0 ] || echo sudo ) apt-get install -y -qq chromium chromium-driver
+	$$( [ "$$(id -u)" = 0 ] || echo sudo ) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver
 
 test: $(STAMP) $(CHROMEDRIVER)
 	$(BIN)/pytest
