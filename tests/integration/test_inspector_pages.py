@@ -88,3 +88,16 @@ def test_render_draws_a_run_as_svg_or_png(capsys, tmp_path: Path):
         capsys, "render", "--run", str(run_json), "--world", DOWNTOWN, "--out", str(tmp_path / "m.gif")
     )
     assert code == 2 and "--out must end in .svg or .png" in err
+
+
+def test_a_stepped_run_takes_an_edit_before_the_node_that_reads_it(client):
+    page = client.post("/step", data={"instruction": "Deliver from hospital_A to hospital_Z", "model": "rules"})
+    assert page.status_code == 200 and "paused before <code>retrieve</code>" in page.text
+    thread = str(page.url).rsplit("/", 1)[1]
+    page = client.post(f"/step/{thread}/edit", data={"edit": 'instruction="Deliver from hospital_A to hospital_B"'})
+    assert "paused before <code>retrieve</code>" in page.text and "hospital_B" in page.text
+    page = client.post(f"/step/{thread}/edit", data={"edit": "no path"})
+    assert "cannot edit: an edit is PATH=VALUE" in page.text
+    page = client.post(f"/step/{thread}/continue")
+    assert 'id="finished"' in page.text
+    assert client.get(f"/thread/{thread}").text.count("Deliver from hospital_A to hospital_B") >= 1
