@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,14 +21,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_db_arg(p)
     p.add_argument("--results", default=None, help="a `bench run` results folder to browse")
     p.add_argument("--world", default=None, help="world file a new stepped run flies over")
-    p.add_argument("--model", default=DEFAULT_MODEL, help="model of stepped runs and forks (default: %(default)s)")
+    p.add_argument(
+        "--model",
+        default=DEFAULT_MODEL,
+        help="model of stepped runs (a fork runs its thread's own; default %(default)s)",
+    )
+    p.add_argument("--base-url", default=None, help="OpenAI-compatible server (or env OPENAI_BASE_URL)")
     p.add_argument("--api-key", default=None, help="API key (or env OPENAI_API_KEY)")
     p.add_argument("--host", default=LOOPBACK, help="address to bind (default %(default)s: this machine only)")
     p.add_argument("--port", type=int, default=8765)
     add_memory_args(p)
     p.set_defaults(run=run_ui)
 
-    p = subparsers.add_parser("render", help="draw one run's map (world, routes per round, counterexamples)")
+    p = subparsers.add_parser("render", help="draw one run's map (the world, the decision's route, its counterexample)")
     p.add_argument("--run", dest="run_file", required=True, help="a `cloudbrain run --json` output")
     add_world_arg(p)
     p.add_argument("--out", required=True, help="F.svg or F.png")
@@ -37,18 +43,27 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run_ui(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from inspector.app import create_app
+    from inspector.app import LOCAL_HOSTS, create_app
 
     results = Path(args.results) if args.results else None
     if results is not None and not (results / "results.sqlite").exists():
         raise CommandError(f"{results} is not a bench results folder (no results.sqlite)")
     app = create_app(
         open_saver(args.db),
-        make_context=lambda run_config: run_context(args, {"model": args.model, **run_config}),
+        # The server the API key goes to is this command's (--base-url or the environment), never one a stored or
+        # edited thread names.
+        make_context=lambda run_config: run_context(
+            args, {"model": args.model, **run_config, "base_url": args.base_url}
+        ),
         world=open_world(args.world) if args.world else None,
         results=results,
         store_name=display_name(args.db),
+        allowed_hosts=None if args.host == LOOPBACK else [args.host, *LOCAL_HOSTS],
     )
+    if args.host != LOOPBACK:
+        print(
+            f"warning: --host {args.host} lets other machines step and fork runs with this model's key", file=sys.stderr
+        )
     print(f"CloudBrain inspector on http://{args.host}:{args.port}/ (checkpoints: {display_name(args.db)})")
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
     return EXIT_OK

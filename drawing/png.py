@@ -57,34 +57,37 @@ def map_png(
     """Draws what `map_svg` draws (to scale, north up) into a PNG file at `path`; returns that path.
 
     Renders on matplotlib's Agg canvas directly, so it needs no display and leaves pyplot's backend alone."""
+    import matplotlib
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    width_m, depth_m = world.grid.width_m, world.grid.depth_m
-    dpi = 100
-    fig = Figure(figsize=(width_px / dpi, width_px / dpi * depth_m / width_m), dpi=dpi)
-    FigureCanvasAgg(fig)
-    ax = fig.add_subplot()
-    ax.set_xlim(0, width_m)
-    ax.set_ylim(0, depth_m)
-    ax.set_aspect("equal")
-    ax.set_facecolor("#f7f7f2")
-    ax.tick_params(labelsize=7)
-    _draw_world(ax, world, time_sec)
-    _draw_routes(ax, routes, markers, width_m)
-    length = nice_floor(width_m / 4)
-    ax.plot([0.03 * width_m, 0.03 * width_m + length], [0.03 * depth_m] * 2, color="#333", lw=2)
-    ax.text(0.03 * width_m + length / 2, 0.03 * depth_m, f"{num(length)} m", ha="center", va="bottom", fontsize=7)
-    arrow = {"arrowstyle": "-|>", "color": "#333"}
-    ax.annotate(
-        "N", (0.96, 0.98), xytext=(0.96, 0.88), xycoords="axes fraction", ha="center", va="top", arrowprops=arrow
-    )
-    if heading(title, time_sec):
-        ax.set_title(heading(title, time_sec), fontsize=10)
-    if routes or markers:
-        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.05), fontsize=7, frameon=False, ncol=2)
-    path = Path(path)
-    fig.savefig(path, format="png", bbox_inches="tight")
+    # Ids, names and titles come from outside: '$' must stay a dollar sign, never start matplotlib's math text.
+    with matplotlib.rc_context({"text.parse_math": False}):
+        width_m, depth_m = world.grid.width_m, world.grid.depth_m
+        dpi = 100
+        fig = Figure(figsize=(width_px / dpi, width_px / dpi * depth_m / width_m), dpi=dpi)
+        FigureCanvasAgg(fig)
+        ax = fig.add_subplot()
+        ax.set_xlim(0, width_m)
+        ax.set_ylim(0, depth_m)
+        ax.set_aspect("equal")
+        ax.set_facecolor("#f7f7f2")
+        ax.tick_params(labelsize=7)
+        _draw_world(ax, world, time_sec)
+        _draw_routes(ax, routes, markers, width_m)
+        length = nice_floor(width_m / 4)
+        ax.plot([0.03 * width_m, 0.03 * width_m + length], [0.03 * depth_m] * 2, color="#333", lw=2)
+        ax.text(0.03 * width_m + length / 2, 0.03 * depth_m, f"{num(length)} m", ha="center", va="bottom", fontsize=7)
+        arrow = {"arrowstyle": "-|>", "color": "#333"}
+        ax.annotate(
+            "N", (0.96, 0.98), xytext=(0.96, 0.88), xycoords="axes fraction", ha="center", va="top", arrowprops=arrow
+        )
+        if heading(title, time_sec):
+            ax.set_title(heading(title, time_sec), fontsize=10)
+        if routes or markers:
+            ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.05), fontsize=7, frameon=False, ncol=2)
+        path = Path(path)
+        fig.savefig(path, format="png", bbox_inches="tight")
     return path
 
 

@@ -148,14 +148,18 @@ def _entity_point(world: World, ref: str, time_sec: float | None) -> tuple[float
 
 
 def marker_from_counterexample(cx: Mapping[str, Any], world: World) -> Marker | None:
-    """A marker for a verifier counterexample: at the middle of its offending segment if it has one, else at the
-    offending entity; None when neither places it. Keys read: violated_rule, time_sec, robustness,
+    """A marker for a verifier counterexample: on its offending segment at the violation's time (the segment's middle
+    when the time is not known), else at the offending entity; None when neither places it. Keys read: violated_rule, time_sec, robustness,
     offending_segment ([x, y, z, t] or [x, y] rows), offending_entity."""
     rows = [[float(v) for v in row[:4]] for row in cx.get("offending_segment") or [] if len(row) >= 2]
     entity = cx.get("offending_entity") or None
     time_sec = cx.get("time_sec")
     robustness = cx.get("robustness")
-    if rows:
+    track = np.asarray(rows, dtype=float) if len(rows) > 1 and all(len(row) >= 4 for row in rows) else None
+    if track is not None and time_sec is not None and track[0, 3] <= float(time_sec) <= track[-1, 3]:
+        # where the route was at the violation's time (the verifier's segment brackets that instant)
+        x, y, z = (float(np.interp(float(time_sec), track[:, 3], track[:, axis])) for axis in range(3))
+    elif rows:
         middle = _halfway(rows)
         x, y = middle[0], middle[1]
         z = middle[2] if len(middle) > 2 else None

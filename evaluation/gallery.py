@@ -18,6 +18,7 @@ from drawing import Marker, Route, map_svg
 from evaluation.records import EXECUTE, RunRecord
 from evaluation.runner import samples_file
 from evaluation.store import read_sample, read_trace, run_key
+from tools.contract import stable_hash
 from tools.world import parse_world
 
 GALLERY_DIR = "gallery"
@@ -30,7 +31,8 @@ CATEGORIES: tuple[tuple[str, str, Callable[[RunRecord], bool]], ...] = (
 
 
 def _file_name(key: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]+", "_", key) + ".svg"
+    """A file name for a run key: readable, and with the key's hash so two keys never share one."""
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", key) + f"-{stable_hash(key)[:8]}.svg"
 
 
 def _markers(violations: list[dict[str, Any]], waypoints: list[list[float]]) -> list[Marker]:
@@ -63,10 +65,13 @@ def _draw(out_dir: Path, record: RunRecord, folder: Path) -> Path | None:
     if trace is None or sample is None:
         return None
     decision, gold = trace.get("decision") or {}, sample.get("gold_decision") or {}
+    if not decision.get("waypoints"):
+        return None
     routes = [Route(label=record.method, waypoints=decision["waypoints"], uav_id=decision.get("uav_id"))]
     if gold.get("waypoints"):
         routes.append(Route(label="gold", waypoints=gold["waypoints"], uav_id=gold.get("uav_id"), style="dashed"))
-    title = f"{record.sample_id} · {record.method} / {record.model} · violated {', '.join(record.judged_violations)}"
+    violated = f" · violated {', '.join(record.judged_violations)}" if record.judged_violations else ""
+    title = f"{record.sample_id} · {record.method} / {record.model}{violated}"
     path = folder / _file_name(key)
     markers = _markers((trace.get("judgement") or {}).get("violations") or [], decision["waypoints"])
     path.write_text(map_svg(parse_world(sample["world"]), routes, markers, title=title), encoding="utf-8")

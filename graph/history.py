@@ -146,8 +146,12 @@ def node_reads(node: str) -> tuple[str, ...]:
 
 
 def last_node(graph: CompiledStateGraph, config: dict[str, Any]) -> str | None:
-    """The node whose write produced the current checkpoint (None at the run's input)."""
+    """The node whose write produced the checkpoint (None at the run's input). An operator's edit is written as that
+    same node, so an edited checkpoint is looked through to the node's own one: two edits in a row keep the
+    pending node pending."""
     snapshot = graph.get_state(config)
+    while snapshot.metadata.get("source") == "update" and snapshot.parent_config:
+        snapshot = graph.get_state(snapshot.parent_config)
     parent = graph.get_state(snapshot.parent_config) if snapshot.parent_config else None
     return parent.next[0] if parent and parent.next else None
 
@@ -174,7 +178,7 @@ def checkpoints(graph: CompiledStateGraph, thread_id: str) -> list[CheckpointInf
                 step=snap.metadata.get("step", -1),
                 round=snap.values.get("round", 0),
                 next=list(snap.next),
-                ran=list(parent.next) if parent else [],
+                ran=["edit"] if snap.metadata.get("source") == "update" else list(parent.next) if parent else [],
             )
         )
     return infos
@@ -206,10 +210,9 @@ def set_path(values: dict[str, Any], path: str, raw_value: str) -> tuple[str, An
 
 def producer(graph: CompiledStateGraph, thread_id: str, checkpoint_id: str) -> str | None:
     """The node whose write made the checkpoint (None for the run's input)."""
-    for info in checkpoints(graph, thread_id):
-        if info.checkpoint_id == checkpoint_id:
-            return info.ran[0] if info.ran else None
-    raise UnknownRunError(f"no checkpoint {checkpoint_id} in thread {thread_id!r}")
+    if not any(info.checkpoint_id == checkpoint_id for info in checkpoints(graph, thread_id)):
+        raise UnknownRunError(f"no checkpoint {checkpoint_id} in thread {thread_id!r}")
+    return last_node(graph, thread_config(thread_id, checkpoint_id))
 
 
 def replay(

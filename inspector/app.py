@@ -11,16 +11,19 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote, urlencode, urlsplit
 
 from fastapi import FastAPI, Form, Request
-from fastapi.responses import HTMLResponse, RedirectResponse
+from fastapi.responses import HTMLResponse, PlainTextResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from drawing import Route, altitude_svg, map_svg, route_colour
 from graph.builder import build_graph, enabled_nodes, parse_without
-from graph.history import UnknownRunError, last_node, node_reads, set_path
+from graph.history import UnknownRunError, last_node, node_reads
 from graph.runner import new_thread_id, run_config_of, thread_config
 from inspector import data
 from nodes.context import Context
@@ -35,6 +38,14 @@ class NotFound(LookupError):
     """A page asked for something that is not there (a thread, checkpoint, run, results folder)."""
 
 
+LOCAL_HOSTS = ["127.0.0.1", "localhost", "::1"]
+
+
+def _path(value: str) -> str:
+    """An id as one URL path segment ('/' and every other reserved character escaped)."""
+    return quote(value, safe="")
+
+
 def create_app(
     saver: BaseCheckpointSaver,
     *,
@@ -42,26 +53,44 @@ def create_app(
     world: World | None = None,
     results: Path | None = None,
     store_name: str = "",
+    allowed_hosts: list[str] | None = None,
 ) -> FastAPI:
     """The inspector over one checkpoint store; `make_context` turns a run_config into the Context a fork or a step
-    runs with (the CLI opens the safety memory there); `world` is what a new stepped run flies over."""
+    runs with (the CLI opens the safety memory there); `world` is what a new stepped run flies over;
+    `allowed_hosts`: the Host names it answers (this machine's only by default, so no other site's page can reach it
+    through DNS rebinding)."""
     app = FastAPI(title="CloudBrain inspector", docs_url=None, redoc_url=None, openapi_url=None)
+    app.add_middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts or LOCAL_HOSTS)
+
+    @app.middleware("http")
+    async def same_origin_posts(request: Request, call_next: Callable[[Request], Any]) -> Any:
+        """A POST runs the model and writes to the store: only a page of this inspector may send one."""
+        origin = request.headers.get("origin") or request.headers.get("referer")
+        if request.method == "POST" and origin and urlsplit(origin).netloc != request.headers.get("host"):
+            return PlainTextResponse("cross-site request refused", status_code=403)
+        return await call_next(request)
+
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
     templates = Jinja2Templates(directory=HERE / "templates")
     templates.env.globals.update(store_name=store_name, has_results=results is not None)
+    templates.env.filters["path"] = _path
 
     def page(request: Request, name: str, status_code: int = 200, **values: Any) -> HTMLResponse:
         return templates.TemplateResponse(request, name, values, status_code=status_code)
 
     @app.exception_handler(UnknownRunError)
     @app.exception_handler(NotFound)
-    @app.exception_handler(FileNotFoundError)
     async def not_found(request: Request, exc: Exception) -> HTMLResponse:
-        return page(request, "error.html", 404, message=str(exc))
+        return page(request, "error.html", 404, title="Not here", message=str(exc))
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> HTMLResponse:
+        title = "Not here" if exc.status_code == 404 else "Refused"
+        return page(request, "error.html", exc.status_code, title=title, message=f"{request.url.path}: {exc.detail}")
 
     @app.exception_handler(Exception)
     async def failed(request: Request, exc: Exception) -> HTMLResponse:
-        return page(request, "error.html", 500, message=f"{type(exc).__name__}: {exc}")
+        return page(request, "error.html", 500, title="Something broke", message=f"{type(exc).__name__}: {exc}")
 
     @app.get("/", response_class=HTMLResponse)
     def threads(request: Request, status: str = "") -> HTMLResponse:
@@ -74,12 +103,9 @@ def create_app(
 
     @app.post("/thread/{thread_id}/recheck", response_class=HTMLResponse)
     def recheck(request: Request, thread_id: str) -> HTMLResponse:
-        view = data.thread_view(saver, thread_id)
-        return _thread_page(request, thread_id, None, recheck=data.recheck(view))
+        return _thread_page(request, thread_id, None, recheck=True)
 
-    def _thread_page(
-        request: Request, thread_id: str, checkpoint: str | None, recheck: dict[str, Any] | None = None
-    ) -> HTMLResponse:
+    def _thread_page(request: Request, thread_id: str, checkpoint: str | None, recheck: bool = False) -> HTMLResponse:
         started = time.perf_counter()
         view = data.thread_view(saver, thread_id, checkpoint)
         planned = [r for r in view.rounds if r.route]
@@ -93,7 +119,7 @@ def create_app(
             colours={r.round: route_colour(i) for i, r in enumerate(planned)},  # the map's colour of each round
             map=map_svg(world_model, routes, markers),
             profile=altitude_svg(routes, markers, floor_m=view.altitude_band[0], ceiling_m=view.altitude_band[1]),
-            recheck=recheck,
+            recheck=data.recheck(view) if recheck else None,
             render_ms=round(1000 * (time.perf_counter() - started), 1),
         )
 
@@ -101,39 +127,27 @@ def create_app(
     def checkpoint_list(request: Request, thread_id: str) -> HTMLResponse:
         return page(request, "checkpoints.html", thread_id=thread_id, rows=data.thread_checkpoints(saver, thread_id))
 
-    @app.get("/thread/{thread_id}/checkpoint/{checkpoint_id}", response_class=HTMLResponse)
-    def checkpoint(request: Request, thread_id: str, checkpoint_id: str) -> HTMLResponse:
+    def _checkpoint_page(
+        request: Request, thread_id: str, checkpoint_id: str, error: str = "", status_code: int = 200
+    ) -> HTMLResponse:
         state = data.checkpoint_state(saver, thread_id, checkpoint_id)
         shown = {key: value for key, value in state.items() if key != "world"}
-        return page(
-            request,
-            "checkpoint.html",
-            thread_id=thread_id,
-            checkpoint_id=checkpoint_id,
-            state=data.dumps(shown),
-            error="",
-        )
+        values = {"thread_id": thread_id, "checkpoint_id": checkpoint_id, "state": data.dumps(shown), "error": error}
+        return page(request, "checkpoint.html", status_code, **values)
+
+    @app.get("/thread/{thread_id}/checkpoint/{checkpoint_id}", response_class=HTMLResponse)
+    def checkpoint(request: Request, thread_id: str, checkpoint_id: str) -> HTMLResponse:
+        return _checkpoint_page(request, thread_id, checkpoint_id)
 
     @app.post("/thread/{thread_id}/checkpoint/{checkpoint_id}/fork")
     def fork(request: Request, thread_id: str, checkpoint_id: str, edits: str = Form("")) -> Any:
         """A new thread from the checkpoint's state with the edits (PATH=VALUE, one a line), run to its end."""
         try:
-            new_thread = data.fork_to_new_thread(
-                saver, thread_id, checkpoint_id, _edits(edits), make_context, new_thread_id()
-            )
-        except (KeyError, IndexError, ValueError) as exc:
-            state = data.checkpoint_state(saver, thread_id, checkpoint_id)
-            shown = {key: value for key, value in state.items() if key != "world"}
-            return page(
-                request,
-                "checkpoint.html",
-                400,
-                thread_id=thread_id,
-                checkpoint_id=checkpoint_id,
-                state=data.dumps(shown),
-                error=f"cannot fork: {exc}",
-            )
-        return RedirectResponse(f"/thread/{new_thread}", status_code=303)
+            branch = data.fork_start(saver, thread_id, checkpoint_id, data.parse_edits(edits))
+        except data.EditError as exc:
+            return _checkpoint_page(request, thread_id, checkpoint_id, f"cannot fork: {exc}", 400)
+        new_thread = data.run_fork(saver, thread_id, branch, make_context, new_thread_id())
+        return RedirectResponse(f"/thread/{_path(new_thread)}", status_code=303)
 
     # --- stepping ---------------------------------------------------------------------------------------------
     @app.get("/step", response_class=HTMLResponse)
@@ -154,7 +168,7 @@ def create_app(
             "run_config": run_config_of(context),
         }
         graph.invoke(inputs, thread_config(thread_id), context=context)
-        return RedirectResponse(f"/step/{thread_id}", status_code=303)
+        return RedirectResponse(f"/step/{_path(thread_id)}", status_code=303)
 
     def _step_graph(without: frozenset[str]) -> Any:
         return build_graph(without, checkpointer=saver, interrupt_before=enabled_nodes(without))
@@ -203,18 +217,19 @@ def create_app(
         elif action == "continue":
             build_graph(context.without, checkpointer=saver).invoke(None, config, context=context)
         elif action == "edit":
-            path, sep, raw = edit.partition("=")
             try:
-                if not sep:
-                    raise ValueError("an edit is PATH=VALUE")
-                top, value = set_path(graph.get_state(config).values, path.strip(), raw)
-            except (KeyError, IndexError, ValueError) as exc:
-                return RedirectResponse(f"/step/{thread_id}?error=cannot+edit:+{exc}", status_code=303)
+                edits = data.parse_edits(edit)
+                if not edits:
+                    raise data.EditError("an edit is PATH=VALUE")
+                update = data.state_update(graph.get_state(config).values, edits)
+            except data.EditError as exc:
+                query = urlencode({"error": f"cannot edit: {exc}"})
+                return RedirectResponse(f"/step/{_path(thread_id)}?{query}", status_code=303)
             # written as the node that produced this checkpoint, so the pending step stays the same
-            graph.update_state(config, {top: value}, as_node=last_node(graph, config))
+            graph.update_state(config, update, as_node=last_node(graph, config))
         else:
             raise NotFound(f"no step action {action!r} (next, continue or edit)")
-        return RedirectResponse(f"/step/{thread_id}", status_code=303)
+        return RedirectResponse(f"/step/{_path(thread_id)}", status_code=303)
 
     # --- bench results ----------------------------------------------------------------------------------------
     def _results() -> Path:
@@ -236,16 +251,3 @@ def create_app(
         return page(request, "bench_run.html", view=view, map=drawn)
 
     return app
-
-
-def _edits(text: str) -> list[tuple[str, str]]:
-    """PATH=VALUE lines (blank lines skipped)."""
-    edits = []
-    for line in (line.strip() for line in text.splitlines()):
-        if not line:
-            continue
-        path, sep, raw = line.partition("=")
-        if not sep or not path.strip():
-            raise ValueError(f"{line!r} is not PATH=VALUE")
-        edits.append((path.strip(), raw.strip()))
-    return edits

@@ -8,6 +8,7 @@ bench runs from `results.sqlite` / `traces.jsonl` of a `bench run` folder with t
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
@@ -15,16 +16,16 @@ from typing import Any, get_type_hints
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from drawing import Marker, Route, marker_from_counterexample
-from evaluation.runner import samples_file
+from evaluation.runner import CONFIG_FILE, samples_file
 from evaluation.store import load_records, read_sample, read_trace, run_key
 from graph.builder import build_graph
 from graph.history import UnknownRunError, certificate_and_ir, checkpoints, producer, set_path, trace
 from graph.runner import thread_config
 from nodes.context import Context
-from nodes.state import InputState
+from nodes.state import InputState, State, override
 from tools.certificate import SafetyCertificate, check_certificate
 from tools.rules import DEFAULT_ALTITUDE_MAX_M, DEFAULT_ALTITUDE_MIN_M
 from tools.world import parse_world
@@ -61,6 +62,9 @@ class ThreadView(BaseModel):
     next_nodes: list[str] = Field(default_factory=list)
     certificate: dict[str, Any] | None = None
     certified_ir: dict[str, Any] | None = Field(default=None, description="the IR the certificate binds")
+    certificate_readable: bool = Field(
+        default=False, description="the certificate parses as one (not tampered into junk)"
+    )
 
 
 def list_threads(saver: BaseCheckpointSaver, *, status: str | None = None, limit: int = 500) -> list[ThreadRow]:
@@ -125,6 +129,8 @@ def thread_view(saver: BaseCheckpointSaver, thread_id: str, checkpoint_id: str |
     graph = thread_graph(saver, thread_id)
     report = trace(graph, thread_id, checkpoint_id)
     values = graph.get_state(thread_config(thread_id, checkpoint_id)).values
+    if not isinstance(values.get("world"), dict):
+        raise UnknownRunError(f"thread {thread_id!r} holds no run at this checkpoint (it comes before the input)")
     world = parse_world(values["world"])
     rounds = []
     for attempt, traced in zip(values.get("attempts") or [], report.rounds):
@@ -140,17 +146,7 @@ def thread_view(saver: BaseCheckpointSaver, thread_id: str, checkpoint_id: str |
                 changes=traced.changes,
             )
         )
-    decision = values.get("decision") or {}
-    final = (
-        Route(label="decision", waypoints=decision["waypoints"], uav_id=decision.get("uav_id"), style="dashed")
-        if decision.get("waypoints")
-        else None
-    )
-    constraints = (values.get("ir") or {}).get("constraints") or {}
-    band = (
-        float(constraints.get("altitude_min_m", DEFAULT_ALTITUDE_MIN_M)),
-        float(constraints.get("altitude_max_m", DEFAULT_ALTITUDE_MAX_M)),
-    )
+    decision = values.get("decision") if isinstance(values.get("decision"), dict) else {}
     certificate, certified_ir = certificate_and_ir(values)
     return ThreadView(
         thread_id=thread_id,
@@ -159,12 +155,39 @@ def thread_view(saver: BaseCheckpointSaver, thread_id: str, checkpoint_id: str |
         decision=decision,
         world=values["world"],
         rounds=rounds,
-        final_route=final,
-        altitude_band=band,
+        final_route=_route(decision, "decision", style="dashed"),
+        altitude_band=_band(values.get("ir")),
         next_nodes=list(report.final.get("next") or []),
         certificate=certificate if isinstance(certificate, dict) else None,
+        certificate_readable=_is_certificate(certificate),
         certified_ir=certified_ir,
     )
+
+
+def _route(decision: dict[str, Any], label: str, style: str = "solid") -> Route | None:
+    """The decision's route to draw, None when it has none a map can hold (an edited state may hold anything)."""
+    try:
+        return Route(label=label, waypoints=decision["waypoints"], uav_id=decision.get("uav_id"), style=style)
+    except (KeyError, TypeError, ValidationError):
+        return None
+
+
+def _band(ir: Any) -> tuple[float, float]:
+    """The IR's altitude band, the defaults where it gives none that is a pair of finite numbers."""
+    try:
+        constraints = ir["constraints"]
+        band = (float(constraints["altitude_min_m"]), float(constraints["altitude_max_m"]))
+        return band if all(map(math.isfinite, band)) else (DEFAULT_ALTITUDE_MIN_M, DEFAULT_ALTITUDE_MAX_M)
+    except (KeyError, TypeError, ValueError):
+        return DEFAULT_ALTITUDE_MIN_M, DEFAULT_ALTITUDE_MAX_M
+
+
+def _is_certificate(document: Any) -> bool:
+    try:
+        SafetyCertificate.model_validate(document)
+    except ValidationError:
+        return False
+    return True
 
 
 def thread_checkpoints(saver: BaseCheckpointSaver, thread_id: str) -> list[dict[str, Any]]:
@@ -178,38 +201,109 @@ def checkpoint_state(saver: BaseCheckpointSaver, thread_id: str, checkpoint_id: 
     return dict(snapshot.values)
 
 
-def fork_to_new_thread(
+class EditError(ValueError):
+    """An edit the inspector refuses, with the reason (shown to the operator, nothing written)."""
+
+
+NOT_EDITABLE = {
+    "attempts": "the rounds' record is appended by the nodes, not edited",
+    "run_config": "the run's settings (model, server) are not edited here",
+}
+
+
+def parse_edits(text: str) -> list[tuple[str, str]]:
+    """PATH=VALUE lines (blank lines skipped); a path of dotted keys and indexes, a value in JSON or a bare string."""
+    edits = []
+    for line in (line.strip() for line in text.splitlines()):
+        if not line:
+            continue
+        path, sep, raw = line.partition("=")
+        if not sep or not path.strip() or "" in path.strip().split("."):
+            raise EditError(f"{line!r} is not PATH=VALUE")
+        if raw.strip() in ("NaN", "Infinity", "-Infinity"):
+            raise EditError(f"{raw.strip()} is not a number a state may hold")
+        edits.append((path.strip(), raw.strip()))
+    return edits
+
+
+def state_update(values: dict[str, Any], edits: list[tuple[str, str]]) -> dict[str, Any]:
+    """The state update the edits make: only keys of the State, none the nodes alone write, lists that the graph
+    appends to replaced whole (`override`)."""
+    known = get_type_hints(State)
+    update: dict[str, Any] = {}
+    current = dict(values)
+    for path, raw in edits:
+        top = path.split(".")[0]
+        if top not in known:
+            raise EditError(f"{top!r} is not a field of the state")
+        if top in NOT_EDITABLE:
+            raise EditError(f"{top}: {NOT_EDITABLE[top]}")
+        try:
+            top, value = set_path(current, path, raw)
+        except (KeyError, IndexError, ValueError, TypeError) as exc:
+            raise EditError(str(exc)) from None
+        current[top] = value
+        update[top] = value
+    if "tool_results" in update:
+        update["tool_results"] = override(update["tool_results"])
+    return update
+
+
+class ForkStart(BaseModel):
+    """Where a fork starts: the checkpoint's state with the edits, and the node it counts as written by."""
+
+    values: dict[str, Any]
+    as_node: str | None
+
+
+def fork_start(
+    saver: BaseCheckpointSaver, thread_id: str, checkpoint_id: str, edits: list[tuple[str, str]]
+) -> ForkStart:
+    values = checkpoint_state(saver, thread_id, checkpoint_id)
+    if "world" not in values:
+        raise EditError("this checkpoint comes before the run's input: fork from a later one")
+    as_node = producer(thread_graph(saver, thread_id), thread_id, checkpoint_id)
+    update = state_update(values, edits)
+    if as_node is None and set(update) - set(get_type_hints(InputState)):
+        raise EditError("no node wrote this checkpoint (the run's input): edit only the input here, or fork later")
+    return ForkStart(values={**values, **update}, as_node=as_node)
+
+
+def run_fork(
     saver: BaseCheckpointSaver,
     thread_id: str,
-    checkpoint_id: str,
-    edits: list[tuple[str, str]],
+    start: ForkStart,
     make_context: Callable[[dict[str, Any]], Context],
     new_thread: str,
 ) -> str:
-    """A new thread that starts from the checkpoint's state with `edits` (PATH, VALUE) applied, as if the node that
-    wrote the checkpoint had written them, and runs on to its end; the original thread is left as it was."""
+    """A new thread from `start`, run to its end; the original thread is left as it was."""
     graph = thread_graph(saver, thread_id)
-    values = checkpoint_state(saver, thread_id, checkpoint_id)
-    for path, raw in edits:
-        top, new = set_path(values, path, raw)
-        values[top] = new
+    values = {**start.values, "task_id": new_thread}
     context = make_context(values.get("run_config") or {})
     config = thread_config(new_thread)
-    as_node = producer(graph, thread_id, checkpoint_id)
-    if as_node is None:  # the run's input: start the new thread from it
+    if start.as_node is None:  # the run's input: start the new thread from it
         graph.invoke({key: values[key] for key in get_type_hints(InputState) if key in values}, config, context=context)
     else:
-        graph.update_state(config, values, as_node=as_node)
+        graph.update_state(config, values, as_node=start.as_node)
         graph.invoke(None, config, context=context)
     return new_thread
 
 
 def recheck(view: ThreadView) -> dict[str, Any]:
-    """The decision's certificate re-checked against the thread's world and the IR it binds (`certify --db`)."""
+    """The decision's certificate re-checked against the thread's world and the IR it binds (`certify --db`), and
+    against the decision it stands beside (the route shown must be the route certified)."""
     if view.certificate is None:
         return {"valid": False, "differences": ["this decision carries no certificate (only an execute does)"]}
-    certificate = SafetyCertificate.model_validate(view.certificate)
-    return check_certificate(certificate, parse_world(view.world), view.certified_ir).model_dump(mode="json")
+    try:
+        certificate = SafetyCertificate.model_validate(view.certificate)
+    except ValidationError as exc:
+        return {"valid": False, "differences": [f"not a certificate: {exc.errors()[0]['msg']}"]}
+    check = check_certificate(certificate, parse_world(view.world), view.certified_ir).model_dump(mode="json")
+    certified = certificate.trajectory
+    if (view.decision.get("uav_id"), view.decision.get("waypoints")) != (certified.uav_id, certified.waypoints):
+        check["valid"] = False
+        check["differences"].append("the decision's UAV or route is not the one the certificate certifies")
+    return check
 
 
 # --- bench results ----------------------------------------------------------------------------------------------
@@ -272,7 +366,7 @@ def bench_run(results: Path, key: str) -> BenchRunView:
     gold = sample.get("gold_decision") or {}
     return BenchRunView(
         row=row,
-        instruction=str((sample.get("instruction") or {}).get("en") or ""),
+        instruction=str((sample.get("instruction") or {}).get(_language(results)) or ""),
         world=sample["world"],
         decision=decision,
         judgement=trace_line.get("judgement") or {},
@@ -283,6 +377,11 @@ def bench_run(results: Path, key: str) -> BenchRunView:
         if gold.get("waypoints")
         else None,
     )
+
+
+def _language(results: Path) -> str:
+    """The language the folder's runs read their requests in."""
+    return str(json.loads((results / CONFIG_FILE).read_text(encoding="utf-8")).get("language") or "en")
 
 
 def _trace(results: Path, key: str) -> dict[str, Any]:

@@ -28,7 +28,7 @@ def client(downtown: World) -> TestClient:
     saver = InMemorySaver()
     run_task(downtown, MARKUP, context=RULES, thread_id="markup", checkpointer=saver)
     app = create_app(saver, make_context=lambda run_config: RULES, world=downtown)
-    return TestClient(app)
+    return TestClient(app, base_url="http://127.0.0.1")
 
 
 def test_markup_in_a_request_is_shown_as_text(client):
@@ -97,7 +97,55 @@ def test_a_stepped_run_takes_an_edit_before_the_node_that_reads_it(client):
     page = client.post(f"/step/{thread}/edit", data={"edit": 'instruction="Deliver from hospital_A to hospital_B"'})
     assert "paused before <code>retrieve</code>" in page.text and "hospital_B" in page.text
     page = client.post(f"/step/{thread}/edit", data={"edit": "no path"})
-    assert "cannot edit: an edit is PATH=VALUE" in page.text
+    assert "cannot edit: &#39;no path&#39; is not PATH=VALUE" in page.text
+    assert "cannot edit: an edit is PATH=VALUE" in client.post(f"/step/{thread}/edit", data={"edit": " "}).text
     page = client.post(f"/step/{thread}/continue")
     assert 'id="finished"' in page.text
     assert client.get(f"/thread/{thread}").text.count("Deliver from hospital_A to hospital_B") >= 1
+
+
+def test_only_this_machine_and_its_own_pages_reach_the_inspector(client):
+    assert client.get("/", headers={"host": "attacker.example:8765"}).status_code == 400  # DNS rebinding
+    page = client.post("/step", data={"instruction": "x"}, headers={"origin": "http://attacker.example"})
+    assert page.status_code == 403
+    assert client.post("/step", data={"instruction": "x"}, headers={"origin": "http://127.0.0.1"}).status_code == 200
+
+
+def _checkpoints(client, thread: str) -> list[tuple[str, str]]:
+    """(written by, checkpoint id) of every checkpoint of the thread, oldest first."""
+    text = client.get(f"/thread/{thread}/checkpoints").text
+    rows = text.split('class="checkpoint-row"')[1:]
+    return [(row.split("<td>")[3].split("</td>")[0], row.split("/checkpoint/")[1].split('"')[0]) for row in rows]
+
+
+@pytest.mark.parametrize(
+    ("written_by", "edit", "reason"),
+    [
+        ("validate", "attempts=5", "attempts: the rounds&#39; record is appended by the nodes"),
+        ("validate", "run_config.base_url=http://attacker.example/v1", "run_config: the run&#39;s settings"),
+        ("validate", "ir.constraints.altitude_max_m=Infinity", "Infinity is not a number a state may hold"),
+        ("validate", "nonsense=1", "&#39;nonsense&#39; is not a field of the state"),
+        ("", "ir.entities.origin=&quot;hospital_B&quot;", "comes before the run&#39;s input"),
+    ],
+)
+def test_a_fork_refuses_what_a_state_cannot_take_and_makes_no_thread(client, written_by, edit, reason):
+    checkpoint = next(cid for node, cid in _checkpoints(client, "markup") if node == written_by)
+    threads_before = client.get("/").text.count("thread-row")
+    page = client.post(f"/thread/markup/checkpoint/{checkpoint}/fork", data={"edits": edit.replace("&quot;", '"')})
+    assert page.status_code == 400 and reason in page.text
+    assert client.get("/").text.count("thread-row") == threads_before
+
+
+def test_the_first_checkpoint_is_a_page_that_says_there_is_no_run_yet(client):
+    [(_, first), *_] = _checkpoints(client, "markup")
+    page = client.get(f"/thread/markup?checkpoint={first}")
+    assert page.status_code == 404 and "comes before the input" in page.text
+
+
+def test_two_edits_in_a_row_keep_the_pending_node_pending(client):
+    page = client.post("/step", data={"instruction": "Deliver from hospital_A to hospital_B", "model": "rules"})
+    thread = str(page.url).rsplit("/", 1)[1]
+    client.post(f"/step/{thread}/next")  # retrieve ran; generate_ir is next
+    for edit in ('instruction="Deliver from hospital_A to depot_1"', "gold_ir=null"):
+        page = client.post(f"/step/{thread}/edit", data={"edit": edit})
+        assert "paused before <code>generate_ir</code>" in page.text

@@ -139,6 +139,10 @@ def test_a_counterexample_is_placed_half_way_along_its_segment(downtown):
     assert (flat.x, flat.y, flat.z, flat.time_sec, flat.rule) == (15, 20, None, None, None)
     timed = marker_from_counterexample({"offending_segment": [[10, 10, 50, 8], [20, 30, 70, 12]]}, downtown)
     assert (timed.z, timed.time_sec) == (60, 10)  # the segment's own time, without a time_sec
+    # the verifier's segment brackets the violating instant: the marker sits where the route was then
+    at_time = {"time_sec": 80, "offending_segment": [[0, 0, 0, 0], [80, 0, 80, 80], [100, 0, 100, 100]]}
+    m = marker_from_counterexample(at_time, downtown)
+    assert (m.x, m.z, m.time_sec) == (80, 80, 80)
 
 
 def test_a_counterexample_without_segment_is_placed_at_its_entity(downtown):
