@@ -30,7 +30,7 @@ from nodes.context import Context
 from tools.world import World
 
 HERE = Path(__file__).resolve().parent
-STATUSES = ("execute", "human_confirm", "safe_refusal")
+STATUSES = ("execute", "human_confirm", "safe_refusal", data.WAITING)
 ContextFactory = Callable[[dict[str, Any]], Context]
 
 

@@ -60,6 +60,7 @@ class ThreadView(BaseModel):
     final_route: Route | None
     altitude_band: tuple[float, float]
     next_nodes: list[str] = Field(default_factory=list)
+    pending: Any = Field(default=None, description="the operator's question when the run waits at an interrupt")
     certificate: dict[str, Any] | None = None
     certified_ir: dict[str, Any] | None = Field(default=None, description="the IR the certificate binds")
     certificate_readable: bool = Field(
@@ -80,12 +81,17 @@ def list_threads(saver: BaseCheckpointSaver, *, status: str | None = None, limit
     return sorted(rows, key=lambda row: row.updated, reverse=True)[:limit]
 
 
+WAITING = "waiting for operator"  # an interactive run paused at fallback's interrupt()
+INTERRUPT_CHANNEL = "__interrupt__"  # the pending write an interrupt() leaves (langgraph keeps its constant private)
+
+
 def _thread_row(thread_id: str, stored: Any) -> ThreadRow:
     values = stored.checkpoint.get("channel_values") or {}
+    waiting = any(write[1] == INTERRUPT_CHANNEL for write in stored.pending_writes or [])
     return ThreadRow(
         thread_id=thread_id,
         instruction=str(values.get("instruction") or ""),
-        status=values.get("status"),
+        status=WAITING if waiting else values.get("status"),
         rounds=len(values.get("attempts") or []),
         model=str((values.get("run_config") or {}).get("model") or ""),
         updated=_iso(stored.checkpoint.get("ts")),
@@ -158,6 +164,7 @@ def thread_view(saver: BaseCheckpointSaver, thread_id: str, checkpoint_id: str |
         final_route=_route(decision, "decision", style="dashed"),
         altitude_band=_band(values.get("ir")),
         next_nodes=list(report.final.get("next") or []),
+        pending=report.final.get("pending_interrupt"),
         certificate=certificate if isinstance(certificate, dict) else None,
         certificate_readable=_is_certificate(certificate),
         certified_ir=certified_ir,

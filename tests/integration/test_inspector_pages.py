@@ -149,3 +149,15 @@ def test_two_edits_in_a_row_keep_the_pending_node_pending(client):
     for edit in ('instruction="Deliver from hospital_A to depot_1"', "gold_ir=null"):
         page = client.post(f"/step/{thread}/edit", data={"edit": edit})
         assert "paused before <code>generate_ir</code>" in page.text
+
+
+def test_a_run_waiting_for_the_operator_says_so_and_shows_the_question(downtown):
+    saver = InMemorySaver()
+    interactive = Context(model="rules", without=frozenset({"memory"}), interactive=True)
+    out = run_task(downtown, "Fly the usual route.", context=interactive, thread_id="waiting", checkpointer=saver)
+    assert out.interrupted is not None
+    client = TestClient(create_app(saver, make_context=lambda run_config: RULES), base_url="http://127.0.0.1")
+    listed = client.get("/?status=waiting for operator").text
+    assert listed.count("thread-row") == 1 and "status-waiting_for_operator" in listed
+    page = client.get("/thread/waiting").text
+    assert 'id="pending"' in page and "approve / refuse / edit?" in page
