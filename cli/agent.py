@@ -14,8 +14,8 @@ from cli.common import EXIT_OK, CommandError, add_json_flag, add_server_format_o
 from cli.stepper import Stepper
 from graph.builder import AblationError, build_graph, parse_without
 from graph.checkpoint import DEFAULT_DB, CheckpointerError, display_name, open_checkpointer
-from graph.history import TraceRound, UnknownRunError, checkpoints, fork, replay, trace
-from graph.runner import RunOutput, new_thread_id, run_config_of, run_task, summarise, thread_config
+from graph.history import TraceRound, UnknownRunError, checkpoints, fork, replay, stored_graph, trace
+from graph.runner import RunOutput, new_thread_id, run_config_of, run_task, summarise
 from memory.access import open_memory
 from models.base import LLMBackendDied
 from nodes.context import ABLATABLE, DEFAULT_MODEL, Context
@@ -300,13 +300,10 @@ def open_saver(target: str) -> BaseCheckpointSaver:
 
 def _stored_graph(args: argparse.Namespace):
     """The graph a stored thread was built with (its ablations come from the run's own record)."""
-    saver = open_saver(args.db)
-    probe = build_graph(checkpointer=saver)
-    values = probe.get_state(thread_config(args.thread)).values
-    if not values:
-        raise CommandError(f"no thread {args.thread!r} in {display_name(args.db)}")
-    run_config = values.get("run_config") or {}
-    return build_graph(run_config.get("without", ()), checkpointer=saver), run_config
+    try:
+        return stored_graph(open_saver(args.db), args.thread)
+    except UnknownRunError:
+        raise CommandError(f"no thread {args.thread!r} in {display_name(args.db)}") from None
 
 
 def _outcome_of_round(r: TraceRound) -> str:

@@ -8,10 +8,11 @@ import sys
 from typing import Any
 
 import jsonpatch
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
 from pydantic import BaseModel, Field
 
-from graph.builder import NODE_FUNCTIONS
+from graph.builder import NODE_FUNCTIONS, build_graph
 from graph.runner import RunOutput, summarise, thread_config
 from nodes.context import Context
 
@@ -138,6 +139,21 @@ def trace(graph: CompiledStateGraph, thread_id: str, checkpoint_id: str | None =
         rounds=rounds,
         final=final,
     )
+
+
+def stored_run_config(saver: BaseCheckpointSaver, thread_id: str) -> dict[str, Any]:
+    """The run_config a stored thread ran with (model, ablations, K, stress); UnknownRunError without the thread."""
+    stored = saver.get_tuple(thread_config(thread_id))
+    if stored is None:
+        raise UnknownRunError(f"no thread {thread_id!r} in this store")
+    return (stored.checkpoint.get("channel_values") or {}).get("run_config") or {}
+
+
+def stored_graph(saver: BaseCheckpointSaver, thread_id: str) -> tuple[CompiledStateGraph, dict[str, Any]]:
+    """The graph a stored thread was built with (its ablations come from its own run_config), over the store, and
+    that run_config: history, replay and fork need both."""
+    run_config = stored_run_config(saver, thread_id)
+    return build_graph(run_config.get("without") or (), checkpointer=saver), run_config
 
 
 def node_reads(node: str) -> tuple[str, ...]:

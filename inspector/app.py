@@ -23,7 +23,7 @@ from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from drawing import Route, altitude_svg, map_svg, route_colour
 from graph.builder import build_graph, enabled_nodes, parse_without
-from graph.history import UnknownRunError, last_node, node_reads
+from graph.history import UnknownRunError, last_node, node_reads, stored_run_config
 from graph.runner import new_thread_id, run_config_of, thread_config
 from inspector import data
 from nodes.context import Context
@@ -174,10 +174,7 @@ def create_app(
         return build_graph(without, checkpointer=saver, interrupt_before=enabled_nodes(without))
 
     def _stepped(thread_id: str) -> tuple[Any, Context, dict[str, Any]]:
-        stored = saver.get_tuple(thread_config(thread_id))
-        if stored is None:
-            raise NotFound(f"no thread {thread_id!r} in this store")
-        run_config = (stored.checkpoint.get("channel_values") or {}).get("run_config") or {}
+        run_config = stored_run_config(saver, thread_id)
         context = make_context(run_config)
         return _step_graph(parse_without(run_config.get("without") or ())), context, thread_config(thread_id)
 

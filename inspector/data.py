@@ -21,8 +21,7 @@ from pydantic import BaseModel, Field, ValidationError
 from drawing import Marker, Route, marker_from_counterexample
 from evaluation.runner import CONFIG_FILE, samples_file
 from evaluation.store import load_records, read_sample, read_trace, run_key
-from graph.builder import build_graph
-from graph.history import UnknownRunError, certificate_and_ir, checkpoints, producer, set_path, trace
+from graph.history import UnknownRunError, certificate_and_ir, checkpoints, producer, set_path, stored_graph, trace
 from graph.runner import thread_config
 from nodes.context import Context
 from nodes.state import InputState, State, override
@@ -106,12 +105,7 @@ def _iso(ts: Any) -> str:
 
 
 def thread_graph(saver: BaseCheckpointSaver, thread_id: str) -> CompiledStateGraph:
-    """The graph the thread ran on (its stored ablations), over the store: history, replay and fork need it."""
-    stored = saver.get_tuple(thread_config(thread_id))
-    if stored is None:
-        raise UnknownRunError(f"no thread {thread_id!r} in this store")
-    run_config = (stored.checkpoint.get("channel_values") or {}).get("run_config") or {}
-    return build_graph(run_config.get("without") or (), checkpointer=saver)
+    return stored_graph(saver, thread_id)[0]
 
 
 def _planned(tool_results: list[dict[str, Any]]) -> dict[str, Any] | None:
