@@ -31,6 +31,7 @@ from tools.world import (
     Corridor,
     Entity,
     EntityKind,
+    GeoReference,
     Grid,
     NoFlyZone,
     Region,
@@ -44,6 +45,14 @@ from tools.world import (
 )
 
 XY = tuple[float, float]
+# Synthetic cities lie nowhere: this stated anchor (the home position of PX4's SITL simulators, Zurich, 488 m AMSL)
+# puts their exports where a simulator starts. The example worlds carry the same one.
+SYNTHETIC_ANCHOR = GeoReference(
+    anchor_lat_lon=(47.397742, 8.545594),
+    ground_elevation_amsl_m=488.0,
+    note="a stated anchor for a synthetic city: the home position of PX4's SITL simulators (Zurich, 488 m AMSL), "
+    "so an exported plan opens where a simulator starts",
+)
 STREET_M = 20.0
 # Buildings stand this far inside their lot: the planner blocks cells within min_separation + half a cell
 # diagonal (~17 m) of a footprint, and a POI at a street intersection must keep a free column.
@@ -124,6 +133,7 @@ class CityDraft:
     labels: dict[str, EntityLabel] = field(default_factory=dict)
     data_sources: list[str] = field(default_factory=lambda: ["cloudbrain_bench_generator"])
     spare_sites: list[XY] = field(default_factory=list)  # open sites no POI took: room for scenario additions
+    geo_reference: GeoReference = SYNTHETIC_ANCHOR
 
     def build(self) -> World:
         """The World of this draft: each World field the draft holds, taken by name (the rest keep defaults)."""

@@ -41,6 +41,7 @@ from tools.world import (
     Building,
     Corridor,
     Entity,
+    GeoReference,
     Grid,
     NoFlyZone,
     Region,
@@ -438,6 +439,12 @@ def real_base() -> RealBase:
             "cloudbrain_bench_generator",
         ],
         spare_sites=_spare_sites(builder, grid),
+        geo_reference=GeoReference(
+            crs=CRS,
+            origin_easting_northing=origin,
+            country="FIN",
+            note=f"the OSM extract's frame: {CRS} (ETRS-TM35FIN) shifted by its origin; ground elevation not known",
+        ),
     )
     packages = {name: importlib.metadata.version(name) for name in ("pyrosm", "avwx-engine", "pyproj")}
     context = {

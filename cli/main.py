@@ -17,6 +17,7 @@ COMMAND_MODULES = (
     "cli.mcp_server",
     "cli.selftest",
     "cli.ui",
+    "cli.standards",
 )
 
 

@@ -246,23 +246,31 @@ def _stored_certificate(db: str, thread_id: str) -> tuple[Any, dict[str, Any] | 
     return certificate_and_ir(stored.checkpoint["channel_values"])
 
 
-def run_certify(args: argparse.Namespace) -> int:
-    world = open_world(args.world)
-    if args.thread:
-        source = f"thread {args.thread}"
-        document, ir = _stored_certificate(args.db, args.thread)
+def load_certificate(
+    path: str | None, db: str, thread_id: str | None
+) -> tuple[SafetyCertificate, dict[str, Any] | None]:
+    """The certificate (and the run's final IR, for a checkpointed run) from a certificate JSON, a `run --json`
+    output or a thread of the checkpoint database."""
+    if thread_id:
+        source = f"thread {thread_id}"
+        document, ir = _stored_certificate(db, thread_id)
     else:
-        source = args.check
-        document = read_json_file(args.check, "certificate")
+        source = str(path)
+        document = read_json_file(str(path), "certificate")
         if isinstance(document, dict) and "decision" in document:  # a `cloudbrain run --json` output
             document = (document.get("decision") or {}).get("certificate")
         ir = None
     if not isinstance(document, dict):
         raise CommandError(f"{source} holds no certificate (only an execute carries one)")
     try:
-        certificate = SafetyCertificate.model_validate(document)
+        return SafetyCertificate.model_validate(document), ir
     except ValidationError as exc:
         raise CommandError(f"{source} is not a certificate: {exc.errors()[0]['msg']}") from None
+
+
+def run_certify(args: argparse.Namespace) -> int:
+    world = open_world(args.world)
+    certificate, ir = load_certificate(args.check, args.db, args.thread)
     ir = read_json_file(args.ir, "IR") if args.ir else ir
     check = check_certificate(certificate, world, ir)
     text = (

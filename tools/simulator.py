@@ -297,6 +297,7 @@ class Flight:
     samples: np.ndarray  # (m, 4) simulated x, y, z, t
     gusts: np.ndarray  # (m,) gust speed at each second
     hovering: np.ndarray  # (m,) bool: holding outside a pop-up zone
+    plan_times: np.ndarray  # (m,) the plan's time each simulated second was flying (behind it: a delay)
 
 
 def _plan_ahead(track: NominalTrack, s: float, t_end: float) -> np.ndarray:
@@ -319,7 +320,7 @@ def _fly(
     tau = avoid.departure(_plan_ahead(track, s, t_end), s)
     drift = np.zeros(2)
     hold_area: Polygon | None = popup.shape.buffer(HOLD_MARGIN_M) if popup else None
-    rows, gusts, hovering = [[*nominal[0, :3], tau]], [0.0], [False]
+    rows, gusts, hovering, plan_times = [[*nominal[0, :3], tau]], [0.0], [False], [s]
     max_steps = int(3 * (t_end - s) + 600)
     while s < t_end - 1e-9 and len(rows) <= max_steps:
         here = track.at(s)
@@ -354,7 +355,21 @@ def _fly(
         rows.append([position[0] + drift[0], position[1] + drift[1], altitude, tau])
         gusts.append(float(np.linalg.norm(gust)))
         hovering.append(hold or avoid_hold)
-    return Flight(np.asarray(rows), np.asarray(gusts), np.asarray(hovering))
+        plan_times.append(s)
+    return Flight(np.asarray(rows), np.asarray(gusts), np.asarray(hovering), np.asarray(plan_times))
+
+
+def _deviation(track: NominalTrack, flight: Flight, until: float) -> dict[str, float]:
+    """How far the flight strayed from the plan up to `until`: sideways and up or down from where the plan was at
+    the same plan time, and how far behind it (an operational intent's volumes must hold this)."""
+    flown_part = flight.samples[:, 3] <= until
+    flown, plan_times = flight.samples[flown_part], flight.plan_times[flown_part]
+    planned = np.array([track.at(s) for s in plan_times])
+    return {
+        "lateral_m": _rounded(np.hypot(*(flown[:, :2] - planned[:, :2]).T).max()),
+        "vertical_m": _rounded(np.abs(flown[:, 2] - planned[:, 2]).max()),
+        "delay_sec": _rounded((flown[:, 3] - plan_times).max()),
+    }
 
 
 def _energy_steps(world: World, flight: Flight, speed: float, payload_kg: float) -> np.ndarray:
@@ -524,6 +539,7 @@ def simulate(world: World, args: SimulateArgs) -> ToolOutput:
         "popup_nfz": popup.model_dump(include={"id", "polygon", "active_window"}) if popup else None,
         "intruder_tracks": [t.model_dump() for t in intruders],
         "avoidance": manoeuvres,
+        "deviation": _deviation(track, flight, judged[last, 3]),
         "counterexample": None if decisive is None else _counterexample(world, flight.samples, judged, decisive),
     }
     if decisive is None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from datetime import datetime
 from enum import Enum
 from functools import cached_property
 from pathlib import Path
@@ -145,6 +146,18 @@ class TimeWindow(_Model):
         return self
 
 
+class ZoneSource(_Model):
+    """Where an imported zone came from: the published zone's own fields, kept so an export writes them back."""
+
+    standard: str = Field(description="ed269 | ed318 | geojson")
+    identifier: str = Field(description="the zone's identifier in the published file")
+    country: str = ""
+    restriction: str = Field(description="PROHIBITED | REQ_AUTHORISATION | CONDITIONAL, as published")
+    reasons: list[str] = Field(default_factory=list)
+    name: str = ""
+    message: str = ""
+
+
 class NoFlyZone(_PolygonMixin, _Model):
     id: str
     polygon: Ring
@@ -153,6 +166,7 @@ class NoFlyZone(_PolygonMixin, _Model):
     active_window: TimeWindow | None = Field(default=None, description="None = permanently active")
     reason: str = ""
     temporary: bool = False
+    source: ZoneSource | None = Field(default=None, description="the published zone it was imported from")
 
     def active_at(self, t: float) -> bool:
         w = self.active_window
@@ -175,6 +189,7 @@ class SensitiveZone(_PolygonMixin, _Model):
     name: str = ""
     polygon: Ring
     buffer_m: float = Field(default=30.0, ge=0)
+    source: ZoneSource | None = Field(default=None, description="the published zone it was imported from")
 
     @cached_property
     def buffered_shape(self) -> Polygon:
@@ -257,6 +272,44 @@ class EnergyModel(_Model):
     percentile: float = Field(default=0.9, gt=0, le=1)
 
 
+class GeoReference(_Model):
+    """Where the world's local frame lies on the Earth, and what its altitudes and clock are measured from.
+
+    Either a projected CRS in metres and the easting / northing of the frame's (0, 0) (real-context worlds: their
+    national grid), or a WGS84 anchor: the frame is then a transverse Mercator plane tangent at the anchor (scale 1
+    there; under 1 mm of distortion across 10 km). World altitudes are above ground level; exports in AMSL or WGS84
+    ellipsoidal heights add the ground elevation and the geoid undulation, each stated as an assumption when unknown.
+    """
+
+    crs: str | None = Field(default=None, description="projected CRS in metres, e.g. 'EPSG:3067'; None: anchor")
+    origin_easting_northing: XY | None = Field(default=None, description="the CRS coordinates of local (0, 0)")
+    anchor_lat_lon: XY | None = Field(default=None, description="WGS84 latitude, longitude of local (0, 0)")
+    ground_elevation_amsl_m: float | None = Field(default=None, description="ground height above mean sea level")
+    geoid_undulation_m: float | None = Field(
+        default=None, description="WGS84 ellipsoid height minus height above mean sea level, here"
+    )
+    country: str = Field(default="", description="ISO 3166-1 alpha-3 code written on exported zones; '' unknown")
+    clock_origin_utc: datetime | None = Field(
+        default=None, description="the UTC instant of t = 0 on the world's clock (zone schedules, exported times)"
+    )
+    note: str = Field(default="", description="where the reference comes from")
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> GeoReference:
+        projected = self.crs is not None or self.origin_easting_northing is not None
+        if projected == (self.anchor_lat_lon is not None):
+            raise ValueError("give either crs and origin_easting_northing, or anchor_lat_lon")
+        if projected and (self.crs is None or self.origin_easting_northing is None):
+            raise ValueError("a projected reference needs both crs and origin_easting_northing")
+        if self.anchor_lat_lon is not None:
+            lat, lon = self.anchor_lat_lon
+            if not (-85.0 <= lat <= 85.0 and -180.0 <= lon <= 180.0):
+                raise ValueError(f"anchor_lat_lon {self.anchor_lat_lon} is not a latitude, longitude")
+        if self.clock_origin_utc is not None and self.clock_origin_utc.utcoffset() is None:
+            raise ValueError("clock_origin_utc needs a time zone (e.g. a trailing Z)")
+        return self
+
+
 class Region(_Model):
     id: str
     bbox: tuple[float, float, float, float]
@@ -279,6 +332,9 @@ class World(_Model):
     energy: EnergyModel = Field(default_factory=EnergyModel)
     arrival_tolerance_m: float = Field(default=15.0, gt=0)
     data_sources: list[str] = Field(default_factory=lambda: ["hand_made"])
+    geo_reference: GeoReference | None = Field(
+        default=None, description="where the frame lies on the Earth; None: local metres only (no export)"
+    )
 
     @model_validator(mode="after")
     def _consistent(self) -> World:

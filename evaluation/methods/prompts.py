@@ -46,7 +46,15 @@ PROMPT_TOKENS = 900
 MAX_WAYPOINTS = 16
 MAX_REASON_CHARS = 120
 MAX_FLIGHT_SEC = 86_400.0
-LEFT_OUT_OF_STATE = {"name", "city_layout", "data_sources"}  # names of the world file, not state
+# Names of the world file and where it lies on the Earth: not state a plan is made from.
+LEFT_OUT_OF_STATE = {
+    "name": True,
+    "city_layout": True,
+    "data_sources": True,
+    "geo_reference": True,
+    "no_fly_zones": {"__all__": {"source"}},
+    "sensitive_zones": {"__all__": {"source"}},
+}
 REQUEST_TAG = re.compile(r"</?\s*request\s*>", re.IGNORECASE)
 # The scripts of the languages worlds name places in besides English (Entity.names): a view shows a place's name
 # in a language only to a request written in it, as names the request cannot use only cost prompt tokens.

@@ -1,0 +1,163 @@
+"""The airspace's formats: `zones import` / `zones export` (ED-269, ED-318, GeoJSON) and `export` of an execute
+(ASTM F3548-21 operational intent, QGroundControl .plan, MAVLink mission, GeoJSON, KML).
+
+A file that cannot be used is one line on stderr and exit 2; outputs are written whole or not at all.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import tempfile
+from pathlib import Path
+
+from cli.common import EXIT_OK, CommandError, add_json_flag, add_world_arg, emit, open_world, read_json_file
+from cli.tools import load_certificate
+from graph.checkpoint import DEFAULT_DB
+from standards.flight_plans import PLAN_FORMATS, plan_export, write_plan
+from standards.frame import StandardsError, geo_frame, parse_instant
+from standards.zone_files import FORMATS, detect_format
+from standards.zones import export_zones, import_zones
+from tools.world import World
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    zones = subparsers.add_parser("zones", help="import or export UAS geographical zones (ED-269, ED-318, GeoJSON)")
+    actions = zones.add_subparsers(dest="zones_command", required=True, metavar="ACTION")
+
+    p = actions.add_parser("import", help="add a zone file's zones to a world, written as a new world file")
+    add_world_arg(p)
+    p.add_argument("--file", required=True, help="ED-269 JSON, ED-318 or GeoJSON zone file")
+    p.add_argument("--format", choices=FORMATS, default=None, help="the file's format (default: read from it)")
+    p.add_argument("--out", required=True, help="the world file to write")
+    p.add_argument(
+        "--mission-start",
+        default=None,
+        help="RFC 3339 instant of t = 0, for schedules (default: the world's clock origin, else now)",
+    )
+    p.add_argument("--horizon-hours", type=float, default=12.0, help="schedules read over this long (default 12)")
+    p.add_argument(
+        "--circle-tolerance", type=float, default=0.5, help="metres a circle's polygon may lie outside it"
+    )
+    add_json_flag(p)
+    p.set_defaults(run=run_zones_import)
+
+    p = actions.add_parser("export", help="write a world's zones as a published zone file")
+    add_world_arg(p)
+    p.add_argument("--format", choices=FORMATS, required=True)
+    p.add_argument("--out", required=True)
+    add_json_flag(p)
+    p.set_defaults(run=run_zones_export)
+
+    p = subparsers.add_parser("export", help="write an execute as an F3548 intent, QGC plan, MAVLink mission, GIS")
+    source = p.add_mutually_exclusive_group(required=True)
+    source.add_argument("--run", dest="run_file", metavar="RUN_JSON", help="a `cloudbrain run --json` output (or its certificate)")
+    source.add_argument("--thread", help="a checkpointed run's thread (with --db)")
+    p.add_argument("--db", "--checkpointer", dest="db", default=DEFAULT_DB, help="checkpoints (default: %(default)s)")
+    add_world_arg(p)
+    p.add_argument("--format", choices=PLAN_FORMATS, required=True)
+    p.add_argument("--out", required=True)
+    p.add_argument("--start", default=None, help="RFC 3339 instant of t = 0 (default: the world's, else now)")
+    p.add_argument("--priority", type=int, default=0, help="the F3548 operational intent's priority (default 0)")
+    add_json_flag(p)
+    p.set_defaults(run=run_export)
+
+
+def _world_with_frame(path: str, start: str | None):
+    world = open_world(path)
+    try:
+        instant = parse_instant(start, "--start") if start else None
+        return world, geo_frame(world, instant)
+    except StandardsError as exc:
+        raise CommandError(str(exc)) from None
+
+
+def write_whole(path: str, text: str) -> None:
+    """Write to a temporary file beside `path`, then rename: a reader never sees half a file."""
+    target = Path(path)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.replace(temporary, target)
+    except OSError as exc:
+        raise CommandError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def run_zones_import(args: argparse.Namespace) -> int:
+    world, frame = _world_with_frame(args.world, args.mission_start)
+    document = read_json_file(args.file, "zone file")
+    try:
+        file_format = args.format or detect_format(document)
+        imported = import_zones(
+            world, document, file_format, frame, args.horizon_hours * 3600.0, args.circle_tolerance
+        )
+    except StandardsError as exc:
+        raise CommandError(f"{args.file}: {exc}") from None
+    write_whole(args.out, _world_json(imported.world))
+    report = {
+        "format": file_format,
+        "axis_order": imported.axis_order,
+        "clock_origin_utc": frame.clock_origin.isoformat(),
+        "zones": [line.model_dump() for line in imported.lines],
+        "assumptions": frame.assumptions,
+        "out": args.out,
+    }
+    lines = [f"{args.file} ({file_format}, pairs read as {imported.axis_order}) -> {args.out}"]
+    for line in imported.lines:
+        ids = f" as {', '.join(line.zone_ids)}" if line.zone_ids and line.zone_ids != [line.identifier] else ""
+        lines.append(f"  {line.identifier}: {line.outcome}{ids}{': ' + line.detail if line.detail else ''}")
+    lines += [f"  assumption: {a}" for a in frame.assumptions]
+    emit(report, args.json, "\n".join(lines))
+    return EXIT_OK
+
+
+def _world_json(world: World) -> str:
+    return json.dumps(world.model_dump(mode="json", exclude_none=False), indent=1, ensure_ascii=False) + "\n"
+
+
+def run_zones_export(args: argparse.Namespace) -> int:
+    world, frame = _world_with_frame(args.world, None)
+    try:
+        document = export_zones(world, frame, args.format)
+    except StandardsError as exc:
+        raise CommandError(str(exc)) from None
+    write_whole(args.out, json.dumps(document, indent=1, ensure_ascii=False) + "\n")
+    count = len(document["features"])
+    emit(
+        {"format": args.format, "zones": count, "assumptions": frame.assumptions, "out": args.out},
+        args.json,
+        "\n".join([f"{count} zones -> {args.out} ({args.format})", *(f"  assumption: {a}" for a in frame.assumptions)]),
+    )
+    return EXIT_OK
+
+
+def run_export(args: argparse.Namespace) -> int:
+    world, frame = _world_with_frame(args.world, args.start)
+    certificate, _ = load_certificate(args.run_file, args.db, args.thread)
+    try:
+        plan = plan_export(world, certificate, frame, args.priority)
+        text = write_plan(plan, args.format)
+    except StandardsError as exc:
+        raise CommandError(str(exc)) from None
+    write_whole(args.out, text)
+    buffers = plan.buffers
+    report = {
+        "format": args.format,
+        "out": args.out,
+        "volumes": len(plan.volumes),
+        "buffers": buffers.model_dump(),
+        "trajectory_sha256": certificate.digests.trajectory_sha256,
+        "assumptions": frame.assumptions,
+    }
+    text_lines = [
+        f"{args.format} -> {args.out}: {len(plan.waypoints)} waypoints, {len(plan.volumes)} 4D volumes "
+        f"(buffers {buffers.lateral_m:g} m sideways, {buffers.vertical_m:g} m vertically, {buffers.delay_sec:g} s late)",
+        f"  {buffers.basis}",
+        f"  certified trajectory sha256 {certificate.digests.trajectory_sha256[:16]}...",
+        *(f"  assumption: {a}" for a in frame.assumptions),
+    ]
+    emit(report, args.json, "\n".join(text_lines))
+    return EXIT_OK

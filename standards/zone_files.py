@@ -1,0 +1,357 @@
+"""Reading published UAS geographical zone files into one shape: EUROCAE ED-269 JSON, ED-318 (its GeoJSON
+successor) and plain GeoJSON.
+
+The structure of ED-269 files and ED-318 zone properties is checked by `uas-standards`' typed models (so a field
+the standard requires and the file lacks is named by the standard's own model); geometry, limits and schedules are
+read here into `PublishedZone`, in the file's own units and references. Coordinates are kept as the file gives
+them: whether pairs are [lon, lat] or [lat, lon] is decided for the whole file by `standards.zones`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, time
+from typing import Any
+
+from implicitdict import ImplicitDict
+from uas_standards.eurocae_ed269 import ED269Schema
+from uas_standards.eurocae_ed318 import UASZone
+
+from standards.frame import VERTICAL_REFERENCES, StandardsError, metres, parse_instant
+
+FORMATS = ("ed269", "ed318", "geojson")
+RESTRICTIONS = ("PROHIBITED", "REQ_AUTHORISATION", "CONDITIONAL", "NO_RESTRICTION")
+SPELLINGS = {"REQ_AUTHORIZATION": "REQ_AUTHORISATION", "USPACE": "USPACE"}  # ED-318 spells it with a Z
+WEEKDAYS = ("MON", "TUE", "WED", "THU", "FRI", "SAT", "SUN")
+
+
+@dataclass(frozen=True)
+class Horizontal:
+    """A polygon's exterior ring (pairs as published) and how many holes it had, or a circle."""
+
+    ring: list[tuple[float, float]] | None = None
+    holes: int = 0
+    centre: tuple[float, float] | None = None
+    radius_m: float | None = None
+
+
+@dataclass(frozen=True)
+class Limits:
+    lower_m: float | None  # None: the surface
+    lower_reference: str
+    upper_m: float | None  # None: unlimited
+    upper_reference: str
+
+
+@dataclass(frozen=True)
+class DailyWindow:
+    days: tuple[str, ...]  # MON..SUN, or ANY
+    start: time | None  # None: start of day (or a daylight event, read conservatively)
+    end: time | None  # None: end of day
+    approximated: bool = False  # a sunrise / sunset event read as the whole day
+
+
+@dataclass(frozen=True)
+class Period:
+    start: datetime | None
+    end: datetime | None
+    daily: tuple[DailyWindow, ...] | None  # None: all day within [start, end]
+
+
+@dataclass
+class PublishedZone:
+    identifier: str
+    country: str
+    restriction: str
+    reasons: list[str]
+    name: str
+    message: str
+    volumes: list[tuple[Horizontal, Limits]]
+    periods: list[Period] | None  # None: permanent
+    notes: list[str] = field(default_factory=list)
+
+
+def detect_format(document: Any) -> str:
+    """ED-269 when features carry a `geometry` list; ED-318 when their properties carry its required `variant`;
+    else plain GeoJSON."""
+    features = document.get("features") if isinstance(document, dict) else None
+    if not isinstance(features, list):
+        raise StandardsError("not a zone file: no `features` list (ED-269, ED-318 or GeoJSON FeatureCollection)")
+    first = next((f for f in features if isinstance(f, dict)), {})
+    if isinstance(first.get("geometry"), list):
+        return "ed269"
+    if isinstance(first.get("properties"), dict) and "variant" in first["properties"]:
+        return "ed318"
+    return "geojson"
+
+
+def read_zones(document: Any, file_format: str) -> list[PublishedZone]:
+    if file_format == "ed269":
+        return _read_ed269(document)
+    if not isinstance(document, dict) or document.get("type") != "FeatureCollection":
+        raise StandardsError(f"an {file_format} file is a GeoJSON FeatureCollection (its `type` says so)")
+    features = document.get("features")
+    if not isinstance(features, list):
+        raise StandardsError("features: missing or not a list")
+    return [_read_feature(f, i, strict=file_format == "ed318") for i, f in enumerate(features)]
+
+
+# --- ED-269 ----------------------------------------------------------------------------------------------------
+def _read_ed269(document: Any) -> list[PublishedZone]:
+    if not isinstance(document, dict):
+        raise StandardsError("an ED-269 file is a JSON object with a `features` list")
+    try:
+        schema = ED269Schema.from_dict(document)
+    except (ValueError, TypeError, KeyError) as exc:
+        raise StandardsError(f"not valid ED-269: {exc}") from None
+    zones = []
+    for index, feature in enumerate(schema.features):
+        where = f"features[{index}] ({feature.identifier})"
+        if not feature.geometry:
+            raise StandardsError(f"{where}: missing geometry")
+        volumes = [_ed269_volume(volume, f"{where}.geometry[{g}]") for g, volume in enumerate(feature.geometry)]
+        zones.append(
+            PublishedZone(
+                identifier=feature.identifier,
+                country=feature.country,
+                restriction=_restriction(str(_value(feature.restriction)), where),
+                reasons=[str(_value(r)) for r in feature.get("reason") or []],
+                name=feature.get("name") or "",
+                message=feature.get("message") or "",
+                volumes=volumes,
+                periods=_ed269_periods(feature.applicability, where),
+            )
+        )
+    return zones
+
+
+def _ed269_volume(volume: Any, where: str) -> tuple[Horizontal, Limits]:
+    unit = str(_value(volume.uomDimensions))
+    lower, upper = volume.get("lowerLimit"), volume.get("upperLimit")
+    limits = Limits(
+        lower_m=None if lower is None else metres(lower, unit, where),
+        lower_reference=str(_value(volume.lowerVerticalReference)),
+        upper_m=None if upper is None else metres(upper, unit, where),
+        upper_reference=str(_value(volume.upperVerticalReference)),
+    )
+    projection = volume.horizontalProjection
+    kind = str(_value(projection.type))
+    if kind == "Circle":
+        centre, radius = projection.get("center"), projection.get("radius")
+        return Horizontal(centre=_pair(centre, where), radius_m=_radius(radius, unit, where)), limits
+    return _polygon(projection.get("coordinates"), where), limits
+
+
+def _ed269_periods(applicability: list[Any], where: str) -> list[Period] | None:
+    periods = []
+    for index, period in enumerate(applicability or []):
+        if str(_value(period.permanent)) == "YES":
+            return None
+        periods.append(_period(period, f"{where}.applicability[{index}]"))
+    return periods or None
+
+
+# --- ED-318 and GeoJSON --------------------------------------------------------------------------------------
+def _read_feature(feature: Any, index: int, strict: bool) -> PublishedZone:
+    where = f"features[{index}]"
+    if not isinstance(feature, dict):
+        raise StandardsError(f"{where}: not a GeoJSON Feature object")
+    properties = feature.get("properties")
+    if not isinstance(properties, dict):
+        raise StandardsError(f"{where}: no properties (the zone's identifier and restriction)")
+    if strict:
+        try:
+            ImplicitDict.parse(properties, UASZone)
+        except (ValueError, TypeError, KeyError) as exc:
+            raise StandardsError(f"{where}.properties: not a valid ED-318 zone: {exc}") from None
+    identifier = properties.get("identifier") or feature.get("id")
+    if not identifier:
+        raise StandardsError(f"{where}: no identifier")
+    where = f"{where} ({identifier})"
+    geometry = feature.get("geometry")
+    if not isinstance(geometry, dict):
+        raise StandardsError(f"{where}: missing geometry")
+    restriction = properties.get("type") if strict else properties.get("restriction", properties.get("type"))
+    if restriction is None:
+        raise StandardsError(f"{where}: no restriction (`type` in ED-318, `restriction` in GeoJSON)")
+    return PublishedZone(
+        identifier=str(identifier),
+        country=str(properties.get("country") or ""),
+        restriction=_restriction(str(restriction), where),
+        reasons=[str(r) for r in properties.get("reason") or []],
+        name=_text(properties.get("name")),
+        message=_text(properties.get("message")),
+        volumes=_geojson_volumes(geometry, properties, where, strict),
+        periods=_geojson_periods(properties, where),
+    )
+
+
+def _geojson_volumes(geometry: dict, properties: dict, where: str, strict: bool) -> list[tuple[Horizontal, Limits]]:
+    kind = geometry.get("type")
+    if kind == "GeometryCollection":
+        parts = geometry.get("geometries") or []
+        if not parts:
+            raise StandardsError(f"{where}: missing geometry (an empty GeometryCollection)")
+        return [v for n, part in enumerate(parts) for v in _geojson_volumes(part, properties, f"{where}[{n}]", strict)]
+    layer = geometry.get("layer")
+    limits = _layer_limits(layer, where) if layer is not None else _flat_limits(properties, where, strict)
+    unit = (layer or {}).get("uom") or properties.get("uom") or "m"
+    if kind == "Polygon":
+        return [(_polygon(geometry.get("coordinates"), where), limits)]
+    if kind == "MultiPolygon":
+        polygons = geometry.get("coordinates") or []
+        if not polygons:
+            raise StandardsError(f"{where}: missing geometry (an empty MultiPolygon)")
+        return [(_polygon(p, f"{where}[{n}]"), limits) for n, p in enumerate(polygons)]
+    if kind == "Point":
+        extent = geometry.get("extent") or {}
+        if extent.get("subType") != "Circle":
+            raise StandardsError(f"{where}: a Point zone needs a Circle extent with a radius")
+        centre = _pair(geometry.get("coordinates"), where)
+        return [(Horizontal(centre=centre, radius_m=_radius(extent.get("radius"), str(unit), where)), limits)]
+    raise StandardsError(f"{where}: missing geometry (a zone is a Polygon, MultiPolygon or circle, not {kind!r})")
+
+
+def _layer_limits(layer: Any, where: str) -> Limits:
+    if not isinstance(layer, dict):
+        raise StandardsError(f"{where}: layer is not an object")
+    unit = str(layer.get("uom") or "")
+    if not unit:
+        raise StandardsError(f"{where}: layer has no uom (m or ft)")
+    return Limits(
+        lower_m=_limit(layer.get("lower"), unit, where),
+        lower_reference=_reference(layer.get("lowerReference"), where, "lowerReference"),
+        upper_m=_limit(layer.get("upper"), unit, where),
+        upper_reference=_reference(layer.get("upperReference"), where, "upperReference"),
+    )
+
+
+def _flat_limits(properties: dict, where: str, strict: bool) -> Limits:
+    """Plain GeoJSON keeps limits in the properties; no limits at all is a zone from the surface up."""
+    keys = ("lower", "upper", "lowerReference", "upperReference")
+    if strict and not any(k in properties for k in keys):
+        raise StandardsError(f"{where}: altitude reference missing (an ED-318 geometry needs its `layer`)")
+    if not any(k in properties for k in keys):
+        return Limits(None, "AGL", None, "AGL")
+    unit = str(properties.get("uom") or "m")
+    return Limits(
+        lower_m=_limit(properties.get("lower"), unit, where),
+        lower_reference=_reference(properties.get("lowerReference"), where, "lowerReference"),
+        upper_m=_limit(properties.get("upper"), unit, where),
+        upper_reference=_reference(properties.get("upperReference"), where, "upperReference"),
+    )
+
+
+def _geojson_periods(properties: dict, where: str) -> list[Period] | None:
+    periods = properties.get("limitedApplicability")
+    if periods is None and ("startDateTime" in properties or "endDateTime" in properties):
+        periods = [properties]
+    if not periods:
+        return None
+    if not isinstance(periods, list):
+        raise StandardsError(f"{where}: limitedApplicability is not a list")
+    return [_period(p, f"{where}.limitedApplicability[{n}]") for n, p in enumerate(periods)]
+
+
+# --- shared pieces ---------------------------------------------------------------------------------------------
+def _period(period: Any, where: str) -> Period:
+    if not isinstance(period, dict):
+        raise StandardsError(f"{where}: not an object")
+    start, end = period.get("startDateTime"), period.get("endDateTime")
+    schedule = period.get("schedule")
+    daily = None
+    if schedule:
+        daily = tuple(_daily(day, f"{where}.schedule[{n}]") for n, day in enumerate(schedule))
+    return Period(
+        start=None if start is None else parse_instant(str(start), f"{where}.startDateTime"),
+        end=None if end is None else parse_instant(str(end), f"{where}.endDateTime"),
+        daily=daily,
+    )
+
+
+def _daily(day: Any, where: str) -> DailyWindow:
+    if not isinstance(day, dict):
+        raise StandardsError(f"{where}: not an object")
+    days = tuple(str(_value(d)) for d in day.get("day") or [])
+    unknown = [d for d in days if d not in (*WEEKDAYS, "ANY")]
+    if not days or unknown:
+        raise StandardsError(f"{where}: day must list MON..SUN or ANY, got {list(days)}")
+    start, end = day.get("startTime"), day.get("endTime")
+    return DailyWindow(
+        days=days,
+        start=None if start is None else _clock(str(start), where),
+        end=None if end is None else _clock(str(end), where),
+        approximated=(start is None and day.get("startEvent") is not None)
+        or (end is None and day.get("endEvent") is not None),
+    )
+
+
+def _clock(text: str, where: str) -> time:
+    """ED-269's hh:mm:ss(.s)Z / hh:mmZ, with Z or an offset; no zone is UTC (ED-318 times are UTC)."""
+    value = text.strip().replace("Z", "+00:00")
+    try:
+        parsed = time.fromisoformat(value)
+    except ValueError:
+        raise StandardsError(f"{where}: {text!r} is not a time of day (hh:mm[:ss]Z)") from None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def _polygon(coordinates: Any, where: str) -> Horizontal:
+    if not isinstance(coordinates, list) or not coordinates or not isinstance(coordinates[0], list):
+        raise StandardsError(f"{where}: missing geometry (a polygon needs its coordinates)")
+    ring = [_pair(p, where) for p in coordinates[0]]
+    if len(ring) > 1 and ring[0] == ring[-1]:
+        ring = ring[:-1]
+    if len(set(ring)) < 3:
+        raise StandardsError(f"{where}: missing geometry (a polygon needs at least three distinct vertices)")
+    return Horizontal(ring=ring, holes=len(coordinates) - 1)
+
+
+def _pair(point: Any, where: str) -> tuple[float, float]:
+    if not isinstance(point, list | tuple) or len(point) < 2:
+        raise StandardsError(f"{where}: a coordinate must be a pair of numbers, got {point!r}")
+    try:
+        return float(point[0]), float(point[1])
+    except (TypeError, ValueError):
+        raise StandardsError(f"{where}: a coordinate must be a pair of numbers, got {point!r}") from None
+
+
+def _radius(radius: Any, unit: str, where: str) -> float:
+    if not isinstance(radius, int | float) or radius <= 0:
+        raise StandardsError(f"{where}: missing geometry (a circle needs a positive radius)")
+    return metres(radius, unit, where)
+
+
+def _limit(value: Any, unit: str, where: str) -> float | None:
+    if value is None:
+        return None
+    if not isinstance(value, int | float):
+        raise StandardsError(f"{where}: an altitude limit must be a number, got {value!r}")
+    return metres(value, unit, where)
+
+
+def _reference(value: Any, where: str, key: str) -> str:
+    if value is None:
+        raise StandardsError(f"{where}: altitude reference missing ({key}: AGL, AMSL or WGS84)")
+    reference = str(value).upper()
+    if reference not in VERTICAL_REFERENCES:
+        raise StandardsError(f"{where}: unknown altitude reference {value!r} ({key}: AGL, AMSL or WGS84)")
+    return reference
+
+
+def _restriction(value: str, where: str) -> str:
+    restriction = SPELLINGS.get(value, value)
+    if restriction not in (*RESTRICTIONS, "USPACE"):
+        raise StandardsError(f"{where}: unknown restriction {value!r} (one of {', '.join(RESTRICTIONS)})")
+    return restriction
+
+
+def _text(value: Any) -> str:
+    """ED-269 texts are strings; ED-318's are lists of {text, lang}: the first text."""
+    if isinstance(value, list):
+        return next((str(v.get("text")) for v in value if isinstance(v, dict) and v.get("text")), "")
+    return "" if value is None else str(value)
+
+
+def _value(item: Any) -> Any:
+    return getattr(item, "value", item)

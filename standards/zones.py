@@ -1,0 +1,402 @@
+"""UAS geographical zones in and out of a world: published zones become its no-fly and sensitive zones, and its
+zones are written back as ED-269, ED-318 or GeoJSON.
+
+Import, per published restriction class (the agent holds no authorisation and meets no condition by itself, so
+every class that restricts anything is kept clear of):
+- PROHIBITED -> a no-fly zone;
+- REQ_AUTHORISATION -> a no-fly zone whose reason says an authorisation is required;
+- CONDITIONAL -> a sensitive zone with no buffer, kept clear at every altitude and time (reported as approximated);
+- NO_RESTRICTION and U-space airspace -> skipped (nothing to keep clear of), reported.
+Vertical limits become metres above this world's ground (FT to M; AMSL and WGS84 through the geo_reference's ground
+elevation and geoid undulation, which the import never guesses); circles become circumscribed polygons whose
+outward error is at most `circle_tolerance_m`; schedules become the active window on the mission's clock (the hull
+of the day's windows when there are several: active through the gaps, reported). Coordinates are read as
+[lon, lat] unless the file's pairs only make sense as [lat, lon] near this world (then reported). A zone that
+misses the world's frame, or is never active in the horizon, is skipped and reported by its identifier.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import BaseModel
+from pyproj import Geod
+from shapely.geometry import Polygon, box
+
+from standards.frame import GeoFrame, StandardsError, rfc3339
+from standards.schedule import active_intervals
+from standards.zone_files import Horizontal, Limits, PublishedZone, read_zones
+from tools.world import NoFlyZone, SensitiveZone, TimeWindow, World, ZoneSource
+
+UNLIMITED_M = 10_000.0  # NoFlyZone's own default ceiling: no upper limit
+NEARBY_M = 100_000.0  # a file's pairs are read in the order that puts zones within this of the world
+DIGITS = 3  # local metres are kept to the millimetre, so a round trip through WGS84 lands on the same values
+ROUNDING_SLACK_M = 0.01
+WGS84_GEOD = Geod(ellps="WGS84")
+
+
+class ImportLine(BaseModel):
+    identifier: str
+    outcome: Literal["imported", "approximated", "replaced", "skipped"]
+    zone_ids: list[str] = []
+    detail: str = ""
+
+
+@dataclass
+class ZoneImport:
+    world: World
+    lines: list[ImportLine] = field(default_factory=list)
+    axis_order: str = "lon,lat"
+
+
+def import_zones(
+    world: World,
+    document: Any,
+    file_format: str,
+    frame: GeoFrame,
+    horizon_sec: float = 86_400.0,
+    circle_tolerance_m: float = 0.5,
+) -> ZoneImport:
+    """The world with the file's zones added (a zone with an id the world already has replaces it)."""
+    published = read_zones(document, file_format)
+    lat_first = _lat_first(published, frame, world)
+    result = ZoneImport(world, axis_order="lat,lon" if lat_first else "lon,lat")
+    frame_box = box(0.0, 0.0, world.grid.width_m, world.grid.depth_m)
+    no_fly, sensitive = {z.id: z for z in world.no_fly_zones}, {z.id: z for z in world.sensitive_zones}
+    other_ids = {item.id for group in (world.buildings, world.entities, world.corridors, world.fleet) for item in group}
+    for zone in published:
+        line, made_zones = _import_one(zone, file_format, frame, frame_box, lat_first, horizon_sec, circle_tolerance_m)
+        result.lines.append(line)
+        for made in made_zones:
+            if made.id in other_ids:
+                raise StandardsError(f"zone {zone.identifier}: its id {made.id} is already a building, place or UAV")
+            if made.id in no_fly or made.id in sensitive:
+                line.outcome = "replaced"
+            no_fly.pop(made.id, None)
+            sensitive.pop(made.id, None)
+            (sensitive if isinstance(made, SensitiveZone) else no_fly)[made.id] = made
+    # The clock the windows were read on becomes the world's, so they keep their meaning in later exports.
+    reference = world.geo_reference.model_copy(update={"clock_origin_utc": frame.clock_origin})
+    updated = {
+        **world.model_dump(),
+        "no_fly_zones": [z.model_dump() for z in no_fly.values()],
+        "sensitive_zones": [z.model_dump() for z in sensitive.values()],
+        "geo_reference": reference.model_dump(),
+    }
+    result.world = World.model_validate(updated)  # checked whole, as a file would be
+    return result
+
+
+def _import_one(
+    zone: PublishedZone,
+    file_format: str,
+    frame: GeoFrame,
+    frame_box: Polygon,
+    lat_first: bool,
+    horizon_sec: float,
+    tolerance_m: float,
+) -> tuple[ImportLine, list[NoFlyZone | SensitiveZone]]:
+    line = ImportLine(identifier=zone.identifier, outcome="imported")
+    made: list[NoFlyZone | SensitiveZone] = []
+    if zone.restriction in ("NO_RESTRICTION", "USPACE"):
+        line.outcome, line.detail = "skipped", f"{zone.restriction}: nothing to keep clear of"
+        return line, made
+    window, notes = _window(zone, frame, horizon_sec)
+    if window == "never":
+        line.outcome, line.detail = "skipped", "not active in the mission's horizon"
+        return line, made
+    source = ZoneSource(
+        standard=file_format,
+        identifier=zone.identifier,
+        country=zone.country,
+        restriction=zone.restriction,
+        reasons=zone.reasons,
+        name=zone.name,
+        message=zone.message,
+    )
+    base_id = re.sub(r"[^A-Za-z0-9_]", "_", zone.identifier)
+    if not base_id[:1].isalpha():
+        base_id = f"zone_{base_id}"
+    outside = 0
+    for index, (horizontal, limits) in enumerate(zone.volumes):
+        where = f"zone {zone.identifier}" + (f" volume {index + 1}" if len(zone.volumes) > 1 else "")
+        ring, ring_notes = _local_ring(horizontal, frame, lat_first, tolerance_m, where)
+        if not Polygon(ring).intersects(frame_box):
+            outside += 1
+            continue
+        lower, upper = _agl_band(limits, frame, where)
+        if upper <= 0.0:
+            notes.append(f"volume {index + 1} lies wholly below this world's ground")
+            continue
+        notes += ring_notes
+        zone_id = base_id if len(zone.volumes) == 1 else f"{base_id}_{index + 1}"
+        made.append(_world_zone(zone, zone_id, ring, lower, upper, window, source, notes))
+    if not made:
+        line.outcome = "skipped"
+        line.detail = "outside the world's frame" if outside else "; ".join(notes)
+        return line, made
+    line.zone_ids = [z.id for z in made]
+    if notes:
+        line.outcome, line.detail = "approximated", "; ".join(dict.fromkeys(notes))
+    return line, made
+
+
+def _world_zone(
+    zone: PublishedZone,
+    zone_id: str,
+    ring: list[tuple[float, float]],
+    lower: float,
+    upper: float,
+    window: TimeWindow | None,
+    source: ZoneSource,
+    notes: list[str],
+) -> NoFlyZone | SensitiveZone:
+    if zone.restriction == "CONDITIONAL":
+        notes.append("CONDITIONAL: kept clear at every altitude and time, as a sensitive zone with no buffer")
+        return SensitiveZone(
+            id=zone_id, kind="conditional", name=zone.name or zone.message, polygon=ring, buffer_m=0.0, source=source
+        )
+    reason = zone.message or zone.name or ", ".join(zone.reasons)
+    if zone.restriction == "REQ_AUTHORISATION":
+        reason = f"authorisation required{': ' + reason if reason else ''}"
+    return NoFlyZone(
+        id=zone_id,
+        polygon=ring,
+        alt_min_m=lower,
+        alt_max_m=upper,
+        active_window=window,
+        reason=reason,
+        temporary=window is not None,
+        source=source,
+    )
+
+
+def _window(zone: PublishedZone, frame: GeoFrame, horizon_sec: float) -> tuple[TimeWindow | None | str, list[str]]:
+    if zone.periods is None:
+        return None, []
+    notes = []
+    if any(w.approximated for p in zone.periods for w in p.daily or ()):
+        notes.append("a sunrise / sunset bound read as the whole day")
+    intervals = active_intervals(zone.periods, frame.clock_origin, horizon_sec)
+    if not intervals:
+        return "never", notes
+    start, end = round(intervals[0][0], DIGITS), round(intervals[-1][1], DIGITS)
+    if len(intervals) > 1:
+        notes.append(f"{len(intervals)} active windows in the horizon merged into one (active through the gaps)")
+    if start <= 0.0 and end >= horizon_sec and len(intervals) == 1:
+        return None, notes  # active throughout the mission's horizon
+    return TimeWindow(start_sec=max(start, 0.0), end_sec=end), notes
+
+
+def _agl_band(limits: Limits, frame: GeoFrame, where: str) -> tuple[float, float]:
+    lower = 0.0 if limits.lower_m is None else frame.agl(limits.lower_m, limits.lower_reference, where)
+    upper = UNLIMITED_M if limits.upper_m is None else frame.agl(limits.upper_m, limits.upper_reference, where)
+    if upper <= lower:
+        raise StandardsError(f"{where}: its upper limit is not above its lower limit")
+    return round(max(lower, 0.0), DIGITS), round(min(upper, UNLIMITED_M), DIGITS)
+
+
+def _local_ring(
+    horizontal: Horizontal, frame: GeoFrame, lat_first: bool, tolerance_m: float, where: str
+) -> tuple[list[tuple[float, float]], list[str]]:
+    notes = []
+    if horizontal.radius_m is not None:
+        lon, lat = _lon_lat(horizontal.centre, lat_first)
+        radius = horizontal.radius_m
+        tangent = radius + ROUNDING_SLACK_M  # the edges touch a slightly larger circle: rounding never cuts in
+        sides = max(8, math.ceil(math.pi / math.acos(tangent / (radius + tolerance_m))))
+        reach = tangent / math.cos(math.pi / sides)
+        azimuths = np.linspace(0.0, 360.0, sides, endpoint=False)
+        lons, lats, _ = WGS84_GEOD.fwd(np.full(sides, lon), np.full(sides, lat), azimuths, np.full(sides, reach))
+        pairs = list(zip(lons.tolist(), lats.tolist()))
+        notes.append(
+            f"circle of radius {radius:g} m as a {sides}-sided polygon around it, at most "
+            f"{reach - radius:.2f} m outside the circle"
+        )
+    else:
+        pairs = [_lon_lat(p, lat_first) for p in horizontal.ring or []]
+        if horizontal.holes:
+            notes.append(f"{horizontal.holes} hole(s) filled in (the zone covers them)")
+    ring = [tuple(round(v, DIGITS) for v in frame.local(lon, lat)) for lon, lat in pairs]
+    if not all(math.isfinite(v) for xy in ring for v in xy):
+        raise StandardsError(f"{where}: coordinates that do not project into this world's frame")
+    polygon = Polygon(ring)
+    if not polygon.is_valid or polygon.area <= 0:
+        raise StandardsError(f"{where}: self-intersecting or degenerate polygon")
+    return ring, notes
+
+
+def _lon_lat(pair: tuple[float, float] | None, lat_first: bool) -> tuple[float, float]:
+    a, b = pair or (0.0, 0.0)
+    return (b, a) if lat_first else (a, b)
+
+
+def _lat_first(zones: list[PublishedZone], frame: GeoFrame, world: World) -> bool:
+    """Whether the file's pairs are [lat, lon]: only when more zones then lie near the world than read as
+    [lon, lat] (GeoJSON's order, the default)."""
+    centre = frame.lon_lat(world.grid.width_m / 2, world.grid.depth_m / 2)
+    firsts = [h.centre or (h.ring or [(0.0, 0.0)])[0] for z in zones for h, _ in z.volumes]
+    if not firsts:
+        return False
+    a, b = np.array([p[0] for p in firsts]), np.array([p[1] for p in firsts])
+
+    def near(lon: np.ndarray, lat: np.ndarray) -> int:
+        valid = (np.abs(lat) <= 90.0) & (np.abs(lon) <= 180.0)
+        if not valid.any():
+            return 0
+        _, _, distance = WGS84_GEOD.inv(
+            np.full(valid.sum(), centre[0]), np.full(valid.sum(), centre[1]), lon[valid], lat[valid]
+        )
+        return int((distance <= NEARBY_M).sum())
+
+    return near(b, a) > near(a, b)
+
+
+# --- export ----------------------------------------------------------------------------------------------------
+ExportFormat = Literal["ed269", "ed318", "geojson"]
+
+
+def export_zones(world: World, frame: GeoFrame, file_format: ExportFormat) -> dict[str, Any]:
+    """The world's zones as a published file; sensitive zones as CONDITIONAL, their buffer drawn into the polygon."""
+    zones = [*map(_exported_nfz, world.no_fly_zones), *map(_exported_sensitive, world.sensitive_zones)]
+    country = world.geo_reference.country if world.geo_reference else ""
+    if not country and any(not z["source"] or not z["source"].country for z in zones):
+        frame.assumptions.append("the world names no country: zones without one are written with XXX")
+    writer = {"ed269": _ed269, "ed318": _ed318, "geojson": _geojson}[file_format]
+    features = [writer(z, frame, country or "XXX") for z in zones]
+    name = f"UAS geographical zones of {world.world_id}"
+    if file_format == "ed269":
+        return {"title": name, "description": _described(frame), "features": features}
+    document: dict[str, Any] = {"type": "FeatureCollection", "name": name, "features": features}
+    if file_format == "ed318":
+        document["metadata"] = {
+            "description": [{"text": _described(frame), "lang": "en-GB"}],
+            "issued": rfc3339(frame.clock_origin),
+        }
+    return document
+
+
+def _described(frame: GeoFrame) -> str:
+    base = "Exported by CloudBrain; altitudes in metres above ground level"
+    return f"{base}. Assumptions: {'; '.join(frame.assumptions)}" if frame.assumptions else base
+
+
+def _exported_nfz(zone: NoFlyZone) -> dict[str, Any]:
+    source = zone.source
+    return {
+        "id": zone.id,
+        "source": source,
+        "restriction": source.restriction if source else "PROHIBITED",
+        "ring": zone.polygon,
+        "lower": zone.alt_min_m,
+        "upper": None if zone.alt_max_m >= UNLIMITED_M else zone.alt_max_m,
+        "window": zone.active_window,
+        "name": source.name if source else zone.reason,
+    }
+
+
+def _exported_sensitive(zone: SensitiveZone) -> dict[str, Any]:
+    shape = zone.shape.buffer(zone.buffer_m, join_style="mitre") if zone.buffer_m > 0 else zone.shape
+    return {
+        "id": zone.id,
+        "source": zone.source,
+        "restriction": "CONDITIONAL",
+        "ring": [tuple(round(v, DIGITS) for v in xy) for xy in list(shape.exterior.coords)[:-1]],
+        "lower": 0.0,
+        "upper": None,
+        "window": None,
+        "name": zone.source.name if zone.source else zone.name or zone.kind,
+    }
+
+
+def _lon_lat_ring(zone: dict[str, Any], frame: GeoFrame) -> list[list[float]]:
+    ring = [list(frame.lon_lat(x, y)) for x, y in zone["ring"]]
+    return [*ring, ring[0]]
+
+
+def _common(zone: dict[str, Any], country: str) -> dict[str, Any]:
+    source: ZoneSource | None = zone["source"]
+    return {
+        "identifier": source.identifier if source else zone["id"],
+        "country": source.country if source and source.country else country,
+        "name": zone["name"],
+        "reason": list(source.reasons) if source else ["OTHER"],
+        "message": source.message if source else "",
+    }
+
+
+def _times(window: TimeWindow | None, frame: GeoFrame) -> dict[str, str] | None:
+    if window is None:
+        return None
+    return {
+        "startDateTime": rfc3339(frame.instant(window.start_sec)),
+        "endDateTime": rfc3339(frame.instant(window.end_sec)),
+    }
+
+
+def _ed269(zone: dict[str, Any], frame: GeoFrame, country: str) -> dict[str, Any]:
+    times = _times(zone["window"], frame)
+    upper = zone["upper"]
+    return {
+        **_common(zone, country),
+        "type": "COMMON",
+        "restriction": zone["restriction"],
+        "applicability": [{"permanent": "NO", **times}] if times else [{"permanent": "YES"}],
+        "zoneAuthority": [],
+        "geometry": [
+            {
+                "uomDimensions": "M",
+                "lowerLimit": math.floor(zone["lower"]),
+                "lowerVerticalReference": "AGL",
+                "upperLimit": None if upper is None else math.ceil(upper),
+                "upperVerticalReference": "AGL",
+                "horizontalProjection": {"type": "Polygon", "coordinates": [_lon_lat_ring(zone, frame)]},
+            }
+        ],
+    }
+
+
+def _layer(zone: dict[str, Any]) -> dict[str, Any]:
+    upper = UNLIMITED_M if zone["upper"] is None else zone["upper"]
+    return {"upper": upper, "upperReference": "AGL", "lower": zone["lower"], "lowerReference": "AGL", "uom": "m"}
+
+
+def _ed318(zone: dict[str, Any], frame: GeoFrame, country: str) -> dict[str, Any]:
+    common = _common(zone, country)
+    times = _times(zone["window"], frame)
+    restriction = zone["restriction"].replace("AUTHORISATION", "AUTHORIZATION")
+    properties = {
+        "identifier": common["identifier"],
+        "country": common["country"],
+        "name": [{"text": common["name"], "lang": "en-GB"}],
+        "type": restriction,
+        "variant": "COMMON",
+        "reason": common["reason"],
+        "message": [{"text": common["message"], "lang": "en-GB"}] if common["message"] else None,
+        "limitedApplicability": [times] if times else None,
+        "zoneAuthority": [{"purpose": "INFORMATION"}],
+    }
+    geometry = {"type": "Polygon", "coordinates": [_lon_lat_ring(zone, frame)], "layer": _layer(zone)}
+    # no Feature id: the identifier is in the properties, and uas-standards' model reads a string id as an int
+    return {"type": "Feature", "properties": _no_nulls(properties), "geometry": geometry}
+
+
+def _geojson(zone: dict[str, Any], frame: GeoFrame, country: str) -> dict[str, Any]:
+    common = _common(zone, country)
+    layer = _layer(zone)
+    properties = {
+        **common,
+        "restriction": zone["restriction"],
+        **{k: layer[k] for k in ("lower", "lowerReference", "upper", "upperReference", "uom")},
+        **(_times(zone["window"], frame) or {}),
+    }
+    geometry = {"type": "Polygon", "coordinates": [_lon_lat_ring(zone, frame)]}
+    return {"type": "Feature", "id": common["identifier"], "properties": properties, "geometry": geometry}
+
+
+def _no_nulls(values: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in values.items() if v is not None}
