@@ -37,9 +37,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="RFC 3339 instant of t = 0, for schedules (default: the world's clock origin, else now)",
     )
     p.add_argument("--horizon-hours", type=float, default=12.0, help="schedules read over this long (default 12)")
-    p.add_argument(
-        "--circle-tolerance", type=float, default=0.5, help="metres a circle's polygon may lie outside it"
-    )
+    p.add_argument("--circle-tolerance", type=float, default=0.5, help="metres a circle's polygon may lie outside it")
     add_json_flag(p)
     p.set_defaults(run=run_zones_import)
 
@@ -52,7 +50,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     p = subparsers.add_parser("export", help="write an execute as an F3548 intent, QGC plan, MAVLink mission, GIS")
     source = p.add_mutually_exclusive_group(required=True)
-    source.add_argument("--run", dest="run_file", metavar="RUN_JSON", help="a `cloudbrain run --json` output (or its certificate)")
+    source.add_argument(
+        "--run", dest="run_file", metavar="RUN_JSON", help="a `cloudbrain run --json` output (or its certificate)"
+    )
     source.add_argument("--thread", help="a checkpointed run's thread (with --db)")
     p.add_argument("--db", "--checkpointer", dest="db", default=DEFAULT_DB, help="checkpoints (default: %(default)s)")
     add_world_arg(p)
@@ -91,9 +91,7 @@ def run_zones_import(args: argparse.Namespace) -> int:
     document = read_json_file(args.file, "zone file")
     try:
         file_format = args.format or detect_format(document)
-        imported = import_zones(
-            world, document, file_format, frame, args.horizon_hours * 3600.0, args.circle_tolerance
-        )
+        imported = import_zones(world, document, file_format, frame, args.horizon_hours * 3600.0, args.circle_tolerance)
     except StandardsError as exc:
         raise CommandError(f"{args.file}: {exc}") from None
     write_whole(args.out, _world_json(imported.world))

@@ -243,3 +243,18 @@ def test_a_pop_up_zone_expiring_mid_step_is_not_entered_before_it_expires(regist
         )
     ]
     assert intrusions == []
+
+
+def test_the_deviation_from_the_plan_bounds_what_the_flight_did(registry, world):
+    """An operational intent's buffers come from here: the flight's delay is at least its late arrival, a calm low
+    stress run keeps to the plan, and a gusty high stress run strays sideways."""
+    calm = simulate(registry, world, uav_id="uav_03", seed=1, stress_level="low").result
+    assert calm["deviation"]["delay_sec"] >= calm["delay_sec"] >= 0.0
+    assert calm["deviation"]["vertical_m"] == 0.0  # no traffic to avoid at low stress
+    for seed in range(4):
+        run = simulate(registry, world, uav_id="uav_03", seed=seed, stress_level="high")
+        result = run.result if run.ok else run.error.result
+        deviation = result["deviation"]
+        if result["delay_sec"] is not None:
+            assert deviation["delay_sec"] >= result["delay_sec"] - 1e-9
+        assert deviation["lateral_m"] > calm["deviation"]["lateral_m"]

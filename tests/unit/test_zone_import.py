@@ -10,9 +10,9 @@ from datetime import UTC, datetime
 
 import numpy as np
 import pytest
+from implicitdict import ImplicitDict
 from pyproj import Geod
 from shapely.geometry import Point, Polygon
-from implicitdict import ImplicitDict
 from uas_standards import eurocae_ed318
 from uas_standards.eurocae_ed269 import ED269Schema
 
