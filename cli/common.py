@@ -61,6 +61,10 @@ def read_json_file(path: str, what: str) -> Any:
         raise CommandError(f"cannot read {what} {path}: {exc.strerror or exc}") from None
     except json.JSONDecodeError as exc:
         raise CommandError(f"{what} {path} is not valid JSON (line {exc.lineno}: {exc.msg})") from None
+    except UnicodeDecodeError:
+        raise CommandError(f"{what} {path} is not UTF-8 text") from None
+    except RecursionError:
+        raise CommandError(f"{what} {path} nests deeper than a JSON reader follows") from None
 
 
 def emit(payload: Any, as_json: bool, text: str | None = None) -> None:

@@ -64,10 +64,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(run=run_export)
 
 
-def _world_with_frame(path: str, start: str | None):
+def _world_with_frame(path: str, start: str | None, option: str = "--start"):
     world = open_world(path)
     try:
-        instant = parse_instant(start, "--start") if start else None
+        instant = parse_instant(start, option) if start else None
         return world, geo_frame(world, instant)
     except StandardsError as exc:
         raise CommandError(str(exc)) from None
@@ -81,13 +81,16 @@ def write_whole(path: str, text: str) -> None:
         handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
         with os.fdopen(handle, "w", encoding="utf-8") as out:
             out.write(text)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(temporary, 0o666 & ~umask)  # as an ordinary file would be, not mkstemp's owner-only 0600
         os.replace(temporary, target)
     except OSError as exc:
         raise CommandError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
 def run_zones_import(args: argparse.Namespace) -> int:
-    world, frame = _world_with_frame(args.world, args.mission_start)
+    world, frame = _world_with_frame(args.world, args.mission_start, "--mission-start")
     document = read_json_file(args.file, "zone file")
     try:
         file_format = args.format or detect_format(document)

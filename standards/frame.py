@@ -96,14 +96,14 @@ class GeoFrame:
             return value_m
         if self.reference.ground_elevation_amsl_m is None:
             raise StandardsError(
-                f"{what}: a {reference} altitude needs the world's ground elevation "
+                f"{what}: altitudes above {reference} need the world's ground elevation "
                 "(geo_reference.ground_elevation_amsl_m), which it does not give"
             )
         if reference == "AMSL":
             return value_m - self.reference.ground_elevation_amsl_m
         if self.reference.geoid_undulation_m is None:
             raise StandardsError(
-                f"{what}: a WGS84 altitude needs the world's geoid undulation (geo_reference.geoid_undulation_m)"
+                f"{what}: WGS84 altitudes need the world's geoid undulation (geo_reference.geoid_undulation_m)"
             )
         return value_m - self.reference.geoid_undulation_m - self.reference.ground_elevation_amsl_m
 

@@ -9,6 +9,8 @@ them: whether pairs are [lon, lat] or [lat, lon] is decided for the whole file b
 
 from __future__ import annotations
 
+import json
+import math
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, time
 from typing import Any
@@ -23,6 +25,7 @@ FORMATS = ("ed269", "ed318", "geojson")
 RESTRICTIONS = ("PROHIBITED", "REQ_AUTHORISATION", "CONDITIONAL", "NO_RESTRICTION")
 SPELLINGS = {"REQ_AUTHORIZATION": "REQ_AUTHORISATION", "USPACE": "USPACE"}  # ED-318 spells it with a Z
 WEEKDAYS = ("MON", "TUE", "WED", "THU", "FRI", "SAT", "SUN")
+MAX_RADIUS_M = 1_000_000.0
 
 
 @dataclass(frozen=True)
@@ -72,80 +75,101 @@ class PublishedZone:
 
 
 def detect_format(document: Any) -> str:
-    """ED-269 when features carry a `geometry` list; ED-318 when their properties carry its required `variant`;
-    else plain GeoJSON."""
+    """A GeoJSON FeatureCollection is ED-318 when its features' properties carry ED-318's required `variant`, else
+    plain GeoJSON; any other object with `features` is ED-269."""
     features = document.get("features") if isinstance(document, dict) else None
     if not isinstance(features, list):
         raise StandardsError("not a zone file: no `features` list (ED-269, ED-318 or GeoJSON FeatureCollection)")
-    first = next((f for f in features if isinstance(f, dict)), {})
-    if isinstance(first.get("geometry"), list):
+    if document.get("type") != "FeatureCollection":
         return "ed269"
-    if isinstance(first.get("properties"), dict) and "variant" in first["properties"]:
-        return "ed318"
-    return "geojson"
+    first = next((f for f in features if isinstance(f, dict)), {})
+    properties = first.get("properties")
+    return "ed318" if isinstance(properties, dict) and "variant" in properties else "geojson"
 
 
 def read_zones(document: Any, file_format: str) -> list[PublishedZone]:
     if file_format == "ed269":
-        return _read_ed269(document)
-    if not isinstance(document, dict) or document.get("type") != "FeatureCollection":
-        raise StandardsError(f"an {file_format} file is a GeoJSON FeatureCollection (its `type` says so)")
-    features = document.get("features")
-    if not isinstance(features, list):
-        raise StandardsError("features: missing or not a list")
-    return [_read_feature(f, i, strict=file_format == "ed318") for i, f in enumerate(features)]
+        zones = _read_ed269(document)
+    else:
+        if not isinstance(document, dict) or document.get("type") != "FeatureCollection":
+            raise StandardsError(f"an {file_format} file is a GeoJSON FeatureCollection (its `type` says so)")
+        features = document.get("features")
+        if not isinstance(features, list):
+            raise StandardsError("features: missing or not a list")
+        zones = [_read_feature(f, i, strict=file_format == "ed318") for i, f in enumerate(features)]
+    seen: set[str] = set()
+    for zone in zones:  # a second zone of one identifier would silently replace the first
+        if zone.identifier in seen:
+            raise StandardsError(f"identifier {zone.identifier!r} names two zones")
+        seen.add(zone.identifier)
+    return zones
 
 
 # --- ED-269 ----------------------------------------------------------------------------------------------------
 def _read_ed269(document: Any) -> list[PublishedZone]:
+    """The structure is checked by uas-standards' model; the values are read from the file itself, since the model
+    coerces (a limit of 152.9 read through its `int` field would lose 0.9 m of the zone)."""
     if not isinstance(document, dict):
         raise StandardsError("an ED-269 file is a JSON object with a `features` list")
     try:
-        schema = ED269Schema.from_dict(document)
-    except (ValueError, TypeError, KeyError) as exc:
+        ED269Schema.from_dict(_times_as_the_model_reads_them(document))
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:
         raise StandardsError(f"not valid ED-269: {exc}") from None
     zones = []
-    for index, feature in enumerate(schema.features):
-        where = f"features[{index}] ({feature.identifier})"
-        if not feature.geometry:
+    for index, feature in enumerate(document["features"]):
+        identifier = _identifier(feature.get("identifier"), f"features[{index}]")
+        where = f"features[{index}] ({identifier})"
+        if not feature.get("geometry"):
             raise StandardsError(f"{where}: missing geometry")
-        volumes = [_ed269_volume(volume, f"{where}.geometry[{g}]") for g, volume in enumerate(feature.geometry)]
+        volumes = [_ed269_volume(volume, f"{where}.geometry[{g}]") for g, volume in enumerate(feature["geometry"])]
         zones.append(
             PublishedZone(
-                identifier=feature.identifier,
-                country=feature.country,
-                restriction=_restriction(str(_value(feature.restriction)), where),
-                reasons=[str(_value(r)) for r in feature.get("reason") or []],
-                name=feature.get("name") or "",
-                message=feature.get("message") or "",
+                identifier=identifier,
+                country=str(feature.get("country") or ""),
+                restriction=_restriction(str(feature.get("restriction")), where),
+                reasons=_reasons(feature.get("reason"), where),
+                name=_text(feature.get("name"), f"{where}.name"),
+                message=_text(feature.get("message"), f"{where}.message"),
                 volumes=volumes,
-                periods=_ed269_periods(feature.applicability, where),
+                periods=_ed269_periods(feature.get("applicability") or [], where),
             )
         )
     return zones
 
 
-def _ed269_volume(volume: Any, where: str) -> tuple[Horizontal, Limits]:
-    unit = str(_value(volume.uomDimensions))
-    lower, upper = volume.get("lowerLimit"), volume.get("upperLimit")
+def _times_as_the_model_reads_them(document: dict) -> dict:
+    """A copy whose schedule times are in the one spelling uas-standards' ED269TimeType parses (it refuses
+    "08:00:00Z" and "+02:00" offsets that published files use); the real times are read by `_clock`."""
+    copy = json.loads(json.dumps(document))
+    for feature in copy.get("features") or []:
+        for period in (feature.get("applicability") or []) if isinstance(feature, dict) else []:
+            for day in (period.get("schedule") or []) if isinstance(period, dict) else []:
+                if isinstance(day, dict):
+                    for key in ("startTime", "endTime"):
+                        if isinstance(day.get(key), str):
+                            day[key] = "00:00:00.00Z"
+    return copy
+
+
+def _ed269_volume(volume: dict, where: str) -> tuple[Horizontal, Limits]:
+    unit = str(volume.get("uomDimensions"))
     limits = Limits(
-        lower_m=None if lower is None else metres(lower, unit, where),
-        lower_reference=str(_value(volume.lowerVerticalReference)),
-        upper_m=None if upper is None else metres(upper, unit, where),
-        upper_reference=str(_value(volume.upperVerticalReference)),
+        lower_m=_limit(volume.get("lowerLimit"), unit, where),
+        lower_reference=_reference(volume.get("lowerVerticalReference"), where, "lowerVerticalReference"),
+        upper_m=_limit(volume.get("upperLimit"), unit, where),
+        upper_reference=_reference(volume.get("upperVerticalReference"), where, "upperVerticalReference"),
     )
-    projection = volume.horizontalProjection
-    kind = str(_value(projection.type))
-    if kind == "Circle":
-        centre, radius = projection.get("center"), projection.get("radius")
-        return Horizontal(centre=_pair(centre, where), radius_m=_radius(radius, unit, where)), limits
+    projection = volume.get("horizontalProjection") or {}
+    if projection.get("type") == "Circle":
+        centre = _pair(projection.get("center"), where)
+        return Horizontal(centre=centre, radius_m=_radius(projection.get("radius"), unit, where)), limits
     return _polygon(projection.get("coordinates"), where), limits
 
 
 def _ed269_periods(applicability: list[Any], where: str) -> list[Period] | None:
     periods = []
-    for index, period in enumerate(applicability or []):
-        if str(_value(period.permanent)) == "YES":
+    for index, period in enumerate(applicability):
+        if period.get("permanent") == "YES":
             return None
         periods.append(_period(period, f"{where}.applicability[{index}]"))
     return periods or None
@@ -164,9 +188,7 @@ def _read_feature(feature: Any, index: int, strict: bool) -> PublishedZone:
             ImplicitDict.parse(properties, UASZone)
         except (ValueError, TypeError, KeyError) as exc:
             raise StandardsError(f"{where}.properties: not a valid ED-318 zone: {exc}") from None
-    identifier = properties.get("identifier") or feature.get("id")
-    if not identifier:
-        raise StandardsError(f"{where}: no identifier")
+    identifier = _identifier(properties.get("identifier", feature.get("id")), where)
     where = f"{where} ({identifier})"
     geometry = feature.get("geometry")
     if not isinstance(geometry, dict):
@@ -175,18 +197,20 @@ def _read_feature(feature: Any, index: int, strict: bool) -> PublishedZone:
     if restriction is None:
         raise StandardsError(f"{where}: no restriction (`type` in ED-318, `restriction` in GeoJSON)")
     return PublishedZone(
-        identifier=str(identifier),
+        identifier=identifier,
         country=str(properties.get("country") or ""),
         restriction=_restriction(str(restriction), where),
-        reasons=[str(r) for r in properties.get("reason") or []],
-        name=_text(properties.get("name")),
-        message=_text(properties.get("message")),
+        reasons=_reasons(properties.get("reason"), where),
+        name=_text(properties.get("name"), f"{where}.name"),
+        message=_text(properties.get("message"), f"{where}.message"),
         volumes=_geojson_volumes(geometry, properties, where, strict),
         periods=_geojson_periods(properties, where),
     )
 
 
 def _geojson_volumes(geometry: dict, properties: dict, where: str, strict: bool) -> list[tuple[Horizontal, Limits]]:
+    if not isinstance(geometry, dict):
+        raise StandardsError(f"{where}: missing geometry (a geometry must be an object)")
     kind = geometry.get("type")
     if kind == "GeometryCollection":
         parts = geometry.get("geometries") or []
@@ -195,7 +219,6 @@ def _geojson_volumes(geometry: dict, properties: dict, where: str, strict: bool)
         return [v for n, part in enumerate(parts) for v in _geojson_volumes(part, properties, f"{where}[{n}]", strict)]
     layer = geometry.get("layer")
     limits = _layer_limits(layer, where) if layer is not None else _flat_limits(properties, where, strict)
-    unit = (layer or {}).get("uom") or properties.get("uom") or "m"
     if kind == "Polygon":
         return [(_polygon(geometry.get("coordinates"), where), limits)]
     if kind == "MultiPolygon":
@@ -208,7 +231,9 @@ def _geojson_volumes(geometry: dict, properties: dict, where: str, strict: bool)
         if extent.get("subType") != "Circle":
             raise StandardsError(f"{where}: a Point zone needs a Circle extent with a radius")
         centre = _pair(geometry.get("coordinates"), where)
-        return [(Horizontal(centre=centre, radius_m=_radius(extent.get("radius"), str(unit), where)), limits)]
+        # LayeredGeoJSON's circle radius is in metres; its `uom` is the layer's (vertical) unit. Reading it in feet
+        # where the layer is in feet would shrink the zone 3.28 times, so metres it is.
+        return [(Horizontal(centre=centre, radius_m=_radius(extent.get("radius"), "M", where)), limits)]
     raise StandardsError(f"{where}: missing geometry (a zone is a Polygon, MultiPolygon or circle, not {kind!r})")
 
 
@@ -262,17 +287,17 @@ def _period(period: Any, where: str) -> Period:
     daily = None
     if schedule:
         daily = tuple(_daily(day, f"{where}.schedule[{n}]") for n, day in enumerate(schedule))
-    return Period(
-        start=None if start is None else parse_instant(str(start), f"{where}.startDateTime"),
-        end=None if end is None else parse_instant(str(end), f"{where}.endDateTime"),
-        daily=daily,
-    )
+    begins = None if start is None else parse_instant(str(start), f"{where}.startDateTime")
+    ends = None if end is None else parse_instant(str(end), f"{where}.endDateTime")
+    if begins is not None and ends is not None and ends <= begins:
+        raise StandardsError(f"{where}: endDateTime {end} is not after startDateTime {start}")
+    return Period(start=begins, end=ends, daily=daily)
 
 
 def _daily(day: Any, where: str) -> DailyWindow:
     if not isinstance(day, dict):
         raise StandardsError(f"{where}: not an object")
-    days = tuple(str(_value(d)) for d in day.get("day") or [])
+    days = tuple(str(d) for d in day.get("day") or [])
     unknown = [d for d in days if d not in (*WEEKDAYS, "ANY")]
     if not days or unknown:
         raise StandardsError(f"{where}: day must list MON..SUN or ANY, got {list(days)}")
@@ -307,27 +332,47 @@ def _polygon(coordinates: Any, where: str) -> Horizontal:
     return Horizontal(ring=ring, holes=len(coordinates) - 1)
 
 
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
 def _pair(point: Any, where: str) -> tuple[float, float]:
-    if not isinstance(point, list | tuple) or len(point) < 2:
+    if not isinstance(point, list | tuple) or len(point) < 2 or not all(_number(v) for v in point[:2]):
         raise StandardsError(f"{where}: a coordinate must be a pair of numbers, got {point!r}")
-    try:
-        return float(point[0]), float(point[1])
-    except (TypeError, ValueError):
-        raise StandardsError(f"{where}: a coordinate must be a pair of numbers, got {point!r}") from None
+    return float(point[0]), float(point[1])
 
 
 def _radius(radius: Any, unit: str, where: str) -> float:
-    if not isinstance(radius, int | float) or radius <= 0:
-        raise StandardsError(f"{where}: missing geometry (a circle needs a positive radius)")
-    return metres(radius, unit, where)
+    if not _number(radius) or radius <= 0:
+        raise StandardsError(f"{where}: missing geometry (a circle needs a positive radius, got {radius!r})")
+    metres_ = metres(radius, unit, where)
+    if metres_ > MAX_RADIUS_M:
+        raise StandardsError(f"{where}: a circle of radius {metres_:g} m is not a UAS zone (at most {MAX_RADIUS_M:g})")
+    return metres_
 
 
 def _limit(value: Any, unit: str, where: str) -> float | None:
     if value is None:
         return None
-    if not isinstance(value, int | float):
+    if not _number(value):
         raise StandardsError(f"{where}: an altitude limit must be a number, got {value!r}")
     return metres(value, unit, where)
+
+
+def _identifier(value: Any, where: str) -> str:
+    if not isinstance(value, str | int) or isinstance(value, bool) or not str(value).strip():
+        raise StandardsError(f"{where}: no identifier (a non-empty string)")
+    return str(value).strip()
+
+
+def _reasons(value: Any, where: str) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value]
+    if not isinstance(value, list) or not all(isinstance(r, str) for r in value):
+        raise StandardsError(f"{where}: reason must be a list of reason codes, got {value!r}")
+    return list(value)
 
 
 def _reference(value: Any, where: str, key: str) -> str:
@@ -346,12 +391,12 @@ def _restriction(value: str, where: str) -> str:
     return restriction
 
 
-def _text(value: Any) -> str:
+def _text(value: Any, where: str) -> str:
     """ED-269 texts are strings; ED-318's are lists of {text, lang}: the first text."""
-    if isinstance(value, list):
-        return next((str(v.get("text")) for v in value if isinstance(v, dict) and v.get("text")), "")
-    return "" if value is None else str(value)
-
-
-def _value(item: Any) -> Any:
-    return getattr(item, "value", item)
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list) and all(isinstance(v, dict) for v in value):
+        return next((str(v["text"]) for v in value if v.get("text")), "")
+    raise StandardsError(f"{where}: a text must be a string or a list of {{text, lang}}, got {value!r}")

@@ -36,6 +36,8 @@ UNLIMITED_M = 10_000.0  # NoFlyZone's own default ceiling: no upper limit
 NEARBY_M = 100_000.0  # a file's pairs are read in the order that puts zones within this of the world
 DIGITS = 3  # local metres are kept to the millimetre, so a round trip through WGS84 lands on the same values
 ROUNDING_SLACK_M = 0.01
+MIN_CIRCLE_TOLERANCE_M = 0.05  # above the slack, so a circle's polygon can be built
+MAX_HORIZON_SEC = 366 * 86_400.0
 WGS84_GEOD = Geod(ellps="WGS84")
 
 
@@ -62,16 +64,26 @@ def import_zones(
     circle_tolerance_m: float = 0.5,
 ) -> ZoneImport:
     """The world with the file's zones added (a zone with an id the world already has replaces it)."""
+    if not (math.isfinite(horizon_sec) and 0 < horizon_sec <= MAX_HORIZON_SEC):
+        raise StandardsError(f"the horizon must be more than 0 and at most {MAX_HORIZON_SEC / 3600:g} hours")
+    if not (math.isfinite(circle_tolerance_m) and circle_tolerance_m >= MIN_CIRCLE_TOLERANCE_M):
+        raise StandardsError(f"the circle tolerance must be at least {MIN_CIRCLE_TOLERANCE_M:g} m")
     published = read_zones(document, file_format)
     lat_first = _lat_first(published, frame, world)
+    _check_coordinates(published, lat_first)
     result = ZoneImport(world, axis_order="lat,lon" if lat_first else "lon,lat")
     frame_box = box(0.0, 0.0, world.grid.width_m, world.grid.depth_m)
     no_fly, sensitive = {z.id: z for z in world.no_fly_zones}, {z.id: z for z in world.sensitive_zones}
     other_ids = {item.id for group in (world.buildings, world.entities, world.corridors, world.fleet) for item in group}
+    made_by: dict[str, str] = {}
     for zone in published:
         line, made_zones = _import_one(zone, file_format, frame, frame_box, lat_first, horizon_sec, circle_tolerance_m)
         result.lines.append(line)
         for made in made_zones:
+            if made_by.setdefault(made.id, zone.identifier) != zone.identifier:
+                raise StandardsError(
+                    f"zones {made_by[made.id]} and {zone.identifier} would both be {made.id} in the world"
+                )
             if made.id in other_ids:
                 raise StandardsError(f"zone {zone.identifier}: its id {made.id} is already a building, place or UAV")
             if made.id in no_fly or made.id in sensitive:
@@ -235,6 +247,16 @@ def _lon_lat(pair: tuple[float, float] | None, lat_first: bool) -> tuple[float, 
     return (b, a) if lat_first else (a, b)
 
 
+def _check_coordinates(zones: list[PublishedZone], lat_first: bool) -> None:
+    for zone in zones:
+        for horizontal, _ in zone.volumes:
+            for pair in [horizontal.centre] if horizontal.centre else horizontal.ring or []:
+                lon, lat = _lon_lat(pair, lat_first)
+                if not (-180.0 <= lon <= 180.0 and -90.0 <= lat <= 90.0):
+                    order = "lat, lon" if lat_first else "lon, lat"
+                    raise StandardsError(f"zone {zone.identifier}: {list(pair)} is not a {order} position")
+
+
 def _lat_first(zones: list[PublishedZone], frame: GeoFrame, world: World) -> bool:
     """Whether the file's pairs are [lat, lon]: only when more zones then lie near the world than read as
     [lon, lat] (GeoJSON's order, the default)."""
@@ -267,7 +289,7 @@ def export_zones(world: World, frame: GeoFrame, file_format: ExportFormat) -> di
     if not country and any(not z["source"] or not z["source"].country for z in zones):
         frame.assumptions.append("the world names no country: zones without one are written with XXX")
     writer = {"ed269": _ed269, "ed318": _ed318, "geojson": _geojson}[file_format]
-    features = [writer(z, frame, country or "XXX") for z in zones]
+    features = [writer(group, frame, country or "XXX") for group in _by_identifier(zones)]
     name = f"UAS geographical zones of {world.world_id}"
     if file_format == "ed269":
         return {"title": name, "description": _described(frame), "features": features}
@@ -278,6 +300,14 @@ def export_zones(world: World, frame: GeoFrame, file_format: ExportFormat) -> di
             "issued": rfc3339(frame.clock_origin),
         }
     return document
+
+
+def _by_identifier(zones: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """The world zones of one published zone (its volumes, imported as <id>_1, <id>_2...) as one feature again."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for zone in zones:
+        groups.setdefault(_common(zone, "")["identifier"], []).append(zone)
+    return [sorted(group, key=lambda z: (len(z["id"]), z["id"])) for group in groups.values()]  # _2 before _10
 
 
 def _described(frame: GeoFrame) -> str:
@@ -338,9 +368,9 @@ def _times(window: TimeWindow | None, frame: GeoFrame) -> dict[str, str] | None:
     }
 
 
-def _ed269(zone: dict[str, Any], frame: GeoFrame, country: str) -> dict[str, Any]:
+def _ed269(group: list[dict[str, Any]], frame: GeoFrame, country: str) -> dict[str, Any]:
+    zone = group[0]
     times = _times(zone["window"], frame)
-    upper = zone["upper"]
     return {
         **_common(zone, country),
         "type": "COMMON",
@@ -350,12 +380,13 @@ def _ed269(zone: dict[str, Any], frame: GeoFrame, country: str) -> dict[str, Any
         "geometry": [
             {
                 "uomDimensions": "M",
-                "lowerLimit": math.floor(zone["lower"]),
+                "lowerLimit": math.floor(part["lower"]),
                 "lowerVerticalReference": "AGL",
-                "upperLimit": None if upper is None else math.ceil(upper),
+                "upperLimit": None if part["upper"] is None else math.ceil(part["upper"]),
                 "upperVerticalReference": "AGL",
-                "horizontalProjection": {"type": "Polygon", "coordinates": [_lon_lat_ring(zone, frame)]},
+                "horizontalProjection": {"type": "Polygon", "coordinates": [_lon_lat_ring(part, frame)]},
             }
+            for part in group
         ],
     }
 
@@ -365,7 +396,8 @@ def _layer(zone: dict[str, Any]) -> dict[str, Any]:
     return {"upper": upper, "upperReference": "AGL", "lower": zone["lower"], "lowerReference": "AGL", "uom": "m"}
 
 
-def _ed318(zone: dict[str, Any], frame: GeoFrame, country: str) -> dict[str, Any]:
+def _ed318(group: list[dict[str, Any]], frame: GeoFrame, country: str) -> dict[str, Any]:
+    zone = group[0]
     common = _common(zone, country)
     times = _times(zone["window"], frame)
     restriction = zone["restriction"].replace("AUTHORISATION", "AUTHORIZATION")
@@ -380,21 +412,26 @@ def _ed318(zone: dict[str, Any], frame: GeoFrame, country: str) -> dict[str, Any
         "limitedApplicability": [times] if times else None,
         "zoneAuthority": [{"purpose": "INFORMATION"}],
     }
-    geometry = {"type": "Polygon", "coordinates": [_lon_lat_ring(zone, frame)], "layer": _layer(zone)}
     # no Feature id: the identifier is in the properties, and uas-standards' model reads a string id as an int
-    return {"type": "Feature", "properties": _no_nulls(properties), "geometry": geometry}
+    return {"type": "Feature", "properties": _no_nulls(properties), "geometry": _layered(group, frame)}
 
 
-def _geojson(zone: dict[str, Any], frame: GeoFrame, country: str) -> dict[str, Any]:
+def _layered(group: list[dict[str, Any]], frame: GeoFrame) -> dict[str, Any]:
+    """One Polygon with its layer; several (a zone of several volumes) as a GeometryCollection of them."""
+    parts = [{"type": "Polygon", "coordinates": [_lon_lat_ring(p, frame)], "layer": _layer(p)} for p in group]
+    return parts[0] if len(parts) == 1 else {"type": "GeometryCollection", "geometries": parts}
+
+
+def _geojson(group: list[dict[str, Any]], frame: GeoFrame, country: str) -> dict[str, Any]:
+    zone = group[0]
     common = _common(zone, country)
-    layer = _layer(zone)
-    properties = {
-        **common,
-        "restriction": zone["restriction"],
-        **{k: layer[k] for k in ("lower", "lowerReference", "upper", "upperReference", "uom")},
-        **(_times(zone["window"], frame) or {}),
-    }
-    geometry = {"type": "Polygon", "coordinates": [_lon_lat_ring(zone, frame)]}
+    properties = {**common, "restriction": zone["restriction"], **(_times(zone["window"], frame) or {})}
+    if len(group) == 1:  # flat limits, as a GIS tool's attribute table holds them
+        layer = _layer(zone)
+        properties.update({k: layer[k] for k in ("lower", "lowerReference", "upper", "upperReference", "uom")})
+        geometry = {"type": "Polygon", "coordinates": [_lon_lat_ring(zone, frame)]}
+    else:
+        geometry = _layered(group, frame)
     return {"type": "Feature", "id": common["identifier"], "properties": properties, "geometry": geometry}
 
 

@@ -51,7 +51,7 @@ class MaskSpec:
 @dataclass(frozen=True)
 class KeepOut:
     id: str
-    kind: str  # building | no_fly_zone | sensitive_zone | corridor
+    kind: str  # building | no_fly_zone | sensitive_zone | corridor | reservation
     shape: BaseGeometry
     margin_m: float
     alt_min_m: float
@@ -118,6 +118,14 @@ def keep_outs(world: World, spec: MaskSpec) -> list[KeepOut]:
             volumes.append(KeepOut(zone.id, "sensitive_zone", zone.shape, zone.buffer_m, -math.inf, math.inf))
         elif active_during(zone.active_window, t0, t1):
             volumes.append(KeepOut(zone.id, "no_fly_zone", zone.shape, 0.0, zone.alt_min_m, zone.alt_max_m))
+    # Approved intents' volumes are kept out of whether or not the IR names them: they are other flights.
+    for reservation in world.reservations:
+        if active_during(reservation.active_window, t0, t1):
+            volumes.append(
+                KeepOut(
+                    reservation.id, "reservation", reservation.shape, 0.0, reservation.alt_min_m, reservation.alt_max_m
+                )
+            )
     for corridor_id in spec.avoid_corridors:
         corridor = world.corridor_index[corridor_id]
         volumes.append(KeepOut(corridor.id, "corridor", corridor.shape, 0.0, corridor.alt_min_m, corridor.alt_max_m))

@@ -26,6 +26,9 @@ RULE_TEXT: dict[RuleId, str] = {
     "R8": "unsatisfiable or under-specified tasks end in safe refusal / human confirmation, never in execute",
 }
 RULE_IDS: tuple[RuleId, ...] = tuple(RULE_TEXT)
+# Rules of the airspace's other traffic rather than of a request: checked whenever the world holds what they
+# protect, whatever the IR's program_rules say (an IR cannot leave them out, so they are not IR rule ids).
+TRAFFIC_RULE_TEXT = {"R9": "never enter an approved operational intent's volume (strategic deconfliction)"}
 MONITORED_RULES: tuple[RuleId, ...] = ("R1", "R2", "R3", "R4", "R5", "R6")  # judged on every trajectory
 PROTECTED_RULES: tuple[RuleId, ...] = ("R1", "R2", "R3")  # R7: never relaxed, never left out of program_rules
 

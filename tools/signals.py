@@ -22,7 +22,7 @@ from shapely.geometry import Polygon
 from tools import exact_grid as grid
 from tools.energy import battery_profile
 from tools.trajectory import positions
-from tools.world import UAV, Corridor, NoFlyZone, SensitiveZone, TrafficTrack, World
+from tools.world import UAV, Corridor, NoFlyZone, Reservation, SensitiveZone, TrafficTrack, World
 
 AIRBORNE_MIN_ALT_M = 1.0  # the `airborne` atom: above this altitude
 _BOUNDARY_M = 1e-6  # rounding allowance for a sample placed on a disc's rim
@@ -67,6 +67,7 @@ class SignalSet:
     altitude_margin: np.ndarray
     goal_dist: np.ndarray | None
     battery: np.ndarray | None
+    reservation: Margin | None = None  # R9: None when no approved intent is near
 
     @property
     def times(self) -> np.ndarray:
@@ -89,6 +90,8 @@ class SignalSet:
             data["goal_dist"] = self.goal_dist
         if self.battery is not None:
             data["battery"] = self.battery
+        if self.reservation is not None:
+            data["intent_margin"] = self.reservation.values
         return data
 
 
@@ -236,6 +239,7 @@ def compute_signals(
     exempt_sensitive: Iterable[str] = (),
     own_slots: int = 1,
     energy_track: np.ndarray | None = None,
+    reservations: Sequence[Reservation] = (),
 ) -> SignalSet:
     """All signals at `samples`. The battery is integrated along `energy_track` (default: the samples; the
     verifier passes the 1 Hz track, the energy model's resolution) and read off at the sample times."""
@@ -253,7 +257,21 @@ def compute_signals(
         altitude_margin=altitude_margin(samples, alt_min_m, alt_max_m, world.arrival_tolerance_m),
         goal_dist=None if goal_xy is None else horizontal_distance(samples, goal_xy),
         battery=battery,
+        reservation=nfz_margin(world, samples, reservations) if reservations else None,
     )
+
+
+def reservations_near(world: World, waypoints: np.ndarray, reach_m: float) -> list[Reservation]:
+    """The reservations a track can come within `reach_m` of while they are active: the only ones that can decide
+    R9 (the rest are further than that all the time), found through an index so a ledger of thousands costs one
+    query."""
+    if not world.reservations:
+        return []
+    t0, t1 = float(waypoints[0, 3]), float(waypoints[-1, 3])
+    path = shapely.LineString(waypoints[:, :2]) if len(waypoints) > 1 else shapely.Point(waypoints[0, :2])
+    hits = world.reservation_tree.query(path, predicate="dwithin", distance=reach_m)
+    near = [world.reservations[i] for i in sorted(hits)]
+    return [r for r in near if r.active_during(t0, t1)]
 
 
 def exact_times(

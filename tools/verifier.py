@@ -36,6 +36,7 @@ from tools.rules import (
     MONITORED_RULES,
     PROTECTED_RULES,
     RULE_TEXT,
+    TRAFFIC_RULE_TEXT,
     RuleId,
     missing_mandatory_ltl,
     nfz_on_the_way,
@@ -47,6 +48,9 @@ from tools.world import UAV, XY, XYZT, SensitiveZone, World
 
 STL_ENGINE = "rtamt"
 DIGITS = 3
+# An approved intent's volume further than this from the route at every instant cannot decide R9; nearer ones are
+# judged exactly (R9's robustness is then the margin to the nearest, or this reach when none is near).
+RESERVATION_REACH_M = 200.0
 
 
 class WaypointArgs(BaseModel):
@@ -150,6 +154,8 @@ def suggest_repair(world: World, rule: str, entity: str | None) -> str:
         return "choose a UAV with more battery (assign_uav objective max_reserve) or reduce the payload"
     if rule == "R6":
         return f"keep out of {entity} (plan_route avoid_congested_corridors=true) or depart later"
+    if rule == "R9":
+        return f"keep clear of the approved operational intent's volume {entity}: another altitude band, another route or a later start"
     return f"re-plan so that {rule} holds"
 
 
@@ -254,6 +260,8 @@ def _rule_checks(sig: signals.SignalSet, settings: Settings, args: VerifyArgs, g
         reserve = args.battery_reserve_ratio
         uav_ids = [args.uav_id] * len(sig.samples)
         checks["R5"] = RuleCheck("R5", "always (battery - reserve >= 0)", sig.battery - reserve, uav_ids)
+    if sig.reservation is not None:
+        checks["R9"] = RuleCheck("R9", "always (intent_margin >= 0)", sig.reservation.values, sig.reservation.entities)
     return checks
 
 
@@ -343,7 +351,8 @@ def _check_rules(run: Monitored, settings: Settings, args: VerifyArgs) -> tuple[
     rules: dict[str, dict[str, Any]] = {}
     violations = []
     checks = _rule_checks(run.signals, settings, args, args.goal)
-    for rule in settings.rules:
+    traffic_rules = [rule for rule in TRAFFIC_RULE_TEXT if rule in checks]  # checked whatever the IR lists
+    for rule in [*settings.rules, *traffic_rules]:
         check = checks.get(rule)
         if check is None:
             rules[rule] = {"status": "not_applicable", "robustness": None, "reason": _not_applicable_reason(rule)}
@@ -423,9 +432,11 @@ def _monitored(world: World, args: VerifyArgs, settings: Settings, atoms: set[st
     origin_xy = resolve_position(world, "origin", args.origin, tuple(waypoints[0, :2]))
     goal_xy = resolve_position(world, "goal", args.goal, tuple(waypoints[-1, :2]))
     exempt = signals.zones_containing(world, [origin_xy, goal_xy])
+    reservations = signals.reservations_near(world, waypoints, RESERVATION_REACH_M)
     times = signals.exact_times(
         world,
         waypoints,
+        zones=[*world.no_fly_zones, *reservations],
         exempt_sensitive=exempt,
         goal_xy=goal_xy,
         origin_xy=origin_xy,
@@ -446,6 +457,7 @@ def _monitored(world: World, args: VerifyArgs, settings: Settings, atoms: set[st
         exempt_sensitive=exempt,
         own_slots=args.corridor_capacity_required,
         energy_track=track.sample(1.0),
+        reservations=reservations,
     )
     constants = {
         "d_min": settings.min_separation_m,
@@ -515,7 +527,7 @@ def verify(world: World, args: VerifyArgs) -> ToolOutput:
 
 def _counterexample(world: World, first: dict[str, Any]) -> dict[str, Any]:
     rule = first["rule"]
-    if rule in MONITORED_RULES:
+    if rule in MONITORED_RULES or rule in TRAFFIC_RULE_TEXT:
         repair = suggest_repair(world, rule, first["entity"])
     else:
         repair = f"re-plan so that {first['spec']} holds"

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
+from shapely import STRtree
 from shapely.geometry import LineString, Point, Polygon
 
 XY = tuple[float, float]
@@ -181,6 +182,15 @@ class NoFlyZone(_PolygonMixin, _Model):
         return self.alt_min_m <= z <= self.alt_max_m
 
 
+class Reservation(NoFlyZone):
+    """One 4D volume of another operator's approved operational intent, as a plan must keep clear of it (rule R9):
+    the volume already widened by the new flight's own buffers, active over the time it is reserved."""
+
+    intent_id: str
+    owner: str = ""
+    priority: int = 0
+
+
 class SensitiveZone(_PolygonMixin, _Model):
     """A zone to keep clear of laterally (schools, hospitals' wards, stadiums), at any altitude."""
 
@@ -329,6 +339,9 @@ class World(_Model):
     weather: list[WeatherRegion] = Field(default_factory=list)
     fleet: list[UAV] = Field(default_factory=list)
     traffic: list[TrafficTrack] = Field(default_factory=list)
+    reservations: list[Reservation] = Field(
+        default_factory=list, description="approved operational intents' volumes (operations mode): rule R9"
+    )
     energy: EnergyModel = Field(default_factory=EnergyModel)
     arrival_tolerance_m: float = Field(default=15.0, gt=0)
     data_sources: list[str] = Field(default_factory=lambda: ["hand_made"])
@@ -348,6 +361,7 @@ class World(_Model):
             "fleet": self.fleet,
             "traffic": self.traffic,
             "regions": self.regions,
+            "reservations": self.reservations,
         }
         for group, items in groups.items():
             for index, item in enumerate(items):
@@ -377,6 +391,11 @@ class World(_Model):
     @cached_property
     def zone_index(self) -> dict[str, NoFlyZone | SensitiveZone]:
         return {**{z.id: z for z in self.no_fly_zones}, **{z.id: z for z in self.sensitive_zones}}
+
+    @cached_property
+    def reservation_tree(self) -> STRtree:
+        """A spatial index of the reservations' footprints (operations mode holds thousands)."""
+        return STRtree([r.shape for r in self.reservations])
 
     @cached_property
     def corridor_index(self) -> dict[str, Corridor]:
@@ -426,10 +445,14 @@ def load_world(path: str | Path) -> World:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise WorldFileError(str(path), "", f"cannot read file: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise WorldFileError(str(path), "", "not UTF-8 text") from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise WorldFileError(
             str(path), "", f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
         ) from None
+    except RecursionError:
+        raise WorldFileError(str(path), "", "nests deeper than a JSON reader follows") from None
     return parse_world(data, str(path))

@@ -8,7 +8,9 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 import re
+import stat
 from datetime import datetime
 from pathlib import Path
 
@@ -25,11 +27,12 @@ from uas_standards.astm.f3548.v21.api import OperationalIntentDetails
 
 from cli.main import main
 from tests.support.cli import run_cli
-from tests.support.paths import DOWNTOWN, EXAMPLES
+from tests.support.paths import DOWNTOWN
+from tests.support.zones import ED269_SAMPLE, bow_tie
 from tools.certificate import sha256_of
 from tools.world import World, load_world
 
-ZONES = EXAMPLES / "zones" / "downtown_ed269.json"
+ZONES = ED269_SAMPLE
 MISSION_START = "2026-11-26T09:00:00Z"
 DEMO_INSTRUCTION = (
     "Send a drone with the defibrillator (1 kg) from hospital_A to accident_site_3 within 10 minutes, keep away "
@@ -222,7 +225,7 @@ def test_an_export_against_another_world_or_of_a_refusal_is_refused_whole(zoned,
         (lambda f: f["features"][0].update(restriction="FORBIDDEN"), "unknown restriction|FORBIDDEN"),
         (lambda f: f["features"][1].update(geometry=[]), "missing geometry"),
         (lambda f: f["features"][1]["geometry"][0].pop("lowerVerticalReference"), "lowerVerticalReference"),
-        (lambda f: _bow_tie(f["features"][2]), "self-intersecting"),
+        (lambda f: bow_tie(f["features"][2]), "self-intersecting"),
     ],
 )
 def test_a_bad_zone_file_is_one_line_exit_2_and_writes_nothing(tmp_path, capsys, edit, message):
@@ -234,11 +237,6 @@ def test_a_bad_zone_file_is_one_line_exit_2_and_writes_nothing(tmp_path, capsys,
     assert code == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err
     assert re.search(message, err), err
     assert not out.exists() and list(tmp_path.iterdir()) == [bad]
-
-
-def _bow_tie(feature: dict) -> None:
-    ring = feature["geometry"][0]["horizontalProjection"]["coordinates"][0]
-    ring[1], ring[2] = ring[2], ring[1]
 
 
 def test_not_json_and_a_world_without_a_frame_are_one_line_each(tmp_path, capsys):
@@ -254,3 +252,19 @@ def test_not_json_and_a_world_without_a_frame_are_one_line_each(tmp_path, capsys
     code, _, err = run_cli(capsys, "zones", "export", "--world", str(bare_path), "--format", "ed269", "--out",
                            str(tmp_path / "z.json"))  # fmt: skip
     assert code == 2 and "no geo_reference" in err
+
+
+@pytest.mark.parametrize(("content", "message"), [(b"\xff\xfe\x00\x01", "not UTF-8"), (b"[" * 100_000, "nests deeper")])
+def test_a_zone_file_no_json_reader_can_take_is_one_line(tmp_path, capsys, content, message):
+    bad = tmp_path / "bad.json"
+    bad.write_bytes(content)
+    code, _, err = run_cli(capsys, "zones", "import", "--world", str(DOWNTOWN), "--file", str(bad), "--out",
+                           str(tmp_path / "w.json"))  # fmt: skip
+    assert code == 2 and message in err and len(err.strip().splitlines()) == 1
+
+
+def test_written_files_are_ordinary_files(zoned):
+    umask = os.umask(0)
+    os.umask(umask)
+    for name in ("world_path", "f3548", "kml"):
+        assert stat.S_IMODE(os.stat(zoned[name]).st_mode) == 0o666 & ~umask

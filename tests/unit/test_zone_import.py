@@ -19,10 +19,10 @@ from uas_standards.eurocae_ed269 import ED269Schema
 from standards.frame import StandardsError, geo_frame
 from standards.zone_files import FORMATS
 from standards.zones import export_zones, import_zones
-from tests.support.paths import EXAMPLES
+from tests.support.zones import ED269_SAMPLE, bow_tie
 from tools.world import NoFlyZone, SensitiveZone, World
 
-SAMPLE = EXAMPLES / "zones" / "downtown_ed269.json"
+SAMPLE = ED269_SAMPLE
 THURSDAY_9 = datetime(2026, 11, 26, 9, tzinfo=UTC)
 GEOD = Geod(ellps="WGS84")
 HOURS = 3600.0
@@ -216,7 +216,7 @@ def test_import_export_import_lands_on_the_same_world(downtown, sample, file_for
         (lambda f: f["features"][0].update(restriction="FORBIDDEN"), "FORBIDDEN"),
         (lambda f: f["features"][1].update(geometry=[]), "missing geometry"),
         (lambda f: f["features"][1]["geometry"][0].pop("upperVerticalReference"), "upperVerticalReference"),
-        (lambda f: _bow_tie(f["features"][1]), "self-intersecting"),
+        (lambda f: bow_tie(f["features"][1]), "self-intersecting"),
         (lambda f: f["features"][1]["geometry"][0].update(uomDimensions="NM"), "NM"),
     ],
 )
@@ -224,11 +224,6 @@ def test_a_bad_file_is_one_typed_error_naming_the_zone(downtown, sample, edit, m
     edit(sample)
     with pytest.raises(StandardsError, match=message):
         _import(downtown, sample)
-
-
-def _bow_tie(feature: dict) -> None:
-    ring = feature["geometry"][0]["horizontalProjection"]["coordinates"][0]
-    ring[1], ring[2] = ring[2], ring[1]
 
 
 def test_amsl_limits_need_the_worlds_ground(downtown, sample):
@@ -246,3 +241,82 @@ def test_a_zone_polygon_is_kept_whole_even_where_it_leaves_the_frame(downtown):
     feature["properties"]["restriction"] = "PROHIBITED"
     zone = _zone(_import(downtown, {"type": "FeatureCollection", "features": [feature]}, "geojson").world, "EDGE")
     assert Polygon(zone.polygon).area == pytest.approx(600 * 550, rel=1e-6)
+
+
+def _ed318_multi(world: World) -> dict:
+    ring_a = _lon_lat_ring(world, [(300, 600), (360, 600), (360, 660), (300, 660)])
+    ring_b = _lon_lat_ring(world, [(500, 200), (560, 200), (560, 260), (500, 260)])
+    layer = {"upper": 120.0, "upperReference": "AGL", "lower": 0.0, "lowerReference": "AGL", "uom": "m"}
+    feature = _ed318_feature("TWO0001", "PROHIBITED", ring_a, layer)
+    feature["geometry"] = {"type": "MultiPolygon", "coordinates": [[ring_a], [ring_b]], "layer": layer}
+    return {"type": "FeatureCollection", "metadata": {}, "features": [feature]}
+
+
+@pytest.mark.parametrize("file_format", FORMATS)
+def test_a_zone_of_several_volumes_comes_back_whole(downtown, file_format):
+    imported = _import(downtown, _ed318_multi(downtown), "ed318").world
+    assert {"TWO0001_1", "TWO0001_2"} <= set(imported.zone_index)
+    exported = export_zones(imported, geo_frame(imported), file_format)
+    assert sum(1 for f in exported["features"] if "TWO0001" in json.dumps(f)) == 1  # one feature, two volumes
+    back = _import(_strip_zones(imported), exported, file_format).world
+    for part in ("TWO0001_1", "TWO0001_2"):
+        assert _zone(back, part).polygon == _zone(imported, part).polygon
+
+
+def _feature_269(sample: dict, index: int = 2) -> dict:
+    return sample["features"][index]
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda s: s["features"].append(copy.deepcopy(s["features"][2])), "names two zones"),
+        (lambda s: _feature_269(s, 0)["geometry"][0]["horizontalProjection"].update(radius=1e300), "not a UAS zone"),
+        (lambda s: _feature_269(s, 0)["geometry"][0]["horizontalProjection"].update(radius="164"), "positive radius"),
+        (lambda s: _feature_269(s)["geometry"][0].update(upperLimit="500"), "must be a number"),
+        (lambda s: _feature_269(s)["geometry"][0].update(upperLimit=True), "must be a number"),
+        (lambda s: _feature_269(s)["applicability"][0].update(endDateTime="2025-01-01T00:00:00Z"), "is not after"),
+        (
+            lambda s: _feature_269(s)["geometry"][0]["horizontalProjection"]["coordinates"][0][0].__setitem__(0, 200.0),
+            "not a lon, lat position",
+        ),  # fmt: skip
+        (lambda s: _feature_269(s).update(identifier=""), "no identifier"),
+    ],
+)
+def test_values_a_model_would_coerce_or_drop_are_refused(downtown, sample, edit, message):
+    edit(sample)
+    with pytest.raises(StandardsError, match=message):
+        _import(downtown, sample)
+
+
+def test_two_identifiers_that_become_one_id_are_refused(downtown, sample):
+    clash = copy.deepcopy(sample["features"][2])
+    clash["identifier"] = "MKT-0003"
+    sample["features"][2]["identifier"] = "MKT.0003"
+    sample["features"].append(clash)
+    with pytest.raises(StandardsError, match="would both be MKT_0003"):
+        _import(downtown, sample)
+
+
+def test_limits_keep_their_decimals_and_published_time_spellings_are_read(downtown, sample):
+    market = sample["features"][2]
+    market["geometry"][0].update(upperLimit=152.9, lowerLimit=12.7)
+    market["applicability"][0]["schedule"][0].update(startTime="10:00:00+02:00", endTime="20:00:00+02:00")
+    zone = _zone(_import(downtown, sample).world, "MKT0003")
+    assert (zone.alt_min_m, zone.alt_max_m) == (12.7, 152.9)
+    assert (zone.active_window.start_sec, zone.active_window.end_sec) == (0.0, 9 * HOURS)  # 08:00-18:00 UTC
+
+
+@pytest.mark.parametrize(
+    ("horizon", "tolerance"), [(float("nan"), 0.5), (0.0, 0.5), (12 * HOURS, 0.0), (12 * HOURS, -1)]
+)
+def test_a_horizon_or_tolerance_the_import_cannot_use_is_refused(downtown, sample, horizon, tolerance):
+    with pytest.raises(StandardsError, match="horizon|tolerance"):
+        import_zones(downtown, sample, "ed269", geo_frame(downtown, THURSDAY_9), horizon, tolerance)
+
+
+def test_a_geometry_collection_with_a_null_member_is_missing_geometry(downtown):
+    document = _ed318_multi(downtown)
+    document["features"][0]["geometry"] = {"type": "GeometryCollection", "geometries": [None]}
+    with pytest.raises(StandardsError, match="missing geometry"):
+        _import(downtown, document, "ed318")

@@ -1,0 +1,288 @@
+"""Operations mode: a stream of requests on one airspace. Each request is run through the graph with the ledger's
+active intents as reservations the planner keeps out of and the verifier checks (rule R9); an execute becomes an
+operational intent, admitted to the ledger atomically with its certificate's digest.
+
+- Times: a request arriving at `at_sec` on the stream's clock is planned with t = 0 at its arrival; the intents it
+  must respect are shifted onto that clock, and its decision's waypoints shifted back.
+- Reservations are the approved volumes widened by the new flight's own planning allowance (`PLANNING`), so a
+  route that keeps out of them gives volumes that keep out of the approved ones. The admitted volumes use the
+  buffers the simulator measured; where they exceed the allowance and conflict, the request is planned once more
+  with the measured buffers, then refused naming the intents in the way.
+- A refusal names the approved intents in the way when they are what blocks it: the plan is run again without
+  them, and the intents that plan would conflict with are named.
+- Priority: an emergency whose only plans conflict with lower-priority intents that have not started may pre-empt
+  them, only when the operator approves; the pre-empted intents end in the same transaction that admits the
+  emergency, and each pre-empted mission is re-planned at once, its owner told why.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+from shapely.geometry import Polygon
+
+from graph.runner import run_task_values
+from ir.model import LowAltitudeIR
+from ir.plan_execution import execute_plan
+from nodes.context import Context
+from ops.ledger import PRIORITIES, Conflict, IntentState, Ledger, OperationalIntent
+from standards.volumes import Buffers, LegVolume, leg_volumes, simulated_buffers
+from tools.catalog import ACTION_TOOLS, default_registry
+from tools.certificate import SafetyCertificate
+from tools.world import Reservation, TimeWindow, World
+
+PLANNING = Buffers(
+    lateral_m=10.0,
+    vertical_m=10.0,
+    delay_sec=60.0,
+    basis="the planning allowance of a new flight: kept clear of approved volumes by this much",
+)
+DIGITS = 3
+
+
+class OpsRequest(BaseModel):
+    at_sec: float = Field(ge=0, description="arrival on the stream's clock")
+    instruction: str = Field(min_length=1)
+    priority: Literal["normal", "emergency"] = "normal"
+    request_id: str | None = None
+    owner: str | None = None
+
+
+class OpsDecision(BaseModel):
+    request_id: str
+    status: str = Field(description="execute | human_confirm | safe_refusal | pre_empted")
+    reason: str
+    uav_id: str | None = None
+    waypoints: list[list[float]] = Field(default_factory=list, description="[x, y, z, t], t on the stream's clock")
+    intent_id: str | None = None
+    blocked_by: list[str] = Field(default_factory=list, description="approved intents in the way")
+    pre_empted: list[str] = Field(default_factory=list, description="intents this emergency ended")
+    replaces: str | None = Field(default=None, description="the pre-empted intent this re-plan stands for")
+    at_sec: float = 0.0
+    active_intents: int = Field(description="intents in the ledger holding airspace when the request arrived")
+    latency_sec: float
+    thread_id: str | None = None
+
+
+Approver = Callable[[OpsRequest, list[OperationalIntent]], bool]
+
+
+@dataclass
+class OpsRunner:
+    world: World
+    ledger: Ledger
+    context: Context
+    db: str
+    approve_pre_emption: Approver = lambda request, intents: False
+    requests: dict[str, OpsRequest] = field(default_factory=dict)
+
+    # --- one request --------------------------------------------------------------------------------------------
+    def decide(self, request: OpsRequest) -> list[OpsDecision]:
+        """The decision on `request`, plus those it caused (pre-empted missions and their re-plans)."""
+        request = request.model_copy(update={"request_id": request.request_id or f"r{len(self.requests) + 1}"})
+        self.requests[request.request_id] = request
+        started = time.perf_counter()
+        self.ledger.advance_clock(request.at_sec)
+        approved = self.ledger.active(request.at_sec)
+        outcome = self._plan_and_admit(request, approved, pre_empting=[])
+        decisions = [outcome.decision(request, len(approved), started)]
+        if outcome.intent is not None or request.priority != "emergency":
+            return decisions
+        lower = [
+            i for i in outcome.blocked_by_intents
+            if i.priority < PRIORITIES["emergency"] and i.t_start > request.at_sec
+        ]  # fmt: skip
+        if not lower or len(lower) < len(outcome.blocked_by_intents) or not self.approve_pre_emption(request, lower):
+            return decisions
+        ended = [i.intent_id for i in lower]
+        pre_empting = self._plan_and_admit(request, approved, pre_empting=ended)
+        if pre_empting.intent is None:
+            return decisions
+        decisions = [pre_empting.decision(request, len(approved), started, pre_empted=ended)]
+        for intent in lower:
+            decisions += self._replan(intent, request)
+        return decisions
+
+    def _replan(self, intent: OperationalIntent, by: OpsRequest) -> list[OpsDecision]:
+        original = self.requests.get(intent.request_id) or OpsRequest(
+            at_sec=by.at_sec, instruction=self.ledger.instruction_of(intent.intent_id), request_id=intent.request_id
+        )
+        told = OpsDecision(
+            request_id=intent.request_id,
+            status="pre_empted",
+            reason=f"intent {intent.intent_id} was pre-empted by emergency request {by.request_id} at t={by.at_sec:g} s "
+            "(operator approved); the mission is re-planned around it",
+            uav_id=intent.uav_id,
+            intent_id=intent.intent_id,
+            at_sec=by.at_sec,
+            active_intents=0,
+            latency_sec=0.0,
+        )
+        again = original.model_copy(update={"at_sec": by.at_sec, "request_id": f"{intent.request_id}_replan"})
+        replanned = self.decide(again)
+        replanned[0].replaces = intent.intent_id
+        return [told, *replanned]
+
+    # --- planning ---------------------------------------------------------------------------------------------
+    def _plan_and_admit(self, request: OpsRequest, approved: list[OperationalIntent], pre_empting: list[str]):
+        kept = [i for i in approved if i.intent_id not in pre_empting]
+        allowance = PLANNING
+        for _ in range(2):  # the planning allowance, then the measured buffers where they are larger
+            run = self._run(request, kept, allowance)
+            if run.status != "execute":
+                run.blocked_by_intents = self._in_the_way(request, run, kept)
+                return run
+            intent, measured = self._intent(request, run)
+            conflicts = self.ledger.admit(intent, pre_empting=pre_empting)
+            if not conflicts:
+                run.intent = intent
+                return run
+            run.conflicts = conflicts
+            allowance = Buffers(
+                lateral_m=max(allowance.lateral_m, measured.lateral_m),
+                vertical_m=max(allowance.vertical_m, measured.vertical_m),
+                delay_sec=max(allowance.delay_sec, measured.delay_sec),
+                basis="the buffers the simulator measured for this flight",
+            )
+        run.status = "human_confirm"
+        run.reason = "every plan found conflicts with approved intents: " + "; ".join(
+            dict.fromkeys(c.describe() for c in run.conflicts)
+        )
+        run.blocked_by_intents = [i for i in kept if i.intent_id in {c.intent_id for c in run.conflicts}]
+        return run
+
+    def _run(self, request: OpsRequest, approved: list[OperationalIntent], allowance: Buffers) -> _Run:
+        world = with_reservations(self.world, approved, request.at_sec, allowance)
+        thread_id = f"ops-{request.request_id}-{uuid.uuid4().hex[:8]}"
+        out, values = run_task_values(
+            world, request.instruction, context=self.context, thread_id=thread_id, db=self.db,
+            task_id=request.request_id,
+        )  # fmt: skip
+        return _Run(world=world, status=out.status, reason=_reason(out.decision), values=values, thread_id=thread_id)
+
+    def _intent(self, request: OpsRequest, run: _Run) -> tuple[OperationalIntent, Buffers]:
+        certificate = SafetyCertificate.model_validate(run.values["decision"]["certificate"])
+        measured = simulated_buffers(run.world, certificate)
+        volumes = [shifted(v, request.at_sec) for v in leg_volumes(certificate.trajectory.waypoints, measured)]
+        intent = OperationalIntent(
+            request_id=request.request_id or "",
+            owner=request.owner or request.request_id or "",
+            priority=PRIORITIES[request.priority],
+            uav_id=certificate.trajectory.uav_id,
+            volumes=volumes,
+            certificate_sha256=certificate.digests.trajectory_sha256,
+            instruction=request.instruction,
+        )
+        return intent, measured
+
+    def _in_the_way(self, request: OpsRequest, run: _Run, approved: list[OperationalIntent]) -> list[OperationalIntent]:
+        """The approved intents the run's own plan would conflict with, flown as if they were not there."""
+        if not approved or not run.values.get("ir"):
+            return []
+        try:
+            ir = LowAltitudeIR.model_validate(run.values["ir"])
+        except ValueError:
+            return []
+        free = execute_plan(ir, self.world, default_registry(), only_tools=ACTION_TOOLS)
+        route = next((r for r in reversed(free.results) if r.tool == "plan_route" and r.result.ok), None)
+        if route is None:
+            return []  # no plan even with the airspace to itself: the intents are not what blocks it
+        waypoints = (route.result.result or {}).get("waypoints") or []
+        if len(waypoints) < 2:
+            return []
+        volumes = [shifted(v, request.at_sec) for v in leg_volumes(waypoints, PLANNING)]
+        from ops.ledger import conflicts
+
+        named = {c.intent_id for c in conflicts(volumes, approved)}
+        return [i for i in approved if i.intent_id in named]
+
+    # --- a stream ---------------------------------------------------------------------------------------------
+    def run_stream(self, requests: Iterable[OpsRequest]) -> list[OpsDecision]:
+        decisions = []
+        for request in sorted(requests, key=lambda r: r.at_sec):
+            decisions += self.decide(request)
+        return decisions
+
+
+@dataclass
+class _Run:
+    world: World
+    status: str
+    reason: str
+    values: dict[str, Any]
+    thread_id: str
+    intent: OperationalIntent | None = None
+    conflicts: list[Conflict] = field(default_factory=list)
+    blocked_by_intents: list[OperationalIntent] = field(default_factory=list)
+
+    def decision(
+        self, request: OpsRequest, active: int, started: float, pre_empted: list[str] | None = None
+    ) -> OpsDecision:
+        waypoints = []
+        uav_id = None
+        if self.intent is not None:
+            trajectory = self.values["decision"]["certificate"]["trajectory"]
+            waypoints = [[x, y, z, round(t + request.at_sec, DIGITS)] for x, y, z, t in trajectory["waypoints"]]
+            uav_id = trajectory["uav_id"]
+        blocked = [i.intent_id for i in self.blocked_by_intents]
+        reason = self.reason
+        if blocked and self.intent is None:
+            names = ", ".join(f"{i.intent_id} ({i.owner}, priority {i.priority})" for i in self.blocked_by_intents)
+            reason = f"{reason}; approved intents in the way: {names}"
+        return OpsDecision(
+            request_id=request.request_id or "",
+            status="execute" if self.intent is not None else ("human_confirm" if self.status == "execute" else self.status),
+            reason=reason,
+            uav_id=uav_id,
+            waypoints=waypoints,
+            intent_id=self.intent.intent_id if self.intent else None,
+            blocked_by=blocked,
+            pre_empted=pre_empted or [],
+            at_sec=request.at_sec,
+            active_intents=active,
+            latency_sec=round(time.perf_counter() - started, DIGITS),
+            thread_id=self.thread_id,
+        )
+
+
+def _reason(decision: dict[str, Any]) -> str:
+    return str(decision.get("reason") or decision.get("summary") or decision.get("status") or "")
+
+
+def shifted(volume: LegVolume, by_sec: float) -> LegVolume:
+    return volume.model_copy(update={"t_start": volume.t_start + by_sec, "t_end": volume.t_end + by_sec})
+
+
+def with_reservations(world: World, approved: list[OperationalIntent], at_sec: float, allowance: Buffers) -> World:
+    """The world as a request arriving at `at_sec` sees it: each approved volume still to come, widened by the
+    allowance, on the request's clock."""
+    reservations = []
+    for intent in approved:
+        for volume in intent.volumes:
+            end = volume.t_end - at_sec
+            if end <= 0:
+                continue
+            footprint = Polygon(volume.ring).buffer(allowance.lateral_m, join_style="mitre")
+            reservations.append(
+                Reservation(
+                    id=f"{intent.intent_id}_leg{volume.leg}",
+                    polygon=[(round(x, DIGITS), round(y, DIGITS)) for x, y in list(footprint.exterior.coords)[:-1]],
+                    alt_min_m=max(0.0, volume.lower_m - allowance.vertical_m),
+                    alt_max_m=volume.upper_m + allowance.vertical_m,
+                    active_window=TimeWindow(start_sec=max(0.0, volume.t_start - at_sec - allowance.delay_sec), end_sec=end),
+                    reason=f"approved operational intent {intent.intent_id} ({intent.owner})",
+                    temporary=True,
+                    intent_id=intent.intent_id,
+                    owner=intent.owner,
+                    priority=intent.priority,
+                )
+            )
+    return world.model_copy(update={"reservations": reservations})
+
+
+__all__ = ["IntentState", "OpsDecision", "OpsRequest", "OpsRunner", "PLANNING", "with_reservations"]
