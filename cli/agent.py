@@ -26,6 +26,15 @@ EXIT_NOT_EXECUTED = 4  # the run ended in safe_refusal or human_confirm: a valid
 def _add_run_args(p: argparse.ArgumentParser) -> None:
     add_world_arg(p)
     p.add_argument("--instruction", required=True, help="the operations request (untrusted text)")
+    p.add_argument("--gold-ir", default=None, help="gold IR JSON file (what the `oracle` model answers)")
+    p.add_argument("--task-id", default=None)
+    _add_db_args(p, thread_required=False)
+    add_agent_options(p)
+    add_json_flag(p)
+
+
+def add_agent_options(p: argparse.ArgumentParser) -> None:
+    """How the agent runs: model, server, repairs, ablation, stress scenarios, memory (run, step, ops)."""
     p.add_argument(
         "--model",
         default=DEFAULT_MODEL,
@@ -34,9 +43,6 @@ def _add_run_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--base-url", default=None, help="OpenAI-compatible server (or env OPENAI_BASE_URL)")
     add_server_format_options(p)
     p.add_argument("--api-key", default=None, help="API key (or env OPENAI_API_KEY)")
-    p.add_argument("--gold-ir", default=None, help="gold IR JSON file (what the `oracle` model answers)")
-    p.add_argument("--task-id", default=None)
-    _add_db_args(p, thread_required=False)
     p.add_argument("--without", default="", help=f"comma-separated nodes to drop: {','.join(ABLATABLE)}")
     p.add_argument("--max-repairs", type=int, default=3, help="repair rounds K before fallback")
     p.add_argument(
@@ -51,7 +57,6 @@ def _add_run_args(p: argparse.ArgumentParser) -> None:
         help="stress scenarios the route must pass (seeds --seed, --seed + 1, ...; default %(default)s)",
     )
     add_memory_args(p)
-    add_json_flag(p)
 
 
 def _add_db_args(p: argparse.ArgumentParser, *, thread_required: bool) -> None:
@@ -141,7 +146,7 @@ def run_context(args: argparse.Namespace, run_config: dict[str, Any], *, interac
     )
 
 
-def _context_from_args(args: argparse.Namespace, *, interactive: bool = False) -> Context:
+def context_from_args(args: argparse.Namespace, *, interactive: bool = False) -> Context:
     if args.max_repairs < 0:
         raise CommandError("--max-repairs must be >= 0")
     if args.stress_scenarios < 1:
@@ -257,7 +262,7 @@ def _emit_run(out: RunOutput, as_json: bool, world_path: str | None = None) -> i
 
 def run_agent(args: argparse.Namespace) -> int:
     world = open_world(args.world)
-    context = _context_from_args(args)
+    context = context_from_args(args)
     open_saver(args.db)  # a store that cannot be opened is one line, before anything runs
     out = run_task(
         world,
@@ -273,7 +278,7 @@ def run_agent(args: argparse.Namespace) -> int:
 
 def run_step(args: argparse.Namespace) -> int:
     world = open_world(args.world)
-    context = _context_from_args(args, interactive=True)
+    context = context_from_args(args, interactive=True)
     stepper = Stepper(
         world=world,
         instruction=args.instruction,

@@ -18,6 +18,7 @@ COMMAND_MODULES = (
     "cli.selftest",
     "cli.ui",
     "cli.standards",
+    "cli.ops",
 )
 
 

@@ -38,6 +38,7 @@ class IntentState(str, Enum):
 
 ACTIVE_STATES = (IntentState.accepted, IntentState.activated, IntentState.contingent)
 PRIORITIES = {"normal": 0, "emergency": 100}
+PRE_EMPTED = "pre-empted by"  # the note of an intent an emergency withdrew: it holds no airspace any more
 
 
 class OperationalIntent(BaseModel):
@@ -49,6 +50,11 @@ class OperationalIntent(BaseModel):
     uav_id: str | None = None
     volumes: list[LegVolume] = Field(min_length=1, description="on the ledger's clock (the request stream's)")
     certificate_sha256: str = ""
+    instruction: str = Field(
+        default="", description="the request it serves: a pre-empted mission is re-planned from it"
+    )
+    landing_xy: tuple[float, float] | None = Field(default=None, description="where the UAV is once it has ended")
+    battery_after: float | None = Field(default=None, description="its battery ratio on landing (the certificate's R5)")
     note: str = ""
 
     @property
@@ -115,10 +121,9 @@ class Ledger:
             if self.postgres:  # two processes creating the table at once would race on the catalogue
                 cursor.execute("SELECT pg_advisory_xact_lock(hashtext('cloudbrain_operational_intents'))")
             cursor.execute(
-                f"CREATE TABLE IF NOT EXISTS {TABLE} (intent_id TEXT PRIMARY KEY, request_id TEXT NOT NULL, "
-                "owner TEXT NOT NULL, priority INTEGER NOT NULL, state TEXT NOT NULL, uav_id TEXT, "
-                "t_start DOUBLE PRECISION NOT NULL, t_end DOUBLE PRECISION NOT NULL, volumes TEXT NOT NULL, "
-                "certificate_sha256 TEXT NOT NULL, note TEXT NOT NULL)"
+                f"CREATE TABLE IF NOT EXISTS {TABLE} (intent_id TEXT PRIMARY KEY, state TEXT NOT NULL, "
+                "t_start DOUBLE PRECISION NOT NULL, t_end DOUBLE PRECISION NOT NULL, note TEXT NOT NULL, "
+                "body TEXT NOT NULL)"
             )
             cursor.execute(f"CREATE INDEX IF NOT EXISTS {TABLE}_active ON {TABLE} (state, t_end)")
 
@@ -158,72 +163,80 @@ class Ledger:
 
     # --- reads ------------------------------------------------------------------------------------------------
     def _select(self, cursor: Any, where: str, params: Sequence[Any]) -> list[OperationalIntent]:
-        cursor.execute(
-            f"SELECT intent_id, request_id, owner, priority, state, uav_id, volumes, certificate_sha256, note "
-            f"FROM {TABLE} WHERE {where} ORDER BY t_start, intent_id",
-            params,
-        )
+        cursor.execute(f"SELECT state, note, body FROM {TABLE} WHERE {where} ORDER BY t_start, intent_id", params)
         return [
-            OperationalIntent(
-                intent_id=row[0],
-                request_id=row[1],
-                owner=row[2],
-                priority=row[3],
-                state=IntentState(row[4]),
-                uav_id=row[5],
-                volumes=[LegVolume.model_validate(v) for v in json.loads(row[6])],
-                certificate_sha256=row[7],
-                note=row[8],
-            )
-            for row in cursor.fetchall()
+            OperationalIntent.model_validate({**json.loads(body), "state": state, "note": note})
+            for state, note, body in cursor.fetchall()
         ]
 
-    def _active_where(self) -> str:
-        states = ", ".join(self._mark for _ in ACTIVE_STATES)
-        return f"state IN ({states}) AND t_end > {self._mark} AND t_start < {self._mark}"
+    def _holding(self, t_from: float, t_to: float) -> tuple[str, list[Any]]:
+        """The intents that hold airspace in (t_from, t_to): every one not withdrawn by a pre-emption whose volumes
+        reach into it. Time decides, not the Ended state the clock gives: processes sharing a ledger each run on
+        their own clock, and one ahead must not free airspace for one behind."""
+        m = self._mark
+        where = f"note NOT LIKE {m} AND t_end > {m} AND t_start < {m}"
+        return where, [f"{PRE_EMPTED}%", t_from, t_to]
 
     def active(self, t_from: float = float("-inf"), t_to: float = float("inf")) -> list[OperationalIntent]:
-        """The intents in an active state that hold airspace at some instant of (t_from, t_to)."""
+        """The intents that hold airspace at some instant of (t_from, t_to)."""
         with self._transaction() as cursor:
-            return self._select(cursor, self._active_where(), [*(s.value for s in ACTIVE_STATES), t_from, t_to])
+            return self._select(cursor, *self._holding(t_from, t_to))
 
     def all(self) -> list[OperationalIntent]:
         with self._transaction() as cursor:
             return self._select(cursor, "1 = 1", [])
+
+    def ended_before(self, now_sec: float) -> list[OperationalIntent]:
+        """Intents flown to their end by `now_sec` (not withdrawn), the latest last: a UAV's last one says where it
+        waits."""
+        with self._transaction() as cursor:
+            m = self._mark
+            rows = self._select(cursor, f"note NOT LIKE {m} AND t_end <= {m}", [f"{PRE_EMPTED}%", now_sec])
+        return sorted(rows, key=lambda i: i.t_end)
 
     # --- writes -----------------------------------------------------------------------------------------------
     def admit(self, intent: OperationalIntent, pre_empting: Sequence[str] = ()) -> list[Conflict]:
         """Insert `intent` if it conflicts with no active intent (those in `pre_empting` first end, in the same
         transaction); else insert nothing and return the conflicts."""
         with self._transaction(exclusive=True) as cursor:
-            params = [*(s.value for s in ACTIVE_STATES), intent.t_start, intent.t_end]
-            approved = [i for i in self._select(cursor, self._active_where(), params) if i.intent_id not in pre_empting]
+            holding = self._select(cursor, *self._holding(intent.t_start, intent.t_end))
+            approved = [i for i in holding if i.intent_id not in pre_empting]
             found = conflicts(intent.volumes, approved)
             if found:
                 return found
             for ended in pre_empting:
-                note = f"pre-empted by {intent.intent_id} (request {intent.request_id}, priority {intent.priority})"
+                note = f"{PRE_EMPTED} {intent.intent_id} (request {intent.request_id}, priority {intent.priority})"
                 cursor.execute(
                     f"UPDATE {TABLE} SET state = {self._mark}, note = {self._mark} WHERE intent_id = {self._mark}",
                     [IntentState.ended.value, note, ended],
                 )
             cursor.execute(
-                f"INSERT INTO {TABLE} VALUES ({', '.join(self._mark for _ in range(11))})",
+                f"INSERT INTO {TABLE} VALUES ({', '.join(self._mark for _ in range(6))})",
                 [
                     intent.intent_id,
-                    intent.request_id,
-                    intent.owner,
-                    intent.priority,
                     intent.state.value,
-                    intent.uav_id,
                     intent.t_start,
                     intent.t_end,
-                    json.dumps([v.model_dump() for v in intent.volumes]),
-                    intent.certificate_sha256,
                     intent.note,
+                    intent.model_dump_json(exclude={"state", "note"}),
                 ],
             )
             return []
+
+    def advance_clock(self, now_sec: float) -> None:
+        """F3548's life cycle on the stream's clock: an Accepted intent whose flight has begun is Activated, and any
+        intent whose volumes have all passed is Ended."""
+        m = self._mark
+        with self._transaction(exclusive=True) as cursor:
+            cursor.execute(
+                f"UPDATE {TABLE} SET state = {m} WHERE state = {m} AND t_start <= {m} AND t_end > {m}",
+                [IntentState.activated.value, IntentState.accepted.value, now_sec, now_sec],
+            )
+            states = ", ".join(m for _ in ACTIVE_STATES)
+            cursor.execute(
+                f"UPDATE {TABLE} SET state = {m} WHERE state IN ({states}) AND t_end <= {m}",
+                [IntentState.ended.value, *(s.value for s in ACTIVE_STATES), now_sec],
+            )
 
     def set_state(self, intent_id: str, state: IntentState, note: str = "") -> None:
         with self._transaction(exclusive=True) as cursor:

@@ -30,18 +30,20 @@ from graph.runner import run_task_values
 from ir.model import LowAltitudeIR
 from ir.plan_execution import execute_plan
 from nodes.context import Context
-from ops.ledger import PRIORITIES, Conflict, IntentState, Ledger, OperationalIntent
+from ops.ledger import PRIORITIES, Conflict, Ledger, OperationalIntent, conflicts
 from standards.volumes import Buffers, LegVolume, leg_volumes, simulated_buffers
 from tools.catalog import ACTION_TOOLS, default_registry
 from tools.certificate import SafetyCertificate
-from tools.world import Reservation, TimeWindow, World
+from tools.world import Reservation, TimeWindow, UAVStatus, World
 
 PLANNING = Buffers(
     lateral_m=10.0,
     vertical_m=10.0,
-    delay_sec=60.0,
+    delay_sec=30.0,
     basis="the planning allowance of a new flight: kept clear of approved volumes by this much",
 )
+LATER_STARTS = 3  # attempts at departing later, each after what blocked the one before
+MAX_WAIT_SEC = 1800.0  # a request is never held back longer than this
 DIGITS = 3
 
 
@@ -90,27 +92,42 @@ class OpsRunner:
         self.ledger.advance_clock(request.at_sec)
         approved = self.ledger.active(request.at_sec)
         outcome = self._plan_and_admit(request, approved, pre_empting=[])
-        decisions = [outcome.decision(request, len(approved), started)]
-        if outcome.intent is not None or request.priority != "emergency":
-            return decisions
-        lower = [
-            i for i in outcome.blocked_by_intents
-            if i.priority < PRIORITIES["emergency"] and i.t_start > request.at_sec
-        ]  # fmt: skip
-        if not lower or len(lower) < len(outcome.blocked_by_intents) or not self.approve_pre_emption(request, lower):
-            return decisions
-        ended = [i.intent_id for i in lower]
-        pre_empting = self._plan_and_admit(request, approved, pre_empting=ended)
-        if pre_empting.intent is None:
-            return decisions
-        decisions = [pre_empting.decision(request, len(approved), started, pre_empted=ended)]
-        for intent in lower:
-            decisions += self._replan(intent, request)
-        return decisions
+        if outcome.intent is not None or not outcome.blocked_by_intents:
+            return [outcome.decision(request, len(approved), started)]
+        if request.priority == "emergency":
+            lower = [
+                i for i in outcome.blocked_by_intents
+                if i.priority < PRIORITIES["emergency"] and i.t_start > request.at_sec
+            ]  # fmt: skip
+            if len(lower) == len(outcome.blocked_by_intents) and self.approve_pre_emption(request, lower):
+                ended = [i.intent_id for i in lower]
+                pre_empting = self._plan_and_admit(request, approved, pre_empting=ended)
+                if pre_empting.intent is not None:
+                    decisions = [pre_empting.decision(request, len(approved), started, pre_empted=ended)]
+                    for intent in lower:
+                        decisions += self._replan(intent, request)
+                    return decisions
+        # a later start: once the intents in the way have released the airspace, or the first busy UAV has landed;
+        # the airspace then may hold others that start later still, so a few times, never past MAX_WAIT_SEC
+        attempt, delay = outcome, 0.0
+        for _ in range(LATER_STARTS):
+            release = max([i.t_end for i in attempt.in_the_way], default=request.at_sec)
+            landing = min([i.t_end for i in attempt.flying], default=request.at_sec)
+            next_delay = max(release, landing) - request.at_sec
+            if next_delay <= delay or next_delay > MAX_WAIT_SEC:
+                break
+            delay = next_delay
+            attempt = self._plan_and_admit(request, approved, pre_empting=[], delay=delay)
+            if attempt.intent is not None:
+                return [attempt.decision(request, len(approved), started)]
+            outcome.later_starts.append(attempt)
+            if not attempt.blocked_by_intents:
+                break
+        return [outcome.decision(request, len(approved), started)]
 
     def _replan(self, intent: OperationalIntent, by: OpsRequest) -> list[OpsDecision]:
         original = self.requests.get(intent.request_id) or OpsRequest(
-            at_sec=by.at_sec, instruction=self.ledger.instruction_of(intent.intent_id), request_id=intent.request_id
+            at_sec=by.at_sec, instruction=intent.instruction, request_id=intent.request_id, owner=intent.owner
         )
         told = OpsDecision(
             request_id=intent.request_id,
@@ -129,20 +146,26 @@ class OpsRunner:
         return [told, *replanned]
 
     # --- planning ---------------------------------------------------------------------------------------------
-    def _plan_and_admit(self, request: OpsRequest, approved: list[OperationalIntent], pre_empting: list[str]):
+    def _plan_and_admit(
+        self, request: OpsRequest, approved: list[OperationalIntent], pre_empting: list[str], delay: float = 0.0
+    ) -> _Run:
+        """Plan departing `delay` seconds after the request arrives, and admit the plan if it executes."""
         kept = [i for i in approved if i.intent_id not in pre_empting]
         allowance = PLANNING
         for _ in range(2):  # the planning allowance, then the measured buffers where they are larger
-            run = self._run(request, kept, allowance)
+            run = self._run(request, kept, allowance, delay)
             if run.status != "execute":
-                run.blocked_by_intents = self._in_the_way(request, run, kept)
+                run.in_the_way, run.flying = self._in_the_way(request, run, kept), self._flying(run, kept)
+                return run
+            if (late := _misses_deadline(run, delay)) is not None:
+                run.status, run.reason = "human_confirm", late
                 return run
             intent, measured = self._intent(request, run)
-            conflicts = self.ledger.admit(intent, pre_empting=pre_empting)
-            if not conflicts:
+            found = self.ledger.admit(intent, pre_empting=pre_empting)
+            if not found:
                 run.intent = intent
                 return run
-            run.conflicts = conflicts
+            run.conflicts = found
             allowance = Buffers(
                 lateral_m=max(allowance.lateral_m, measured.lateral_m),
                 vertical_m=max(allowance.vertical_m, measured.vertical_m),
@@ -153,22 +176,47 @@ class OpsRunner:
         run.reason = "every plan found conflicts with approved intents: " + "; ".join(
             dict.fromkeys(c.describe() for c in run.conflicts)
         )
-        run.blocked_by_intents = [i for i in kept if i.intent_id in {c.intent_id for c in run.conflicts}]
+        run.in_the_way = [i for i in kept if i.intent_id in {c.intent_id for c in run.conflicts}]
         return run
 
-    def _run(self, request: OpsRequest, approved: list[OperationalIntent], allowance: Buffers) -> _Run:
-        world = with_reservations(self.world, approved, request.at_sec, allowance)
+    def _fleet_at(self, approved: list[OperationalIntent], at_sec: float, world: World) -> World:
+        """The fleet as it stands at `at_sec`: a UAV flying (or about to fly) an approved intent is busy; one whose
+        last intent has ended waits where it landed, with the battery it landed with."""
+        busy = {i.uav_id for i in approved if i.uav_id and i.t_end > at_sec}
+        ended = sorted(
+            [*self.ledger.ended_before(at_sec), *(i for i in approved if i.t_end <= at_sec)], key=lambda i: i.t_end
+        )
+        landed = {i.uav_id: i for i in ended if i.uav_id}
+        fleet = []
+        for uav in world.fleet:
+            update: dict[str, Any] = {}
+            if uav.id in landed and landed[uav.id].landing_xy is not None:
+                update["position"] = landed[uav.id].landing_xy
+                if landed[uav.id].battery_after is not None:
+                    update["battery_ratio"] = landed[uav.id].battery_after
+            if uav.id in busy:
+                update["status"] = UAVStatus.busy
+            fleet.append(uav.model_copy(update=update) if update else uav)
+        return world.model_copy(update={"fleet": fleet})
+
+    def _run(self, request: OpsRequest, approved: list[OperationalIntent], allowance: Buffers, delay: float) -> _Run:
+        departs = request.at_sec + delay
+        world = with_reservations(self._fleet_at(approved, departs, self.world), approved, departs, allowance)
         thread_id = f"ops-{request.request_id}-{uuid.uuid4().hex[:8]}"
         out, values = run_task_values(
             world, request.instruction, context=self.context, thread_id=thread_id, db=self.db,
             task_id=request.request_id,
         )  # fmt: skip
-        return _Run(world=world, status=out.status, reason=_reason(out.decision), values=values, thread_id=thread_id)
+        return _Run(
+            world=world, status=out.status, reason=_reason(out.decision), values=values, thread_id=thread_id,
+            departs=departs,
+        )  # fmt: skip
 
     def _intent(self, request: OpsRequest, run: _Run) -> tuple[OperationalIntent, Buffers]:
         certificate = SafetyCertificate.model_validate(run.values["decision"]["certificate"])
         measured = simulated_buffers(run.world, certificate)
-        volumes = [shifted(v, request.at_sec) for v in leg_volumes(certificate.trajectory.waypoints, measured)]
+        volumes = [shifted(v, run.departs) for v in leg_volumes(certificate.trajectory.waypoints, measured)]
+        reserve, left = certificate.rule_set.get("battery_reserve_ratio"), certificate.verdicts.get("R5", {})
         intent = OperationalIntent(
             request_id=request.request_id or "",
             owner=request.owner or request.request_id or "",
@@ -177,29 +225,39 @@ class OpsRunner:
             volumes=volumes,
             certificate_sha256=certificate.digests.trajectory_sha256,
             instruction=request.instruction,
+            landing_xy=tuple(certificate.trajectory.waypoints[-1][:2]),
+            battery_after=None if reserve is None or left.get("robustness") is None else reserve + left["robustness"],
         )
         return intent, measured
 
     def _in_the_way(self, request: OpsRequest, run: _Run, approved: list[OperationalIntent]) -> list[OperationalIntent]:
         """The approved intents the run's own plan would conflict with, flown as if they were not there."""
-        if not approved or not run.values.get("ir"):
+        last_ir = _last_ir(run)
+        if not approved or last_ir is None:
             return []
         try:
-            ir = LowAltitudeIR.model_validate(run.values["ir"])
+            ir = LowAltitudeIR.model_validate(last_ir)
         except ValueError:
             return []
-        free = execute_plan(ir, self.world, default_registry(), only_tools=ACTION_TOOLS)
+        free = execute_plan(ir, self._fleet_at(approved, run.departs, self.world), default_registry(),
+                            only_tools=ACTION_TOOLS)  # fmt: skip
         route = next((r for r in reversed(free.results) if r.tool == "plan_route" and r.result.ok), None)
         if route is None:
             return []  # no plan even with the airspace to itself: the intents are not what blocks it
         waypoints = (route.result.result or {}).get("waypoints") or []
         if len(waypoints) < 2:
             return []
-        volumes = [shifted(v, request.at_sec) for v in leg_volumes(waypoints, PLANNING)]
-        from ops.ledger import conflicts
-
+        volumes = [shifted(v, run.departs) for v in leg_volumes(waypoints, PLANNING)]
         named = {c.intent_id for c in conflicts(volumes, approved)}
         return [i for i in approved if i.intent_id in named]
+
+    def _flying(self, run: _Run, approved: list[OperationalIntent]) -> list[OperationalIntent]:
+        """Where no UAV could be assigned, the intents of the UAVs that were busy flying them."""
+        failure = (run.values.get("attempts") or [{}])[-1].get("failure") or {}
+        if failure.get("error_type") != "no_available_uav":
+            return []
+        busy = {u.id for u in run.world.fleet if u.status is UAVStatus.busy}
+        return [i for i in approved if i.uav_id in busy]
 
     # --- a stream ---------------------------------------------------------------------------------------------
     def run_stream(self, requests: Iterable[OpsRequest]) -> list[OpsDecision]:
@@ -216,9 +274,17 @@ class _Run:
     reason: str
     values: dict[str, Any]
     thread_id: str
+    departs: float = 0.0
     intent: OperationalIntent | None = None
     conflicts: list[Conflict] = field(default_factory=list)
-    blocked_by_intents: list[OperationalIntent] = field(default_factory=list)
+    in_the_way: list[OperationalIntent] = field(default_factory=list)  # their volumes block the plan
+    flying: list[OperationalIntent] = field(default_factory=list)  # their UAVs were the ones that could fly it
+    later_starts: list[_Run] = field(default_factory=list)  # departing later, tried and refused too
+
+    @property
+    def blocked_by_intents(self) -> list[OperationalIntent]:
+        tried = [self, *self.later_starts]
+        return list({i.intent_id: i for run in tried for i in [*run.in_the_way, *run.flying]}.values())
 
     def decision(
         self, request: OpsRequest, active: int, started: float, pre_empted: list[str] | None = None
@@ -227,16 +293,24 @@ class _Run:
         uav_id = None
         if self.intent is not None:
             trajectory = self.values["decision"]["certificate"]["trajectory"]
-            waypoints = [[x, y, z, round(t + request.at_sec, DIGITS)] for x, y, z, t in trajectory["waypoints"]]
+            waypoints = [[x, y, z, t + self.departs] for x, y, z, t in trajectory["waypoints"]]  # as its volumes are
             uav_id = trajectory["uav_id"]
         blocked = [i.intent_id for i in self.blocked_by_intents]
         reason = self.reason
+        if self.intent is not None and self.departs > request.at_sec:
+            reason = f"departs at t={self.departs:g} s, once the approved intents in the way have released the airspace"
         if blocked and self.intent is None:
             names = ", ".join(f"{i.intent_id} ({i.owner}, priority {i.priority})" for i in self.blocked_by_intents)
             reason = f"{reason}; approved intents in the way: {names}"
+            if self.later_starts:
+                reason += (
+                    f"; later starts tried up to t={self.later_starts[-1].departs:g} s: {self.later_starts[-1].reason}"
+                )
         return OpsDecision(
             request_id=request.request_id or "",
-            status="execute" if self.intent is not None else ("human_confirm" if self.status == "execute" else self.status),
+            status="execute"
+            if self.intent is not None
+            else ("human_confirm" if self.status == "execute" else self.status),
             reason=reason,
             uav_id=uav_id,
             waypoints=waypoints,
@@ -248,6 +322,25 @@ class _Run:
             latency_sec=round(time.perf_counter() - started, DIGITS),
             thread_id=self.thread_id,
         )
+
+
+def _misses_deadline(run: _Run, delay: float) -> str | None:
+    """A later start must still meet the request's own deadline, which counts from its arrival."""
+    if delay <= 0:
+        return None
+    last_ir = _last_ir(run) or {}
+    deadline = (last_ir.get("constraints") or {}).get("deadline_sec")
+    arrival = run.values["decision"]["certificate"]["trajectory"]["waypoints"][-1][3] + delay
+    if deadline is not None and arrival > deadline:
+        return (
+            f"departing once the approved intents in the way have passed ({delay:g} s later) arrives at "
+            f"t={arrival:g} s, after the deadline of {deadline:g} s"
+        )
+    return None
+
+
+def _last_ir(run: _Run) -> dict[str, Any] | None:
+    return next((a["ir"] for a in reversed(run.values.get("attempts") or []) if a.get("ir")), None)
 
 
 def _reason(decision: dict[str, Any]) -> str:
@@ -274,7 +367,9 @@ def with_reservations(world: World, approved: list[OperationalIntent], at_sec: f
                     polygon=[(round(x, DIGITS), round(y, DIGITS)) for x, y in list(footprint.exterior.coords)[:-1]],
                     alt_min_m=max(0.0, volume.lower_m - allowance.vertical_m),
                     alt_max_m=volume.upper_m + allowance.vertical_m,
-                    active_window=TimeWindow(start_sec=max(0.0, volume.t_start - at_sec - allowance.delay_sec), end_sec=end),
+                    active_window=TimeWindow(
+                        start_sec=max(0.0, volume.t_start - at_sec - allowance.delay_sec), end_sec=end
+                    ),
                     reason=f"approved operational intent {intent.intent_id} ({intent.owner})",
                     temporary=True,
                     intent_id=intent.intent_id,
@@ -283,6 +378,3 @@ def with_reservations(world: World, approved: list[OperationalIntent], at_sec: f
                 )
             )
     return world.model_copy(update={"reservations": reservations})
-
-
-__all__ = ["IntentState", "OpsDecision", "OpsRequest", "OpsRunner", "PLANNING", "with_reservations"]

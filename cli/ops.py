@@ -1,0 +1,142 @@
+"""`cloudbrain ops`: a stream of requests on one airspace, each approved plan an operational intent in the ledger
+the next requests must respect (docs/operations.md).
+
+Requests come from a JSONL file (`{"at_sec": 0, "instruction": "...", "priority": "normal|emergency"}` a line,
+optional `request_id` and `owner`), checked whole before the first is run, or interactively from standard input
+(a JSON line, or plain text: the instruction, arriving now; `!` before it makes it an emergency).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import TextIO
+
+from pydantic import ValidationError
+
+from cli.agent import add_agent_options, add_db_arg, context_from_args
+from cli.common import EXIT_OK, CommandError, add_json_flag, add_world_arg, emit, open_world
+from models.base import LLMBackendDied
+from ops.ledger import Ledger, LedgerError, OperationalIntent
+from ops.stream import OpsDecision, OpsRequest, OpsRunner
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser("ops", help="operations mode: a stream of requests, each plan respecting those approved")
+    add_world_arg(p)
+    p.add_argument("--requests", default=None, help="JSONL file of requests (default: read them from standard input)")
+    add_db_arg(p)
+    p.add_argument(
+        "--operator",
+        choices=["ask", "approve", "deny"],
+        default=None,
+        help="who answers when an emergency would pre-empt approved intents: ask on the terminal (the default "
+        "when there is one), a standing approval, or never (the default without a terminal)",
+    )
+    add_agent_options(p)
+    add_json_flag(p)
+    p.set_defaults(run=run_ops)
+
+
+def read_requests(path: str) -> list[OpsRequest]:
+    """Every line checked before any is run: a bad line is one error naming it, not half a stream."""
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise CommandError(f"cannot read requests {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise CommandError(f"requests {path} are not UTF-8 text") from None
+    requests = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            requests.append(OpsRequest.model_validate(json.loads(line)))
+        except (json.JSONDecodeError, RecursionError):
+            raise CommandError(f"{path} line {number}: not a JSON object") from None
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"]) or "the line"
+            raise CommandError(f"{path} line {number}: {where}: {first['msg']}") from None
+    ids = [r.request_id for r in requests if r.request_id]
+    if len(ids) != len(set(ids)):
+        raise CommandError(f"{path}: a request_id is used twice")
+    return requests
+
+
+def _interactive(stream: TextIO, started: float):
+    for line in stream:
+        text = line.strip()
+        if not text:
+            continue
+        if text.startswith("{"):
+            try:
+                yield OpsRequest.model_validate({"at_sec": time.monotonic() - started, **json.loads(text)})
+            except (json.JSONDecodeError, ValidationError) as exc:
+                print(f"not a request: {exc}", file=sys.stderr)
+            continue
+        emergency = text.startswith("!")
+        yield OpsRequest(
+            at_sec=round(time.monotonic() - started, 3),
+            instruction=text.lstrip("!").strip() or text,
+            priority="emergency" if emergency else "normal",
+        )
+
+
+def _approver(choice: str | None):
+    choice = choice or ("ask" if sys.stdin.isatty() and sys.stdout.isatty() else "deny")
+    if choice == "approve":
+        return lambda request, intents: True
+    if choice == "deny":
+        return lambda request, intents: False
+
+    def ask(request: OpsRequest, intents: list[OperationalIntent]) -> bool:
+        names = ", ".join(f"{i.intent_id} ({i.owner}, departs t={i.t_start:g} s)" for i in intents)
+        answer = input(f"emergency {request.request_id} needs the airspace of {names}. Pre-empt them? [y/N] ")
+        return answer.strip().lower() in ("y", "yes")
+
+    return ask
+
+
+def _line(decision: OpsDecision) -> str:
+    head = f"{decision.request_id} t={decision.at_sec:g}s {decision.status.upper()}"
+    if decision.status == "execute":
+        head += f" {decision.uav_id} as {decision.intent_id}, t={decision.waypoints[0][3]:g}-{decision.waypoints[-1][3]:g} s"
+    return f"{head}: {decision.reason} ({decision.latency_sec:.2f} s, {decision.active_intents} active intents)"
+
+
+def run_ops(args: argparse.Namespace) -> int:
+    world = open_world(args.world)
+    requests = read_requests(args.requests) if args.requests else None
+    try:
+        ledger = Ledger(args.db)
+    except LedgerError as exc:
+        raise CommandError(str(exc)) from None
+    runner = OpsRunner(
+        world=world,
+        ledger=ledger,
+        context=context_from_args(args),
+        db=args.db,
+        approve_pre_emption=_approver(args.operator),
+    )
+    decisions: list[OpsDecision] = []
+    source = (
+        sorted(requests, key=lambda r: r.at_sec) if requests is not None else _interactive(sys.stdin, time.monotonic())
+    )
+    try:
+        for request in source:
+            made = runner.decide(request)
+            decisions += made
+            if not args.json:
+                print("\n".join(_line(d) for d in made), flush=True)
+    except (LLMBackendDied, LedgerError) as exc:
+        # what was decided stays decided (in the ledger, and printed): then one line for what stopped the stream
+        if args.json:
+            emit({"decisions": [d.model_dump() for d in decisions]}, True)
+        raise CommandError(f"stopped after {len(decisions)} decisions: {exc}") from None
+    if args.json:
+        emit({"decisions": [d.model_dump() for d in decisions]}, True)
+    return EXIT_OK
