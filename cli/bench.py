@@ -17,6 +17,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from benchmark.generator import DEFAULT_SEED, STATS_FILE, generate_splits
+from benchmark.ops_streams import OPS_SPLITS
 from benchmark.splits import SPLITS
 from cli.common import EXIT_OK, CommandError, add_server_format_options
 from evaluation.engines import ENGINES, EngineError
@@ -60,10 +61,11 @@ def _split_names(value: str) -> list[str]:
     if value == ALL:
         return list(SPLITS)
     names = [name.strip() for name in value.split(",") if name.strip()]
-    unknown = [name for name in names if name not in SPLITS]
+    unknown = [name for name in names if name not in SPLITS and name not in OPS_SPLITS]
     if unknown or not names:
         raise CommandError(
-            f"unknown split {', '.join(unknown) or repr(value)}; choose from {', '.join(SPLITS)} or {ALL}"
+            f"unknown split {', '.join(unknown) or repr(value)}; "
+            f"choose from {', '.join([*SPLITS, *OPS_SPLITS])} or {ALL}"
         )
     return names
 
@@ -83,6 +85,17 @@ def run(args: argparse.Namespace) -> int:
     if args.limit is not None and args.limit < 1:
         raise CommandError("--limit must be at least 1")
     out = Path(args.out)
+    for name in [n for n in names if n in OPS_SPLITS]:  # streams, each with its gold run through operations mode
+        from ops.bench import generate_ops_split
+
+        started = time.perf_counter()
+        path = generate_ops_split(name, out, args.seed, args.limit)
+        print(
+            f"{name}: {sum(1 for _ in open(path, encoding='utf-8'))} streams in {time.perf_counter() - started:.1f} s"
+        )
+    names = [n for n in names if n not in OPS_SPLITS]
+    if not names:
+        return EXIT_OK
     started = time.perf_counter()
     outcome = generate_splits(
         names,
@@ -191,8 +204,10 @@ def _samples_file(args: argparse.Namespace) -> Path:
 
 
 def run_benchmark(args: argparse.Namespace) -> int:
+    if args.split in OPS_SPLITS:
+        return _run_ops(args)
     if args.split not in SPLITS:
-        raise CommandError(f"unknown split {args.split!r}; choose from {', '.join(SPLITS)}")
+        raise CommandError(f"unknown split {args.split!r}; choose from {', '.join([*SPLITS, *OPS_SPLITS])}")
     for flag in ("workers", "repeats"):
         if getattr(args, flag) < 1:
             raise CommandError(f"--{flag} must be at least 1")
@@ -246,6 +261,32 @@ def run_benchmark(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _run_ops(args: argparse.Namespace) -> int:
+    """An ops split: every stream through operations mode (the method is CloudBrain's own), one ledger a stream."""
+    from ops.bench import RESULTS_FILE, generate_ops_split, run_ops_split
+
+    if args.method not in (ALL, "cloudbrain_full"):
+        raise CommandError("the ops split runs CloudBrain's operations mode: --method cloudbrain_full (or all)")
+    data = Path(args.data) if args.data else Path(args.out) / "data"
+    samples = data / f"{args.split}.jsonl"
+    if not samples.exists():
+        if args.data:
+            raise CommandError(f"no {samples}: generate it with `cloudbrain bench generate --split {args.split}`")
+        generate_ops_split(args.split, data, DEFAULT_SEED, args.limit)
+    runs = []
+    for model in [m.strip() for m in args.model.split(",") if m.strip()]:
+        results = run_ops_split(samples, model, Path(args.out) / model, args.limit)
+        runs.append(results)
+        overall = results["overall"]
+        print(
+            f"{model}: {overall['requests']} requests in {overall['streams']} streams, served "
+            f"{overall['served_share']:.3f}, conflicting approved pairs {overall['conflicting_intent_pairs']}, "
+            f"pre-emptions {overall['pre_emptions']}, median latency {overall['median_latency_sec']} s"
+        )
+    (Path(args.out) / RESULTS_FILE).write_text(json.dumps({"runs": runs}, indent=1) + "\n", encoding="utf-8")
+    return EXIT_OK
+
+
 def _register_report(commands: argparse._SubParsersAction) -> None:
     p = commands.add_parser("report", help="write report.md (tables, statistics, figures) for a run folder")
     p.add_argument("out", help="a `bench run` results folder")
@@ -254,6 +295,15 @@ def _register_report(commands: argparse._SubParsersAction) -> None:
 
 
 def report(args: argparse.Namespace) -> int:
+    from ops.bench import RESULTS_FILE, ops_report
+
+    ops_results = Path(args.out) / RESULTS_FILE
+    if ops_results.exists():  # an ops split's run: its own section
+        runs = json.loads(ops_results.read_text(encoding="utf-8"))["runs"]
+        path = Path(args.out) / "report.md"
+        path.write_text("# CloudBrain-Bench: operations mode\n\n" + "\n".join(map(ops_report, runs)), encoding="utf-8")
+        print(f"{len(runs)} ops run(s) reported in {path}")
+        return EXIT_OK
     try:
         records = load_records(Path(args.out))
         canonical = load_records(Path(args.out), variant=CANONICAL)

@@ -53,6 +53,7 @@ class OpsRequest(BaseModel):
     priority: Literal["normal", "emergency"] = "normal"
     request_id: str | None = None
     owner: str | None = None
+    gold_ir: dict[str, Any] | None = Field(default=None, description="the oracle model's answer (benchmark streams)")
 
 
 class OpsDecision(BaseModel):
@@ -205,7 +206,7 @@ class OpsRunner:
         thread_id = f"ops-{request.request_id}-{uuid.uuid4().hex[:8]}"
         out, values = run_task_values(
             world, request.instruction, context=self.context, thread_id=thread_id, db=self.db,
-            task_id=request.request_id,
+            task_id=request.request_id, gold_ir=request.gold_ir,
         )  # fmt: skip
         return _Run(
             world=world, status=out.status, reason=_reason(out.decision), values=values, thread_id=thread_id,
@@ -361,17 +362,21 @@ def with_reservations(world: World, approved: list[OperationalIntent], at_sec: f
             if end <= 0:
                 continue
             footprint = Polygon(volume.ring).buffer(allowance.lateral_m, join_style="mitre")
+            # built unvalidated: the ring is shapely's buffer of a validated rectangle (valid by construction),
+            # and validating thousands of rings here and again when the graph reads its state was most of a
+            # request's cost on a full ledger
             reservations.append(
-                Reservation(
+                Reservation.model_construct(
                     id=f"{intent.intent_id}_leg{volume.leg}",
                     polygon=[(round(x, DIGITS), round(y, DIGITS)) for x, y in list(footprint.exterior.coords)[:-1]],
                     alt_min_m=max(0.0, volume.lower_m - allowance.vertical_m),
                     alt_max_m=volume.upper_m + allowance.vertical_m,
-                    active_window=TimeWindow(
+                    active_window=TimeWindow.model_construct(
                         start_sec=max(0.0, volume.t_start - at_sec - allowance.delay_sec), end_sec=end
                     ),
                     reason=f"approved operational intent {intent.intent_id} ({intent.owner})",
                     temporary=True,
+                    source=None,
                     intent_id=intent.intent_id,
                     owner=intent.owner,
                     priority=intent.priority,

@@ -107,6 +107,9 @@ def active_during(window: TimeWindow | None, t0: float, t1: float) -> bool:
     return window is None or (window.start_sec <= t1 and window.end_sec >= t0)
 
 
+RESERVATION_LOOKAHEAD_SEC = 1800.0
+
+
 def keep_outs(world: World, spec: MaskSpec) -> list[KeepOut]:
     """The keep-out volumes for `spec`; unknown zone or corridor ids raise KeyError (callers validate first)."""
     sep = spec.min_separation_m
@@ -118,9 +121,12 @@ def keep_outs(world: World, spec: MaskSpec) -> list[KeepOut]:
             volumes.append(KeepOut(zone.id, "sensitive_zone", zone.shape, zone.buffer_m, -math.inf, math.inf))
         elif active_during(zone.active_window, t0, t1):
             volumes.append(KeepOut(zone.id, "no_fly_zone", zone.shape, 0.0, zone.alt_min_m, zone.alt_max_m))
-    # Approved intents' volumes are kept out of whether or not the IR names them: they are other flights.
+    # Approved intents' volumes are kept out of whether or not the IR names them: they are other flights. Only
+    # those held within RESERVATION_LOOKAHEAD_SEC of departure: a flight across a city takes minutes, and the
+    # verifier judges the route against every reservation exactly anyway.
+    lookahead = min(t1, t0 + RESERVATION_LOOKAHEAD_SEC)
     for reservation in world.reservations:
-        if active_during(reservation.active_window, t0, t1):
+        if active_during(reservation.active_window, t0, lookahead):
             volumes.append(
                 KeepOut(
                     reservation.id, "reservation", reservation.shape, 0.0, reservation.alt_min_m, reservation.alt_max_m

@@ -67,7 +67,7 @@ class SignalSet:
     altitude_margin: np.ndarray
     goal_dist: np.ndarray | None
     battery: np.ndarray | None
-    reservation: Margin | None = None  # R9: None when no approved intent is near
+    reservation: Margin | None = None  # R9: None when the world holds no approved intent
 
     @property
     def times(self) -> np.ndarray:
@@ -257,7 +257,8 @@ def compute_signals(
         altitude_margin=altitude_margin(samples, alt_min_m, alt_max_m, world.arrival_tolerance_m),
         goal_dist=None if goal_xy is None else horizontal_distance(samples, goal_xy),
         battery=battery,
-        reservation=nfz_margin(world, samples, reservations) if reservations else None,
+        # R9 is judged whenever the world holds approved intents; only those near the route can decide it
+        reservation=nfz_margin(world, samples, reservations) if world.reservations else None,
     )
 
 
