@@ -40,7 +40,7 @@ def test_two_ops_processes_on_one_postgres_ledger_never_approve_conflicting_inte
                "--db", url, "--model", "rules", "--without", "memory", "--json"]  # fmt: skip
     processes = [subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(2)]
     outputs = [p.communicate(timeout=600) for p in processes]
-    for process, (out, err) in zip(processes, outputs):
+    for process, (_, err) in zip(processes, outputs):
         assert process.returncode == 0, err.decode()[-2000:]
     decisions = [json.loads(out)["decisions"] for out, _ in outputs]
     executed = [d for run in decisions for d in run if d["status"] == "execute"]
