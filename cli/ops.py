@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TextIO
 
@@ -67,26 +67,35 @@ def read_requests(path: str) -> list[OpsRequest]:
     return requests
 
 
-def _interactive(stream: TextIO, started: float):
+def clock_origin(world_origin: datetime | None) -> datetime:
+    """The interactive stream's t = 0: the world's clock origin, else midnight UTC today. Every process on one
+    ledger then counts from the same instant (a per-process start would let one read another's intents as long
+    past)."""
+    return world_origin or datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+
+
+def _interactive(stream: TextIO, origin: datetime):
+    """Requests arriving now, on the shared clock: a JSON line (its own at_sec, if any, is not taken) or text."""
     for line in stream:
         text = line.strip()
         if not text:
             continue
+        now = round((datetime.now(UTC) - origin).total_seconds(), 3)
         if text.startswith("{"):
             try:
-                yield OpsRequest.model_validate({"at_sec": time.monotonic() - started, **json.loads(text)})
-            except (json.JSONDecodeError, ValidationError) as exc:
-                print(f"not a request: {exc}", file=sys.stderr)
+                yield OpsRequest.model_validate({**json.loads(text), "at_sec": now})
+            except (json.JSONDecodeError, RecursionError, ValidationError, TypeError) as exc:
+                print(f"not a request: {' '.join(str(exc).split())[:200]}", file=sys.stderr)
             continue
         emergency = text.startswith("!")
         yield OpsRequest(
-            at_sec=round(time.monotonic() - started, 3),
-            instruction=text.lstrip("!").strip() or text,
-            priority="emergency" if emergency else "normal",
+            at_sec=now, instruction=text.lstrip("!").strip() or text, priority="emergency" if emergency else "normal"
         )
 
 
 def _approver(choice: str | None):
+    """The operator's answer to a pre-emption. `ask` reads the terminal itself (/dev/tty), never the request
+    stream on stdin; no terminal, or no answer, is a no."""
     choice = choice or ("ask" if sys.stdin.isatty() and sys.stdout.isatty() else "deny")
     if choice == "approve":
         return lambda request, intents: True
@@ -95,7 +104,13 @@ def _approver(choice: str | None):
 
     def ask(request: OpsRequest, intents: list[OperationalIntent]) -> bool:
         names = ", ".join(f"{i.intent_id} ({i.owner}, departs t={i.t_start:g} s)" for i in intents)
-        answer = input(f"emergency {request.request_id} needs the airspace of {names}. Pre-empt them? [y/N] ")
+        try:
+            with open("/dev/tty", "r+", encoding="utf-8") as tty:
+                tty.write(f"emergency {request.request_id} needs the airspace of {names}. Pre-empt them? [y/N] ")
+                tty.flush()
+                answer = tty.readline()
+        except OSError:
+            return False
         return answer.strip().lower() in ("y", "yes")
 
     return ask
@@ -123,9 +138,12 @@ def run_ops(args: argparse.Namespace) -> int:
         approve_pre_emption=_approver(args.operator),
     )
     decisions: list[OpsDecision] = []
-    source = (
-        sorted(requests, key=lambda r: r.at_sec) if requests is not None else _interactive(sys.stdin, time.monotonic())
-    )
+    if requests is not None:
+        source = sorted(requests, key=lambda r: r.at_sec)
+    else:
+        origin = clock_origin(world.geo_reference.clock_origin_utc if world.geo_reference else None)
+        print(f"requests arrive on a clock whose t = 0 is {origin.isoformat()}", file=sys.stderr)
+        source = _interactive(sys.stdin, origin)
     try:
         for request in source:
             made = runner.decide(request)

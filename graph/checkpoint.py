@@ -11,7 +11,9 @@ import os
 import re
 import sqlite3
 import threading
+import time
 from pathlib import Path
+from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
@@ -57,6 +59,24 @@ def sqlite_checkpointer(path: str | Path = DEFAULT_DB) -> BaseCheckpointSaver:
         return saver
 
 
+SETUP_TRIES = 10
+
+
+def _set_up_racing(saver: BaseCheckpointSaver, psycopg: Any) -> None:
+    """PostgresSaver.setup, when other processes may be running it at the same moment (two `cloudbrain ops` on one
+    database): the loser of a race on a migration meets a duplicate and tries again once the winner has recorded
+    it. A lock around it cannot work: a migration builds an index CONCURRENTLY, which waits for the other process's
+    waiting statement."""
+    for attempt in range(SETUP_TRIES):
+        try:
+            saver.setup()
+            return
+        except (psycopg.errors.UniqueViolation, psycopg.errors.DuplicateTable, psycopg.errors.DuplicateObject):
+            if attempt == SETUP_TRIES - 1:
+                raise
+            time.sleep(0.2 * (attempt + 1))
+
+
 def postgres_checkpointer(url: str) -> BaseCheckpointSaver:
     """langgraph-checkpoint-postgres on one autocommit connection, its tables created on first use."""
     with _LOCK:
@@ -75,6 +95,6 @@ def postgres_checkpointer(url: str) -> BaseCheckpointSaver:
                 first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
                 raise CheckpointerError(f"cannot open the PostgreSQL checkpointer: {first_line}") from None
             saver = PostgresSaver(connection)
-            saver.setup()
+            _set_up_racing(saver, psycopg)
             _SAVERS[(os.getpid(), url)] = saver
         return saver

@@ -17,7 +17,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import shapely
 from pydantic import BaseModel, Field
@@ -27,6 +27,7 @@ from standards.volumes import LegVolume
 
 TABLE = "operational_intents"
 BUSY_TIMEOUT_SEC = 60.0
+CONNECT_TIMEOUT_SEC = 10
 
 
 class IntentState(str, Enum):
@@ -50,6 +51,7 @@ class OperationalIntent(BaseModel):
     uav_id: str | None = None
     volumes: list[LegVolume] = Field(min_length=1, description="on the ledger's clock (the request stream's)")
     certificate_sha256: str = ""
+    requested_at: float = Field(default=0.0, description="when its request arrived, on the ledger's clock")
     instruction: str = Field(
         default="", description="the request it serves: a pre-empted mission is re-planned from it"
     )
@@ -70,22 +72,47 @@ class Conflict(BaseModel):
     intent_id: str
     owner: str
     priority: int
-    leg: int = Field(description="the new intent's leg")
-    other_leg: int = Field(description="the approved intent's leg")
-    from_sec: float = Field(description="when the two volumes start to share the airspace")
+    kind: Literal["airspace", "uav"] = Field(description="shared airspace, or the same UAV booked twice at once")
+    leg: int = Field(description="the new intent's leg (-1 for a UAV booked twice)")
+    other_leg: int = Field(description="the approved intent's leg (-1 for a UAV booked twice)")
+    from_sec: float = Field(description="when the two start to share the airspace, or the UAV")
 
     def describe(self) -> str:
-        return f"{self.intent_id} ({self.owner or 'no owner'}, priority {self.priority}) from t={self.from_sec:g} s"
+        what = "its UAV" if self.kind == "uav" else "airspace"
+        return f"{self.intent_id} ({self.owner or 'no owner'}, priority {self.priority}), {what} from t={self.from_sec:g} s"
 
 
-def conflicts(volumes: Sequence[LegVolume], approved: Sequence[OperationalIntent]) -> list[Conflict]:
-    """Every (new leg, approved intent's leg) pair that shares airspace at some instant; one index query for all."""
+class Admission(BaseModel):
+    conflicts: list[Conflict] = Field(default_factory=list, description="empty: admitted")
+    pre_empted: list[str] = Field(default_factory=list, description="the intents it withdrew")
+
+
+def conflicts(
+    volumes: Sequence[LegVolume], approved: Sequence[OperationalIntent], uav_id: str | None = None
+) -> list[Conflict]:
+    """Every (new leg, approved intent's leg) pair that shares airspace at some instant (one index query for all),
+    and every approved intent that books `uav_id` while the new one flies."""
+    found = []
+    if uav_id is not None and volumes:
+        t0, t1 = min(v.t_start for v in volumes), max(v.t_end for v in volumes)
+        for intent in approved:
+            if intent.uav_id == uav_id and intent.t_start < t1 and t0 < intent.t_end:
+                found.append(
+                    Conflict(
+                        intent_id=intent.intent_id,
+                        owner=intent.owner,
+                        priority=intent.priority,
+                        kind="uav",
+                        leg=-1,
+                        other_leg=-1,
+                        from_sec=max(t0, intent.t_start),
+                    )  # fmt: skip
+                )
     pairs = [(intent, volume) for intent in approved for volume in intent.volumes]
     if not pairs or not volumes:
-        return []
+        return found
     tree = shapely.STRtree([Polygon(v.ring) for _, v in pairs])
     new_index, old_index = tree.query([Polygon(v.ring) for v in volumes], predicate="intersects")
-    found = []
     for i, j in zip(new_index.tolist(), old_index.tolist()):
         mine, (intent, theirs) = volumes[i], pairs[j]
         if mine.lower_m < theirs.upper_m and theirs.lower_m < mine.upper_m and overlap_in_time(mine, theirs):
@@ -94,6 +121,7 @@ def conflicts(volumes: Sequence[LegVolume], approved: Sequence[OperationalIntent
                     intent_id=intent.intent_id,
                     owner=intent.owner,
                     priority=intent.priority,
+                    kind="airspace",
                     leg=mine.leg,
                     other_leg=theirs.leg,
                     from_sec=max(mine.t_start, theirs.t_start),
@@ -107,7 +135,21 @@ def overlap_in_time(a: LegVolume, b: LegVolume) -> bool:
 
 
 class LedgerError(Exception):
-    """The ledger's database cannot be opened or written: one line."""
+    """The ledger's database cannot be opened, read or written: one line."""
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())
+
+
+def _database_error(exc: BaseException) -> bool:
+    if isinstance(exc, sqlite3.Error):
+        return True
+    try:
+        import psycopg
+    except ImportError:
+        return False
+    return isinstance(exc, psycopg.Error)
 
 
 class Ledger:
@@ -133,11 +175,11 @@ class Ledger:
             if self.postgres:
                 import psycopg
 
-                return psycopg.connect(self.where)
+                return psycopg.connect(self.where, connect_timeout=CONNECT_TIMEOUT_SEC)
             Path(self.where).parent.mkdir(parents=True, exist_ok=True)
             return sqlite3.connect(self.where, timeout=BUSY_TIMEOUT_SEC, isolation_level=None)
         except Exception as exc:  # psycopg's and sqlite3's own errors: one line either way
-            raise LedgerError(f"cannot open the ledger at {self.where}: {exc}") from None
+            raise LedgerError(f"cannot open the ledger at {self.where}: {_one_line(exc)}") from None
 
     @contextmanager
     def _transaction(self, exclusive: bool = False) -> Iterator[Any]:
@@ -155,8 +197,10 @@ class Ledger:
                 connection.commit()
             else:
                 cursor.execute("COMMIT")
-        except BaseException:
+        except BaseException as exc:
             connection.rollback()
+            if _database_error(exc):  # a lost server, a locked or foreign file: one line, not a traceback
+                raise LedgerError(f"the ledger at {self.where} failed: {_one_line(exc)}") from None
             raise
         finally:
             connection.close()
@@ -164,10 +208,13 @@ class Ledger:
     # --- reads ------------------------------------------------------------------------------------------------
     def _select(self, cursor: Any, where: str, params: Sequence[Any]) -> list[OperationalIntent]:
         cursor.execute(f"SELECT state, note, body FROM {TABLE} WHERE {where} ORDER BY t_start, intent_id", params)
-        return [
-            OperationalIntent.model_validate({**json.loads(body), "state": state, "note": note})
-            for state, note, body in cursor.fetchall()
-        ]
+        intents = []
+        for state, note, body in cursor.fetchall():
+            try:
+                intents.append(OperationalIntent.model_validate({**json.loads(body), "state": state, "note": note}))
+            except (ValueError, TypeError) as exc:  # JSON and pydantic errors alike: a row this code did not write
+                raise LedgerError(f"the ledger at {self.where} holds a malformed intent: {_one_line(exc)}") from None
+        return intents
 
     def _holding(self, t_from: float, t_to: float) -> tuple[str, list[Any]]:
         """The intents that hold airspace in (t_from, t_to): every one not withdrawn by a pre-emption whose volumes
@@ -195,20 +242,27 @@ class Ledger:
         return sorted(rows, key=lambda i: i.t_end)
 
     # --- writes -----------------------------------------------------------------------------------------------
-    def admit(self, intent: OperationalIntent, pre_empting: Sequence[str] = ()) -> list[Conflict]:
-        """Insert `intent` if it conflicts with no active intent (those in `pre_empting` first end, in the same
-        transaction); else insert nothing and return the conflicts."""
+    def admit(self, intent: OperationalIntent, pre_empting: Sequence[str] = ()) -> Admission:
+        """Insert `intent` if it conflicts with no intent holding airspace; else insert nothing and return the
+        conflicts. `pre_empting` names intents it may withdraw, checked here, in the same transaction: only those
+        of lower priority, not started by the time it starts, and actually in its way are withdrawn."""
         with self._transaction(exclusive=True) as cursor:
             holding = self._select(cursor, *self._holding(intent.t_start, intent.t_end))
-            approved = [i for i in holding if i.intent_id not in pre_empting]
-            found = conflicts(intent.volumes, approved)
+            in_the_way = {c.intent_id for c in conflicts(intent.volumes, holding, intent.uav_id)}
+            withdrawn = [
+                i for i in holding
+                if i.intent_id in pre_empting and i.intent_id in in_the_way
+                and i.priority < intent.priority and i.t_start > intent.t_start
+            ]  # fmt: skip
+            ids = {i.intent_id for i in withdrawn}
+            found = conflicts(intent.volumes, [i for i in holding if i.intent_id not in ids], intent.uav_id)
             if found:
-                return found
-            for ended in pre_empting:
+                return Admission(conflicts=found)
+            for ended in withdrawn:
                 note = f"{PRE_EMPTED} {intent.intent_id} (request {intent.request_id}, priority {intent.priority})"
                 cursor.execute(
                     f"UPDATE {TABLE} SET state = {self._mark}, note = {self._mark} WHERE intent_id = {self._mark}",
-                    [IntentState.ended.value, note, ended],
+                    [IntentState.ended.value, note, ended.intent_id],
                 )
             cursor.execute(
                 f"INSERT INTO {TABLE} VALUES ({', '.join(self._mark for _ in range(6))})",
@@ -221,7 +275,7 @@ class Ledger:
                     intent.model_dump_json(exclude={"state", "note"}),
                 ],
             )
-            return []
+            return Admission(pre_empted=sorted(ids))
 
     def advance_clock(self, now_sec: float) -> None:
         """F3548's life cycle on the stream's clock: an Accepted intent whose flight has begun is Activated, and any
@@ -236,11 +290,4 @@ class Ledger:
             cursor.execute(
                 f"UPDATE {TABLE} SET state = {m} WHERE state IN ({states}) AND t_end <= {m}",
                 [IntentState.ended.value, *(s.value for s in ACTIVE_STATES), now_sec],
-            )
-
-    def set_state(self, intent_id: str, state: IntentState, note: str = "") -> None:
-        with self._transaction(exclusive=True) as cursor:
-            cursor.execute(
-                f"UPDATE {TABLE} SET state = {self._mark}, note = {self._mark} WHERE intent_id = {self._mark}",
-                [state.value, note, intent_id],
             )

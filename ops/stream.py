@@ -48,7 +48,7 @@ DIGITS = 3
 
 
 class OpsRequest(BaseModel):
-    at_sec: float = Field(ge=0, description="arrival on the stream's clock")
+    at_sec: float = Field(ge=0, le=1e9, allow_inf_nan=False, description="arrival on the stream's clock")
     instruction: str = Field(min_length=1)
     priority: Literal["normal", "emergency"] = "normal"
     request_id: str | None = None
@@ -82,13 +82,11 @@ class OpsRunner:
     context: Context
     db: str
     approve_pre_emption: Approver = lambda request, intents: False
-    requests: dict[str, OpsRequest] = field(default_factory=dict)
 
     # --- one request --------------------------------------------------------------------------------------------
     def decide(self, request: OpsRequest) -> list[OpsDecision]:
         """The decision on `request`, plus those it caused (pre-empted missions and their re-plans)."""
-        request = request.model_copy(update={"request_id": request.request_id or f"r{len(self.requests) + 1}"})
-        self.requests[request.request_id] = request
+        request = request.model_copy(update={"request_id": request.request_id or f"r-{uuid.uuid4().hex[:8]}"})
         started = time.perf_counter()
         self.ledger.advance_clock(request.at_sec)
         approved = self.ledger.active(request.at_sec)
@@ -102,10 +100,10 @@ class OpsRunner:
             ]  # fmt: skip
             if len(lower) == len(outcome.blocked_by_intents) and self.approve_pre_emption(request, lower):
                 ended = [i.intent_id for i in lower]
-                pre_empting = self._plan_and_admit(request, approved, pre_empting=ended)
-                if pre_empting.intent is not None:
-                    decisions = [pre_empting.decision(request, len(approved), started, pre_empted=ended)]
-                    for intent in lower:
+                taking_over = self._plan_and_admit(request, approved, pre_empting=ended)
+                if taking_over.intent is not None:
+                    decisions = [taking_over.decision(request, len(approved), started)]
+                    for intent in (i for i in lower if i.intent_id in taking_over.pre_empted):
                         decisions += self._replan(intent, request)
                     return decisions
         # a later start: once the intents in the way have released the airspace, or the first busy UAV has landed;
@@ -127,9 +125,9 @@ class OpsRunner:
         return [outcome.decision(request, len(approved), started)]
 
     def _replan(self, intent: OperationalIntent, by: OpsRequest) -> list[OpsDecision]:
-        original = self.requests.get(intent.request_id) or OpsRequest(
-            at_sec=by.at_sec, instruction=intent.instruction, request_id=intent.request_id, owner=intent.owner
-        )
+        """The pre-empted mission again, from its own instruction and arrival (so its own deadline), departing no
+        earlier than the emergency that took its airspace; its owner is told why."""
+        started = time.perf_counter()
         told = OpsDecision(
             request_id=intent.request_id,
             status="pre_empted",
@@ -141,10 +139,17 @@ class OpsRunner:
             active_intents=0,
             latency_sec=0.0,
         )
-        again = original.model_copy(update={"at_sec": by.at_sec, "request_id": f"{intent.request_id}_replan"})
-        replanned = self.decide(again)
-        replanned[0].replaces = intent.intent_id
-        return [told, *replanned]
+        again = OpsRequest(
+            at_sec=min(intent.requested_at, by.at_sec),
+            instruction=intent.instruction,
+            request_id=f"{intent.request_id}_replan",
+            owner=intent.owner,
+        )
+        approved = self.ledger.active(by.at_sec)
+        replanned = self._plan_and_admit(again, approved, pre_empting=[], delay=by.at_sec - again.at_sec)
+        decision = replanned.decision(again, len(approved), started)
+        decision.replaces = intent.intent_id
+        return [told, decision]
 
     # --- planning ---------------------------------------------------------------------------------------------
     def _plan_and_admit(
@@ -162,11 +167,20 @@ class OpsRunner:
                 run.status, run.reason = "human_confirm", late
                 return run
             intent, measured = self._intent(request, run)
-            found = self.ledger.admit(intent, pre_empting=pre_empting)
-            if not found:
-                run.intent = intent
+            admitted = self.ledger.admit(intent, pre_empting=pre_empting)
+            if not admitted.conflicts:
+                run.intent, run.pre_empted = intent, admitted.pre_empted
                 return run
-            run.conflicts = found
+            run.conflicts = admitted.conflicts
+            larger = (measured.lateral_m, measured.vertical_m, measured.delay_sec) > (0, 0, 0) and any(
+                m > a
+                for m, a in zip(
+                    (measured.lateral_m, measured.vertical_m, measured.delay_sec),
+                    (allowance.lateral_m, allowance.vertical_m, allowance.delay_sec),
+                )
+            )
+            if not larger:  # planning again with the same allowance finds the same plan
+                break
             allowance = Buffers(
                 lateral_m=max(allowance.lateral_m, measured.lateral_m),
                 vertical_m=max(allowance.vertical_m, measured.vertical_m),
@@ -177,7 +191,9 @@ class OpsRunner:
         run.reason = "every plan found conflicts with approved intents: " + "; ".join(
             dict.fromkeys(c.describe() for c in run.conflicts)
         )
-        run.in_the_way = [i for i in kept if i.intent_id in {c.intent_id for c in run.conflicts}]
+        # read again: the intent in the way may be one another process admitted after this request looked
+        named = {c.intent_id for c in run.conflicts}
+        run.in_the_way = [i for i in self.ledger.active(request.at_sec) if i.intent_id in named]
         return run
 
     def _fleet_at(self, approved: list[OperationalIntent], at_sec: float, world: World) -> World:
@@ -198,11 +214,16 @@ class OpsRunner:
             if uav.id in busy:
                 update["status"] = UAVStatus.busy
             fleet.append(uav.model_copy(update=update) if update else uav)
-        return world.model_copy(update={"fleet": fleet})
+        return world.updated(fleet=fleet)
+
+    def _world_at(self, approved: list[OperationalIntent], departs: float) -> World:
+        """The world on the clock of a flight departing at `departs` on the stream's clock (its t = 0): the fleet
+        as it stands then, the world's own timed zones and traffic shifted onto it."""
+        return on_clock(self._fleet_at(approved, departs, self.world), departs)
 
     def _run(self, request: OpsRequest, approved: list[OperationalIntent], allowance: Buffers, delay: float) -> _Run:
         departs = request.at_sec + delay
-        world = with_reservations(self._fleet_at(approved, departs, self.world), approved, departs, allowance)
+        world = with_reservations(self._world_at(approved, departs), approved, departs, allowance)
         thread_id = f"ops-{request.request_id}-{uuid.uuid4().hex[:8]}"
         out, values = run_task_values(
             world, request.instruction, context=self.context, thread_id=thread_id, db=self.db,
@@ -226,6 +247,7 @@ class OpsRunner:
             volumes=volumes,
             certificate_sha256=certificate.digests.trajectory_sha256,
             instruction=request.instruction,
+            requested_at=request.at_sec,
             landing_xy=tuple(certificate.trajectory.waypoints[-1][:2]),
             battery_after=None if reserve is None or left.get("robustness") is None else reserve + left["robustness"],
         )
@@ -240,8 +262,7 @@ class OpsRunner:
             ir = LowAltitudeIR.model_validate(last_ir)
         except ValueError:
             return []
-        free = execute_plan(ir, self._fleet_at(approved, run.departs, self.world), default_registry(),
-                            only_tools=ACTION_TOOLS)  # fmt: skip
+        free = execute_plan(ir, self._world_at(approved, run.departs), default_registry(), only_tools=ACTION_TOOLS)
         route = next((r for r in reversed(free.results) if r.tool == "plan_route" and r.result.ok), None)
         if route is None:
             return []  # no plan even with the airspace to itself: the intents are not what blocks it
@@ -277,6 +298,7 @@ class _Run:
     thread_id: str
     departs: float = 0.0
     intent: OperationalIntent | None = None
+    pre_empted: list[str] = field(default_factory=list)  # what the admission withdrew for it
     conflicts: list[Conflict] = field(default_factory=list)
     in_the_way: list[OperationalIntent] = field(default_factory=list)  # their volumes block the plan
     flying: list[OperationalIntent] = field(default_factory=list)  # their UAVs were the ones that could fly it
@@ -287,9 +309,7 @@ class _Run:
         tried = [self, *self.later_starts]
         return list({i.intent_id: i for run in tried for i in [*run.in_the_way, *run.flying]}.values())
 
-    def decision(
-        self, request: OpsRequest, active: int, started: float, pre_empted: list[str] | None = None
-    ) -> OpsDecision:
+    def decision(self, request: OpsRequest, active: int, started: float) -> OpsDecision:
         waypoints = []
         uav_id = None
         if self.intent is not None:
@@ -317,7 +337,7 @@ class _Run:
             waypoints=waypoints,
             intent_id=self.intent.intent_id if self.intent else None,
             blocked_by=blocked,
-            pre_empted=pre_empted or [],
+            pre_empted=self.pre_empted,
             at_sec=request.at_sec,
             active_intents=active,
             latency_sec=round(time.perf_counter() - started, DIGITS),
@@ -382,4 +402,27 @@ def with_reservations(world: World, approved: list[OperationalIntent], at_sec: f
                     priority=intent.priority,
                 )
             )
-    return world.model_copy(update={"reservations": reservations})
+    return world.updated(reservations=[*world.reservations, *reservations])
+
+
+def on_clock(world: World, origin_sec: float) -> World:
+    """`world` with its own timed parts (no-fly windows, other traffic) on a clock whose t = 0 is `origin_sec` of
+    its own: a request planned from its departure must meet the zones and traffic as they are then."""
+    if origin_sec == 0:
+        return world
+    zones = []
+    for zone in world.no_fly_zones:
+        window = zone.active_window
+        if window is None:
+            zones.append(zone)
+        elif window.end_sec > origin_sec:  # a window that has closed by then is gone
+            shifted_window = TimeWindow(
+                start_sec=max(0.0, window.start_sec - origin_sec), end_sec=window.end_sec - origin_sec
+            )
+            zones.append(zone.model_copy(update={"active_window": shifted_window}))
+    traffic = [
+        track.model_copy(update={"waypoints": [(x, y, z, t - origin_sec) for x, y, z, t in track.waypoints]})
+        for track in world.traffic
+        if track.waypoints[-1][3] > origin_sec  # a track flown by then is gone
+    ]
+    return world.updated(no_fly_zones=zones, traffic=traffic)

@@ -374,6 +374,14 @@ class World(_Model):
                     raise ValueError(f"{group}.{index}.position: {item.position} lies outside the grid")
         return self
 
+    def updated(self, **fields: Any) -> World:
+        """A copy with `fields` replaced and no look-up carried over: pydantic's model_copy copies the cached
+        indexes too, which would then describe the old fleet, zones or reservations."""
+        copy = self.model_copy(update=fields)
+        for name in [n for n, v in type(self).__dict__.items() if isinstance(v, cached_property)]:
+            copy.__dict__.pop(name, None)
+        return copy
+
     # --- look-ups -------------------------------------------------------------------------------------------
     @cached_property
     def version(self) -> str:

@@ -11,22 +11,12 @@ import sys
 
 import numpy as np
 import psycopg
-from shapely.geometry import Polygon
 
 from benchmark.ops_streams import request_stream
 from tests.integration.test_ops_stream import dev_mini_world
+from tests.support.airspace import share_airspace
 from tests.support.paths import ROOT
 from tests.support.postgres import fresh_database
-
-
-def _overlap(a: dict, b: dict) -> bool:
-    return (
-        a["t_start"] < b["t_end"]
-        and b["t_start"] < a["t_end"]
-        and a["lower_m"] < b["upper_m"]
-        and b["lower_m"] < a["upper_m"]
-        and Polygon(a["ring"]).intersects(Polygon(b["ring"]))
-    )
 
 
 def test_two_ops_processes_on_one_postgres_ledger_never_approve_conflicting_intents(postgres_url, tmp_path):
@@ -52,5 +42,5 @@ def test_two_ops_processes_on_one_postgres_ledger_never_approve_conflicting_inte
     # kept apart; most of the second process's first attempts met the first's intents
     assert len(approved) >= 8
     for a, b in itertools.combinations(approved, 2):
-        clash = [(x["leg"], y["leg"]) for x in a["volumes"] for y in b["volumes"] if _overlap(x, y)]
+        clash = [(x["leg"], y["leg"]) for x in a["volumes"] for y in b["volumes"] if share_airspace(x, y)]
         assert not clash, f"{a['request_id']} ({a['intent_id']}) and {b['request_id']} ({b['intent_id']}) clash"

@@ -23,6 +23,7 @@ from nodes.context import Context
 from ops.ledger import IntentState, Ledger, OperationalIntent
 from ops.stream import OpsRequest, OpsRunner
 from standards.volumes import LegVolume
+from tests.support.airspace import share_airspace
 from tests.support.cli import run_cli
 from tools.world import World
 
@@ -57,16 +58,6 @@ def _ledger_rows(db: Path) -> list[dict]:
     return [{**json.loads(body), "state": state} for state, body in rows]
 
 
-def _overlap(a: dict, b: dict) -> bool:
-    return (
-        a["t_start"] < b["t_end"]
-        and b["t_start"] < a["t_end"]
-        and a["lower_m"] < b["upper_m"]
-        and b["lower_m"] < a["upper_m"]
-        and Polygon(a["ring"]).intersects(Polygon(b["ring"]))
-    )
-
-
 def test_a_fifty_request_stream_approves_no_two_conflicting_intents(stream):
     decisions = stream["decisions"]
     assert len({d["request_id"] for d in decisions}) == 50
@@ -75,7 +66,7 @@ def test_a_fifty_request_stream_approves_no_two_conflicting_intents(stream):
     approved = {r["intent_id"]: r for r in _ledger_rows(stream["db"])}  # ended ones too: none was pre-empted
     assert {d["intent_id"] for d in executed} == set(approved)
     for a, b in itertools.combinations(approved.values(), 2):
-        clash = [(x["leg"], y["leg"]) for x in a["volumes"] for y in b["volumes"] if _overlap(x, y)]
+        clash = [(x["leg"], y["leg"]) for x in a["volumes"] for y in b["volumes"] if share_airspace(x, y)]
         assert not clash, f"{a['request_id']} and {b['request_id']} share airspace on legs {clash[:3]}"
 
 
@@ -125,7 +116,7 @@ def test_an_emergency_pre_empts_a_planned_flight_only_with_the_operators_approva
         request_id="cargo-1", owner="cityparcel", volumes=[_box_over(world, destination, 120.0, 600.0)],
         instruction=f"Send a drone from {other_a} to {other_b}",
     )  # fmt: skip
-    assert ledger.admit(planned) == []
+    assert ledger.admit(planned).conflicts == []
     asked = []
 
     def operator(request, intents):
@@ -157,7 +148,7 @@ def test_an_emergency_pre_empts_a_planned_flight_only_with_the_operators_approva
             assert planned.intent_id in first.reason
     held = [i for i in ledger.all() if i.state is not IntentState.ended]
     for a, b in itertools.combinations(held, 2):
-        assert not any(_overlap(x.model_dump(), y.model_dump()) for x in a.volumes for y in b.volumes), (
+        assert not any(share_airspace(x.model_dump(), y.model_dump()) for x in a.volumes for y in b.volumes), (
             a.request_id,
             b.request_id,
         )

@@ -9,10 +9,10 @@ import itertools
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from shapely.geometry import Polygon
 
-from ops.ledger import IntentState, Ledger, OperationalIntent, conflicts
+from ops.ledger import IntentState, Ledger, LedgerError, OperationalIntent, conflicts
 from standards.volumes import LegVolume
+from tests.support.airspace import share_airspace
 
 
 def _box(x: float, y: float, size: float, lower: float, upper: float, t0: float, t1: float, leg: int = 0) -> LegVolume:
@@ -25,9 +25,7 @@ def _intent(*volumes: LegVolume, request: str = "r", priority: int = 0) -> Opera
 
 
 def _share_airspace(a: LegVolume, b: LegVolume) -> bool:
-    """The brute-force judge: footprints meet, altitude ranges overlap, time spans overlap (open intervals)."""
-    meet = Polygon(a.ring).intersects(Polygon(b.ring))
-    return meet and a.lower_m < b.upper_m and b.lower_m < a.upper_m and a.t_start < b.t_end and b.t_start < a.t_end
+    return share_airspace(a.model_dump(), b.model_dump())
 
 
 @pytest.mark.parametrize(
@@ -71,9 +69,9 @@ def test_the_indexed_query_finds_what_brute_force_finds(mine, others):
 def test_admission_refuses_a_conflict_and_writes_nothing(tmp_path):
     ledger = Ledger(tmp_path / "ledger.sqlite")
     first = _intent(_box(0, 0, 100, 30, 60, 0, 100), request="first")
-    assert ledger.admit(first) == []
+    assert ledger.admit(first).conflicts == []
     second = _intent(_box(50, 50, 100, 30, 60, 50, 150), request="second")
-    refused = ledger.admit(second)
+    refused = ledger.admit(second).conflicts
     assert [c.intent_id for c in refused] == [first.intent_id]
     assert [i.intent_id for i in ledger.all()] == [first.intent_id]
 
@@ -83,7 +81,7 @@ def test_pre_empting_ends_the_other_in_the_same_transaction(tmp_path):
     planned = _intent(_box(0, 0, 100, 30, 60, 100, 200), request="planned")
     ledger.admit(planned)
     emergency = _intent(_box(0, 0, 100, 30, 60, 50, 150), request="emergency", priority=100)
-    assert ledger.admit(emergency, pre_empting=[planned.intent_id]) == []
+    assert ledger.admit(emergency, pre_empting=[planned.intent_id]).pre_empted == [planned.intent_id]
     states = {i.request_id: (i.state, i.note) for i in ledger.all()}
     assert states["planned"][0] is IntentState.ended and emergency.intent_id in states["planned"][1]
     assert states["emergency"][0] is IntentState.accepted
@@ -116,3 +114,56 @@ def test_no_order_of_requests_leaves_two_conflicting_active_intents(tmp_path_fac
     held = ledger.active()
     for a, b in itertools.combinations(held, 2):
         assert not any(_share_airspace(x, y) for x in a.volumes for y in b.volumes), (a.request_id, b.request_id)
+
+
+def test_one_uav_is_never_booked_on_two_flights_at_once(tmp_path):
+    ledger = Ledger(tmp_path / "ledger.sqlite")
+    first = _intent(_box(0, 0, 100, 30, 60, 0, 300), request="first").model_copy(update={"uav_id": "uav_01"})
+    elsewhere = _intent(_box(900, 900, 50, 30, 60, 100, 400), request="second").model_copy(update={"uav_id": "uav_01"})
+    assert ledger.admit(first).conflicts == []
+    refused = ledger.admit(elsewhere).conflicts
+    assert [(c.kind, c.intent_id) for c in refused] == [("uav", first.intent_id)]
+    later = elsewhere.model_copy(update={"volumes": [_box(900, 900, 50, 30, 60, 300, 500)]})
+    assert ledger.admit(later).conflicts == []  # once it has landed, it flies again
+
+
+@pytest.mark.parametrize(
+    ("victim", "why"),
+    [
+        (dict(t0=0, t1=200, priority=0), "already started when the emergency starts"),
+        (dict(t0=100, t1=200, priority=100), "not of lower priority"),
+        (dict(t0=100, t1=200, priority=0, x=500), "not in the emergency's way"),
+    ],
+)
+def test_the_ledger_itself_refuses_a_pre_emption_it_should_not_make(tmp_path, victim, why):
+    ledger = Ledger(tmp_path / "ledger.sqlite")
+    planned = _intent(
+        _box(victim.get("x", 0), 0, 100, 30, 60, victim["t0"], victim["t1"]), request="planned",
+        priority=victim["priority"],
+    )  # fmt: skip
+    ledger.admit(planned)
+    emergency = _intent(_box(0, 0, 100, 30, 60, 50, 150), request="emergency", priority=100)
+    admission = ledger.admit(emergency, pre_empting=[planned.intent_id, "oi_made_up"])
+    assert admission.pre_empted == [], why
+    states = {i.request_id: i.state for i in ledger.all()}
+    assert states["planned"] is not IntentState.ended
+    if "way" in why:  # nothing to withdraw, and nothing in the way either: admitted beside it
+        assert admission.conflicts == [] and "emergency" in states
+    else:
+        assert admission.conflicts and "emergency" not in states
+
+
+def test_a_malformed_row_is_a_ledger_error_not_a_traceback(tmp_path):
+    import sqlite3
+
+    db = tmp_path / "ledger.sqlite"
+    ledger = Ledger(db)
+    ledger.admit(_intent(_box(0, 0, 100, 30, 60, 0, 100)))
+    with sqlite3.connect(db) as connection:
+        connection.execute("UPDATE operational_intents SET body = '{not json'")
+    with pytest.raises(LedgerError, match="malformed intent"):
+        ledger.active()
+    not_a_database = tmp_path / "words.txt"
+    not_a_database.write_text("these are not the tables you are looking for " * 100)
+    with pytest.raises(LedgerError, match="words.txt"):
+        Ledger(not_a_database)
