@@ -46,6 +46,7 @@ REFINED_MINIMA = 4
 _GOLDEN = (math.sqrt(5.0) - 1.0) / 2.0
 _INTERIOR = "T********"  # DE-9IM: the interiors meet
 INTRUSION_DEPTH = 1e-9  # an intrusion must go deeper than this (m)
+INTRUSION_TIME = 1e-9  # and last longer than this (s): a window clipped to 1e-13 s is float noise, not a flight
 
 
 # --- random numbers ------------------------------------------------------------------------------------------------
@@ -559,7 +560,8 @@ def nfz_intrusion(case: Case, depth: float = INTRUSION_DEPTH) -> bool:
     """Whether the flight is strictly inside the zone, in its band, while it is active, for a positive time.
 
     "Inside" means deeper than `depth` (inside the zone shrunk by it): a piece through a vertex, computed in floating
-    point, may clip a sliver 1e-14 m deep that no distance computation resolves."""
+    point, may clip a sliver 1e-14 m deep that no distance computation resolves; and for longer than INTRUSION_TIME,
+    for the same reason in time (a band or window edge met 1e-13 s before the piece ends)."""
     polygon = Polygon(case.nfz).buffer(-depth) if depth > 0 else Polygon(case.nfz)
     if polygon.is_empty:
         return False
@@ -575,7 +577,7 @@ def nfz_intrusion(case: Case, depth: float = INTRUSION_DEPTH) -> bool:
         if case.window is not None:
             lo = max(lo, (case.window[0] - piece.ta) / (piece.tb - piece.ta))
             hi = min(hi, (case.window[1] - piece.ta) / (piece.tb - piece.ta))
-        if hi <= lo:
+        if (hi - lo) * (piece.tb - piece.ta) <= INTRUSION_TIME:
             continue
         p, q = piece.xy(np.array([lo, hi]))
         if np.array_equal(p, q):
