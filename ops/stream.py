@@ -161,7 +161,11 @@ class OpsRunner:
         for _ in range(2):  # the planning allowance, then the measured buffers where they are larger
             run = self._run(request, kept, allowance, delay)
             if run.status != "execute":
-                run.in_the_way, run.flying = self._in_the_way(request, run, kept), self._flying(run, kept)
+                # in the way: what the plan flown without them would conflict with, and what the planner or the
+                # verifier named (the planner's grid keeps a cell's width more clear than the exact volumes do)
+                named = [i for i in kept if i.intent_id in run.reason]
+                found = {i.intent_id: i for i in [*self._in_the_way(request, run, kept), *named]}
+                run.in_the_way, run.flying = list(found.values()), self._flying(run, kept)
                 return run
             if (late := _misses_deadline(run, delay)) is not None:
                 run.status, run.reason = "human_confirm", late

@@ -46,6 +46,7 @@ class MaskSpec:
     altitude_max_m: float = DEFAULT_ALTITUDE_MAX_M
     min_separation_m: float = DEFAULT_MIN_SEPARATION_M
     time_window: tuple[float, float] = (0.0, math.inf)
+    reservation_horizon_sec: float = 1800.0  # how long the flight may be in the air: the route tool narrows it
 
 
 @dataclass(frozen=True)
@@ -122,9 +123,10 @@ def keep_outs(world: World, spec: MaskSpec) -> list[KeepOut]:
         elif active_during(zone.active_window, t0, t1):
             volumes.append(KeepOut(zone.id, "no_fly_zone", zone.shape, 0.0, zone.alt_min_m, zone.alt_max_m))
     # Approved intents' volumes are kept out of whether or not the IR names them: they are other flights. Only
-    # those held within RESERVATION_LOOKAHEAD_SEC of departure: a flight across a city takes minutes, and the
-    # verifier judges the route against every reservation exactly anyway.
-    lookahead = min(t1, t0 + RESERVATION_LOOKAHEAD_SEC)
+    # those held while this flight may still be in the air (the route tool's bound on its duration, at most
+    # RESERVATION_LOOKAHEAD_SEC): masking one that opens after the flight has landed refuses a route that conflicts
+    # with nothing. The verifier judges the route against every reservation exactly anyway.
+    lookahead = min(t1, t0 + min(spec.reservation_horizon_sec, RESERVATION_LOOKAHEAD_SEC))
     for reservation in world.reservations:
         if active_during(reservation.active_window, t0, lookahead):
             volumes.append(

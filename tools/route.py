@@ -19,7 +19,7 @@ from tools.grid_masks import MaskSpec, build_occupancy
 from tools.planner import DEFAULT_SPEED_MPS, NoPathError, plan_through
 from tools.registry import ToolSpec
 from tools.signals import zones_containing
-from tools.world import World
+from tools.world import XY, World
 
 
 class PlanRouteArgs(BaseModel):
@@ -57,6 +57,13 @@ def _check_ids(world: World, args: PlanRouteArgs) -> None:
         raise unknown_id_failure("uav", args.uav_id, world.uav_index)
 
 
+def _flight_bound_sec(stops: list[tuple[str, XY]], speed_mps: float) -> float:
+    """A generous bound on the flight's duration: three times the straight legs at cruise speed, plus two
+    minutes (take-off waits, holds)."""
+    straight = sum(math.dist(a, b) for (_, a), (_, b) in zip(stops, stops[1:]))
+    return 3.0 * straight / speed_mps + 120.0
+
+
 def _no_path_actions(error: NoPathError, args: PlanRouteArgs, masked_corridors: list[str]) -> list[str]:
     unexplained = not error.blockers  # the ends are free but nothing connects them
     actions = [
@@ -90,6 +97,7 @@ def _plan_route(world: World, args: PlanRouteArgs) -> ToolOutput:
         altitude_max_m=args.altitude_max_m,
         min_separation_m=args.min_separation_m,
         time_window=(args.depart_time_sec, math.inf),
+        reservation_horizon_sec=_flight_bound_sec(stops, uav.cruise_speed_mps if uav else DEFAULT_SPEED_MPS),
     )
     try:
         route = plan_through(
