@@ -150,11 +150,11 @@ def run_ops(args: argparse.Namespace) -> int:
             decisions += made
             if not args.json:
                 print("\n".join(_line(d) for d in made), flush=True)
-    except (LLMBackendDied, LedgerError) as exc:
+    except (LLMBackendDied, LedgerError, KeyboardInterrupt) as exc:
         # what was decided stays decided (in the ledger, and printed): then one line for what stopped the stream
         if args.json:
             emit({"decisions": [d.model_dump() for d in decisions]}, True)
-        raise CommandError(f"stopped after {len(decisions)} decisions: {exc}") from None
+        raise CommandError(f"stopped after {len(decisions)} decisions: {exc or 'interrupted'}") from None
     if args.json:
         emit({"decisions": [d.model_dump() for d in decisions]}, True)
     return EXIT_OK
