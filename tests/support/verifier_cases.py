@@ -47,6 +47,7 @@ _GOLDEN = (math.sqrt(5.0) - 1.0) / 2.0
 _INTERIOR = "T********"  # DE-9IM: the interiors meet
 INTRUSION_DEPTH = 1e-9  # an intrusion must go deeper than this (m)
 INTRUSION_TIME = 1e-9  # and last longer than this (s): a window clipped to 1e-13 s is float noise, not a flight
+LEVEL_M = 1e-12  # a piece climbing less than this is level
 
 
 # --- random numbers ------------------------------------------------------------------------------------------------
@@ -568,8 +569,9 @@ def nfz_intrusion(case: Case, depth: float = INTRUSION_DEPTH) -> bool:
     for piece in pieces(case.waypoints):
         lo, hi = 0.0, 1.0
         z0, z1 = piece.a[2], piece.b[2]
-        if abs(z1 - z0) <= 1e-12:  # level, as the verifier's band split (and no overflow on a subnormal climb)
-            if not case.low <= z0 <= case.high:
+        if abs(z1 - z0) <= LEVEL_M:  # level, as the verifier's band split (and no overflow on a subnormal climb)
+            # within LEVEL_M of a band edge, a "level" piece may leave the band at once: no certain intrusion
+            if not case.low + LEVEL_M < z0 < case.high - LEVEL_M:
                 continue
         else:
             u_low, u_high = (case.low - z0) / (z1 - z0), (case.high - z0) / (z1 - z0)
