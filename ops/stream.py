@@ -176,15 +176,9 @@ class OpsRunner:
                 run.intent, run.pre_empted = intent, admitted.pre_empted
                 return run
             run.conflicts = admitted.conflicts
-            larger = (measured.lateral_m, measured.vertical_m, measured.delay_sec) > (0, 0, 0) and any(
-                m > a
-                for m, a in zip(
-                    (measured.lateral_m, measured.vertical_m, measured.delay_sec),
-                    (allowance.lateral_m, allowance.vertical_m, allowance.delay_sec),
-                )
-            )
-            if not larger:  # planning again with the same allowance finds the same plan
-                break
+            dims = ("lateral_m", "vertical_m", "delay_sec")
+            if all(getattr(measured, d) <= getattr(allowance, d) for d in dims):
+                break  # planning again with the same allowance finds the same plan
             allowance = Buffers(
                 lateral_m=max(allowance.lateral_m, measured.lateral_m),
                 vertical_m=max(allowance.vertical_m, measured.vertical_m),
