@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import shapely
 from pydantic import BaseModel, Field
@@ -30,6 +30,21 @@ CONTRADICTORY = "stated_constraints_contradictory"
 UNRESOLVED = "unresolved_reference"  # a bare kind the world has several of: ask which one
 UNACCOUNTED = "unaccounted_span"  # a stated quantity or UAV no reading maps to a field: ask what it means
 MISSING = "missing_information"  # a fact no plan can do without that the request does not give: ask for it
+AGAINST_RULE = "rule_violating_demand"  # the request demands what a safety rule forbids: quote it, name the rule
+# A place the request names to keep away from ("don't route over the park") is passed no closer than this.
+AVOIDED_PLACE_CLEARANCE_M = 50.0
+
+
+class SalientSpan(BaseModel):
+    """One span of the request the reading accounts for, with its role and polarity."""
+
+    text: str = Field(description="the request's words")
+    start: int = Field(description="character offset in the request (whitespace runs as one space, lower-cased)")
+    kind: Literal["place", "zone", "uav", "quantity", "demand"]
+    ids: list[str] = Field(default_factory=list, description="the world ids it names (several: ambiguous)")
+    role: str | None = Field(default=None, description="origin, destination, via, handoff, avoid, landmark, pinned...")
+    polarity: Literal["wanted", "excluded", "against_rule"] = "wanted"
+    assumed_from: str | None = Field(default=None, description="read as this id despite a typing error")
 
 
 class Mentions(BaseModel):
@@ -91,6 +106,27 @@ class StatedConstraints(Mentions):
     enter_and_keep_out: list[str] = Field(
         default_factory=list, description="places or zones the request names both to enter and to keep out of"
     )
+    avoided_zones: list[str] = Field(
+        default_factory=list,
+        description="no-fly and sensitive zones the request names to keep out of: never entered, active or not",
+    )
+    final_place: str | None = Field(
+        default=None, description="where the flight must end, by an order cue ('..., then park it at X', 'finish at X')"
+    )
+    rule_demands: list[str] = Field(
+        default_factory=list,
+        description="each clause that demands a rule break, quoted with the rule: no execute (R8, before tools)",
+    )
+    permissions_not_used: list[str] = Field(
+        default_factory=list,
+        description="each clause that permits a rule break ('if that is faster'): the plan keeps the rule and says so",
+    )
+    assumed: list[str] = Field(
+        default_factory=list, description="ids and names read despite a typing error, each 'written' -> id"
+    )
+    salient: list[SalientSpan] = Field(
+        default_factory=list, description="every span the reading accounts for, with its role and polarity"
+    )
 
     def blockers(self, ceiling_m: float) -> list[tuple[str, str]]:
         """(error type, message) for what no plan can meet or resolve, known before any tool runs (R8): demands that
@@ -112,6 +148,7 @@ class StatedConstraints(Mentions):
         found += [
             (CONTRADICTORY, f"the request asks to enter {ref} and never to enter it") for ref in self.enter_and_keep_out
         ]
+        found += [(AGAINST_RULE, demand) for demand in self.rule_demands]
         found += [(UNRESOLVED, f"which one is meant by {ref}?") for ref in self.unresolved]
         found += [(UNACCOUNTED, span) for span in self.unaccounted]
         return found + [(MISSING, fact) for fact in self.missing]
@@ -143,7 +180,8 @@ def fidelity_findings(
         findings.append(Finding("pinned_uav_replaced", "uav_id", uav, message, allowed=list(stated.uavs)))
     if uav in stated.excluded_uavs:
         message = f"the request asks not to use {uav}, the plan flies it"
-        findings.append(Finding("excluded_uav_flown", "uav_id", uav, message))
+        others = [u.id for u in world.fleet if u.status is UAVStatus.idle and u.id not in stated.excluded_uavs]
+        findings.append(Finding("excluded_uav_flown", "uav_id", uav, message, allowed=others))
     findings += _payload(world, stated, uav, ir) + _separation(stated, ir)
     waypoints = [list(map(float, wp)) for wp in candidate.get("waypoints") or []]
     if not waypoints:
@@ -167,17 +205,23 @@ def fidelity_findings(
     # A place the request points to by a fuzzy name or by a kind the world has one of ("the accident") is on the
     # route too; where a hand-off is allowed the courier may reach it, so there only the certain names count.
     pointed = [] if stated.handoff else [r for r in stated.pointed if r in world.entity_index and r not in named]
+    findings += _avoided_places(world, stated, xy) + _avoided_zones(world, stated, xy)
+    final = stated.final_place
+    if final in world.entity_index and not (stated.return_leg or stated.handoff) and not _near(world, xy[-1], [final]):
+        findings.append(_place_finding("wrong_destination", "waypoints[-1]", [final], xy[-1], world))
+        return findings
     if not named:
         return findings + _not_reached(world, xy, pointed, pointed)
     entities = (ir or {}).get("entities") or {}
-    ends_at = _near(world, xy[-1], named)
+    ends_at = _near(world, xy[-1], named + pointed)
     handoffs = [h for h in entities.get("handoff_points") or [] if h in world.entity_index]
     # A hand-off point the IR declares stands in for the destination only where the request allows a hand-off.
     handed_off = stated.handoff and entities.get("destination") in named and bool(_near(world, xy[-1], handoffs))
     if not (stated.return_leg or len(named) == 1 or ends_at or handed_off):
         findings.append(_place_finding("wrong_destination", "waypoints[-1]", named, xy[-1], world))
         return findings
-    if not (stated.return_leg or stated.handoff or handed_off) and _reversed(stated, ends_at):
+    ends_as_ordered = final is not None and final in ends_at
+    if not (stated.return_leg or stated.handoff or handed_off or ends_as_ordered) and _reversed(stated, ends_at):
         expected = stated.destinations or [ref for ref in named if ref not in stated.origins] or named
         findings.append(_place_finding("wrong_destination", "waypoints[-1]", expected, xy[-1], world))
         return findings
@@ -187,6 +231,38 @@ def fidelity_findings(
         to_reach = []  # the destination the request lets a courier reach
     unreached = _not_reached(world, xy, named + pointed, to_reach + pointed)
     return findings + (unreached or _stop_order(world, stated, named, xy))
+
+
+def _avoided_places(world: World, stated: StatedConstraints, xy: list[list[float]]) -> list[Finding]:
+    """A place the request names to keep away from is passed no closer than AVOIDED_PLACE_CLEARANCE_M (it may be
+    where the flight starts or ends only if the request also names it so)."""
+    track = _track(xy)
+    ends = {*stated.origins, *stated.destinations, *stated.places}
+    close = [
+        ref
+        for ref in stated.avoided
+        if ref in world.entity_index
+        and ref not in ends
+        and track.distance(_point(world, ref)) < AVOIDED_PLACE_CLEARANCE_M
+    ]
+    if not close:
+        return []
+    message = (
+        f"the request says to keep away from {', '.join(close)}; the route passes within "
+        f"{AVOIDED_PLACE_CLEARANCE_M:g} m of it"
+    )
+    return [Finding("avoided_place_visited", "waypoints", None, message)]
+
+
+def _avoided_zones(world: World, stated: StatedConstraints, xy: list[list[float]]) -> list[Finding]:
+    """A zone the request names to keep out of is never entered in plan view, whether or not it is active then
+    (the request's words bind beyond the rules)."""
+    track = _track(xy)
+    entered = [z for z in stated.avoided_zones if z in world.zone_index and track.intersects(world.zone_index[z].shape)]
+    if not entered:
+        return []
+    message = f"the request says to keep out of {', '.join(entered)}; the route enters it"
+    return [Finding("avoided_zone_entered", "entities.avoid_zones", None, message, allowed=entered)]
 
 
 def _not_reached(world: World, xy: list[list[float]], named: list[str], to_reach: list[str]) -> list[Finding]:

@@ -149,7 +149,7 @@ def _uavs_covering(
     )
     found = []
     for uav in world.fleet:
-        if uav.id == flying or uav.id in ir.entities.candidate_uavs or uav.status is not UAVStatus.idle:
+        if uav.id in (flying, *ir.entities.candidate_uavs, *stated.excluded_uavs) or uav.status is not UAVStatus.idle:
             continue
         judged = evaluate(world, uav, origin, destination, args)
         legs = [tuple(p) for p in route[:, :2]] if len(route) else [origin, destination]

@@ -22,14 +22,17 @@ _ARTICLE = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
 
 # A place named right after one of these is one to keep away from, not one to visit.
 _AVOID_CUE = re.compile(
-    r"(?:keep (?:clear|away) (?:of|from)|avoid(?:ing)?|away from|stay (?:out of|clear of)|steer clear of|"
-    r"not (?:over|through|near)|避开|远离|绕开|不要经过)\W{0,3}(?:the\s+)?$"
+    r"(?:keep (?:well )?(?:clear|away) (?:of|from)|avoid(?:ing)?|away from|stay (?:out of|clear of|off)|steer clear of|"
+    r"keep off|bypass(?:ing)?|skirt(?:ing)?(?: around)?|(?:go|route|fly) around|"
+    r"(?:\bdon't|\bdo not|\bdont|\bnever|\bnot|n't)\s+(?:\w+\s+){0,2}?(?:over|across|through|near|past|via|above|by|into)|"
+    r"避开|远离|绕开|绕过|不要经过|别经过|不经过|不要从|别从|不要飞过|别飞过|不要靠近|别靠近|不要路过|别路过|不要飞越|不要穿过)"
+    r"\W{0,3}(?:the\s+)?$"
 )
 
 
 # Where the cargo waits: "it's (sitting) at X", "it is stored at X", "collect it at X", "pick it up from X".
 PICKUP_CUE = (
-    r"\bit(?:'s| is) (?:\w+ )?(?:at|in)|\b(?:is|are) (?:sitting|waiting|kept|stored|located|ready) (?:at|in)|"
+    r"\bit(?:'s| is) (?:\w+ )?(?:at|in)|\b(?:is|are|'s) (?:sitting|waiting|kept|stored|located|ready|loaded) (?:at|in)|"
     r"\bcollect\w*\b[^.;,]{0,30}?\b(?:at|from)|\bpick(?:s|ing)? (?:it |them )?up\b[^.;,]{0,30}?\b(?:at|from)|"
     r"(?:东西|货物?|物品)(?:现在)?在"
 )
@@ -52,7 +55,9 @@ _ORIGIN_CUE = re.compile(
 
 
 _DESTINATION_CUE = re.compile(
-    r"(?:\bto|drop (?:it |them )?(?:off )?at|\bland at|\bend at|finishing at|arrive at|"
+    r"(?:\bto|drop (?:it |them )?(?:off )?at|\bland at|\bend (?:up )?at|finish(?:es|ing)? (?:up )?at|arrive at|"
+    r"\bpark (?:it |her |the drone )?(?:at|on|by)|\bleave (?:it|her|the drone) (?:parked |sitting )?(?:at|on|by)|\bwrap up at|"
+    r"停(?:在|到|放)|"
     r"送到|送往|飞往|运到|送至|配送至|飞到|终点(?:为|是)?|降落(?:在|于)?|" + DESTINATION_FIELD + "|" + ARROW + r")"
     r"\W{0,3}(?:the\s+)?$"
 )
@@ -61,7 +66,19 @@ _DESTINATION_CUE = re.compile(
 _ROLE_CUES = (("origin", _ORIGIN_CUE), ("destination", _DESTINATION_CUE))
 
 
-_VIA_CUE = re.compile(r"(?:\bvia|\bthrough|\bpassing(?: by)?|\bby way of|经过|途经|经由)\W{0,3}(?:the\s+)?$")
+_VIA_CUE = re.compile(
+    r"(?:\bvia|\bthrough|\bpassing(?: by)?|\bby way of|\bswing(?:s|ing)? (?:by|past|through)|"
+    r"\bstop(?:s|ping)? (?:off |over )?(?:at|by|in)|\b(?:with|make) a (?:quick )?stop (?:at|in|by)|\bdrop(?:s|ping)? by|"
+    r"\bcall(?:s|ing)? (?:in )?at|\bpass(?:es|ing)? by|经过|途经|经由|顺路(?:经过|去|到)?|中途(?:在|经过|停)?|路过)"
+    r"\W{0,3}(?:the\s+)?$"
+)
+
+
+# "X needs 2 kg sent over to Y", "X needs the kit taken out to Y": X sends, Y receives.
+_SENT_ON = (
+    r"(?![^.;]{0,40}\b(?:sent|taken|delivered|flown|brought|carried|moved|shipped|run|got|gotten|rushed)\b"
+    r"[^.;]{0,15}\b(?:to|over to|out to)\b)"
+)
 
 
 # Cues that fix a role when they stand right after the place, as Chinese puts them ("请到X取货", "X起飞", "X需要...", "X发生紧急情况").
@@ -72,7 +89,7 @@ AFTER_ROLE_CUES = (
         "destination",
         re.compile(
             r"^\W{0,2}(?:那边|这边|那里)?(?:需要|急需|发生|在等|等着)|"
-            r"^\W{0,2}(?:urgently |badly )?(?:needs?|requires?|is waiting for)\b"
+            r"^\W{0,2}(?:urgently |badly )?(?:needs?|requires?|is waiting for)\b" + _SENT_ON
         ),
     ),
 )
@@ -110,7 +127,7 @@ _ZONE_NOUN = re.compile(r"\s+(?:grounds|campus|area|zone)$")
 _TO_NEXT_PLACE = re.compile(r"\s*(?:to|至|" + ARROW + r")\s*(?:the\s+)?")
 
 
-AFTER_CUE_WINDOW = 24  # characters after a mention searched for a role cue ("X urgently needs")
+AFTER_CUE_WINDOW = 80  # characters after a mention searched for a role cue ("X urgently needs ... sent to Y")
 
 
 AVOID_CUE_WINDOW = 30  # characters before a mention searched for an avoid cue

@@ -8,6 +8,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from rapidfuzz import fuzz
+from rapidfuzz.distance import Levenshtein
 
 from language.grounding import (
     ARROW,
@@ -34,8 +35,14 @@ CUE_WINDOW_CHARS = 40
 # Cues for where the flight ends ("..., then land at Y", "finishing at Y", "最后降落在Y"): the places named to
 # visit before such an end are stops on the way, whatever cue they had ("inspect A and B ... finishing at Y").
 _TERMINAL_CUE = (
-    r"\bland(?:s|ing)? (?:at|on)\b|\bend(?:s|ing)? (?:up )?at\b|\bfinish\w* (?:at|in)\b|\barriv\w* at\b|"
-    r"终点|降落|最后|结束后"
+    r"\bland(?:s|ing)? (?:at|on)\b|\bend(?:s|ing)? (?:up )?(?:at|in)\b|\bfinish\w* (?:up )?(?:at|in|on)\b|\barriv\w* at\b|"
+    r"\bpark(?:s|ed|ing)? (?:it |her |the drone |the uav )?(?:at|on|in|by)\b|\bleave (?:it|her|the drone|the uav) (?:parked |sitting )?(?:at|on|in|by)\b|"
+    r"\b(?:top(?:s|ping)? (?:it |her |its battery |the battery )?up|(?:re)?charg\w*)\b[^.;]{0,25}?\b(?:at|on)\b|"
+    r"\b(?:when|once|after) (?:that's|that is|it's|it is|you're|you are|that|it|this|the drop|the delivery)(?: been)? "
+    r"(?:done|finished|delivered|dropped(?: off)?|complete|over)\b[^.;]{0,40}?\b(?:at|to|in)\b|"
+    r"\bafterwards?\b[^.;]{0,30}?\b(?:at|to)\b|\bwrap(?:s|ping)? up (?:at|in)\b|\bcall it a day at\b|"
+    r"\bthen (?:go |fly |head |continue |carry on )?(?:back |home |on )?to\b(?=[^.;]*$)|"
+    r"终点|降落|最后|结束后|完事后|送完(?:后|之后)?|之后停|然后停|停(?:在|到|放)"
 )
 
 
@@ -44,8 +51,11 @@ _ROLE_CUES: tuple[tuple[str, str], ...] = (
     (
         "avoid",
         r"away from|avoid\w*|stay (?:out|clear) of|keep (?:out|clear) of|clear of|bypass\w*|"
-        r"\bnot (?:enter|cross|fly over)|outside|\bignore\b|\bdisregard\b|"
-        r"远离|避开|避让|绕开|绕过|不要?进入|不得进入|不经过|忽略|无视",
+        r"\bnot (?:enter|cross|fly over)|outside|\bignore\b|\bdisregard\b|\b(?:keep|stay) off\b|steer clear of|"
+        r"\bskirt(?:ing)?(?: around)?|\b(?:go|route|fly) around\b|"
+        r"(?:\bdon't|\bdo not|\bdont|\bnever|\bnot|n't)\s+(?:\w+\s+){0,2}?(?:over|across|through|near|past|via|above|by|into)\b|"
+        r"远离|避开|避让|绕开|绕过|不要?进入|不得进入|不经过|忽略|无视|不要从|别从|不要飞过|别飞过|不要经过|别经过|"
+        r"不要靠近|别靠近|不要路过|别路过|不要飞越|不要穿过",
     ),
     (
         "origin",
@@ -61,7 +71,13 @@ _ROLE_CUES: tuple[tuple[str, str], ...] = (
         r"\bdrop\w*(?: it| them)?(?: off)? at\b|"
         r"到|至|去|往|前往|飞往|抵达|终点|降落|巡检|巡逻|监控|" + _TERMINAL_CUE,
     ),
-    ("via", r"\bvia\b|\bthrough\b|\bpassing(?: by)?\b|\bby way of\b|经过|途经|经由"),
+    (
+        "via",
+        r"\bvia\b|\bthrough\b|\bpassing(?: by)?\b|\bby way of\b|\bswing(?:s|ing)? (?:by|past|through|over to)\b|"
+        r"\bstop(?:s|ping)? (?:off |over )?(?:at|by|in)\b|\b(?:with|make) a (?:quick )?stop (?:at|in|by)\b|"
+        r"\bdrop(?:s|ping)? by\b|\bcall(?:s|ing)? (?:in )?at\b|\bpass(?:es|ing)? by\b|\bon the way (?:past|by|to|at)\b|"
+        r"\bby\b(?= way of)|经过|途经|经由|顺路(?:经过|去|到)?|中途(?:在|经过|停)?|路过|顺便去",
+    ),
     ("handoff", r"hand[\s-]?off (?:at|to)|\btransfer (?:at|to)\b|交接|转运|换乘"),
 )
 
@@ -76,8 +92,8 @@ _KIND_WORDS: dict[str, str] = {
     "school": r"\bschools?\b|学校|小学|中学",
     "accident_site": r"\b(?:accident|crash|collision|wreck|pile-?up)(?: site| scene)?\b|事故(?:现场|地点)?|车祸(?:现场)?",
     "depot": r"\bdepots?\b|\bhangar\b|\bdrone (?:base|station)\b|机库|无人机站|无人机基地|配送中心",
-    "charging_pad": r"\bcharging (?:pad|station)s?\b|\bchargers?\b|充电坪|充电桩|充电站|充电点",
-    "metro_station": r"\b(?:metro|subway|underground)(?: station)?\b|地铁站|地铁口",
+    "charging_pad": r"\b(?:charging |charge |landing )?pads?\b|\bcharging (?:station|point)s?\b|\bchargers?\b|充电坪|充电桩|充电站|充电点",
+    "metro_station": r"\b(?:metro|subway|underground)(?: station)?\b|\b(?:rail|train|railway) station\b|地铁站|地铁口|火车站",
     "police": r"\bpolice(?: station)?\b|\bprecinct\b|警察局|派出所|公安局",
     "fire_station": r"\bfire (?:station|hall)\b|\bfirehouse\b|消防站|消防队",
     "vertiport": r"\bvertiports?\b|起降场",
@@ -126,6 +142,8 @@ class Mention:
     end: int
     role: str | None = None
     by_kind: bool = False  # found by a kind word ("the accident"), not by an id or a name
+    terminal: bool = False  # named after a cue for where the flight ends ("park it at X", "finish at X")
+    assumed_from: str | None = None  # the words read as this id or name within a small edit distance (a typo)
 
 
 def id_pattern(identifier: str) -> re.Pattern[str]:
@@ -153,6 +171,43 @@ def _id_mentions(text: str, world: World) -> list[Mention]:
     for start, end, identifier in sorted(hits, key=lambda h: (h[0], h[0] - h[1])):
         if _free((start, end), [(m.start, m.end) for m in mentions]):
             mentions.append(Mention(_kind_of(world, identifier), (identifier,), start, end))
+    return mentions
+
+
+# An id written with a typing error ("hospitla_A", "uav_O7", "acident_site_3"): a token shaped like an id (words
+# joined by _ or -, or letters run into digits) that no id matches.
+_ID_LIKE = re.compile(r"(?<![a-z0-9_\-])(?:[a-z]+(?:[_\-][a-z0-9]+)+|[a-z]{2,}\d+[a-z0-9]*)(?![a-z0-9_\-])")
+
+
+# A typo is read as an id only within this many edits (1 for ids of up to 6 characters), and only when exactly one
+# id is that close; two or more are asked about.
+TYPO_MAX_EDITS = 2
+
+
+def _normalised_id(token: str) -> str:
+    """Lower case, '-' as '_', and in a numbered piece the letters people type for digits (O for 0, l and I for 1)."""
+    pieces = token.lower().replace("-", "_").split("_")
+    fixed = [p.translate(str.maketrans("oli", "011")) if any(c.isdigit() for c in p) else p for p in pieces]
+    return "_".join(fixed)
+
+
+def _typo_id_mentions(text: str, world: World, taken: list[tuple[int, int]]) -> list[Mention]:
+    identifiers = [*world.entity_index, *world.zone_index, *world.uav_index]
+    normalised = {identifier: _normalised_id(identifier) for identifier in identifiers}
+    mentions: list[Mention] = []
+    for match in _ID_LIKE.finditer(text):
+        span = match.span()
+        token = _normalised_id(match.group(0))
+        if not _free(span, taken) or len(token) < 4:
+            continue
+        distances = {i: Levenshtein.distance(token, n) for i, n in normalised.items()}
+        best = min(distances.values())
+        bound = 1 if len(token) <= 6 else TYPO_MAX_EDITS
+        closest = tuple(i for i, d in distances.items() if d == best)
+        if best > bound or len({_kind_of(world, i) for i in closest}) > 1:
+            continue
+        mentions.append(Mention(_kind_of(world, closest[0]), closest, *span, assumed_from=match.group(0)))
+        taken.append(span)
     return mentions
 
 
@@ -198,7 +253,9 @@ def _name_mentions(text: str, world: World, taken: list[tuple[int, int]]) -> lis
             for variant in (v for v in variants if len(owners[v]) == 1):
                 span = _name_span(variant, text, verbatim=verbatim) if len(variant) <= len(text) else None
                 if span and _free(span, taken):
-                    mentions.append(Mention(kind, (identifier,), *span))
+                    written = text[span[0] : span[1]]
+                    typo = None if verbatim or written == variant else written
+                    mentions.append(Mention(kind, (identifier,), *span, assumed_from=typo))
                     taken.append(span)
                     break
     return mentions
@@ -295,13 +352,15 @@ def _assign_roles(text: str, mentions: list[Mention]) -> None:
 def _stops_before_the_end(text: str, mentions: list[Mention]) -> None:
     """Places to visit named before a cue for where the flight ends become stops on the way, in the order named.
     Without a cued origin the first uncued place stays the origin ("take it at X, then land at Y")."""
-    places = [m for m in mentions if m.kind == "entity"]
+    places = [m for m in mentions if m.kind == "entity" and m.role != "landmark"]
     ends = [
         i
         for i, m in enumerate(places)
         if m.role == "destination"
         and re.search(_TERMINAL_CUE, text[max(places[i - 1].end if i else 0, m.start - CUE_WINDOW_CHARS) : m.start])
     ]
+    for i in ends:
+        places[i].terminal = True
     before = places[: ends[-1]] if ends else []
     if not any(m.role == "origin" for m in places):
         before = before[1:] if before and before[0].role is None else before
@@ -310,15 +369,45 @@ def _stops_before_the_end(text: str, mentions: list[Mention]) -> None:
             place.role = "via"
 
 
+# "the pad next to the hospital", "the charger nearest uav_07", "医院旁边的充电坪": a kind word pinned down by a
+# landmark, which is no place to visit itself.
+_LANDMARK_BETWEEN = re.compile(
+    r"^\s*(?:(?:that's|which is|that is|the one)\s+)?(?:right\s+)?(?:next to|near(?:est)?(?: to)?|beside|by|close to|"
+    r"closest to|opposite|behind|in front of|across from|at)\s+(?:the\s+)?$"
+)
+_LANDMARK_BETWEEN_ZH = re.compile(r"^\s*(?:旁边|附近|边上|隔壁|对面|最近)的?\s*$")
+
+
+def _landmarks(text: str, world: World, mentions: list[Mention]) -> None:
+    for first, second in zip(mentions, mentions[1:]):
+        between = text[first.end : second.start]
+        if first.by_kind and second.kind == "entity" and len(second.ids) == 1 and _LANDMARK_BETWEEN.match(between):
+            kind_mention, landmark = first, second
+        elif second.by_kind and first.kind == "entity" and len(first.ids) == 1 and _LANDMARK_BETWEEN_ZH.match(between):
+            kind_mention, landmark = second, first
+        else:
+            continue
+        if landmark.ids[0] in kind_mention.ids and len(kind_mention.ids) == 1:
+            continue
+        anchor = world.entity_index[landmark.ids[0]].point
+        candidates = [i for i in kind_mention.ids if i in world.entity_index and i != landmark.ids[0]]
+        if candidates:
+            nearest = min(candidates, key=lambda i: (world.entity_index[i].point.distance(anchor), i))
+            kind_mention.ids = (nearest,)
+            landmark.role = "landmark"
+
+
 def find_mentions(text: str, world: World) -> list[Mention]:
     """Ids first, then descriptive names, then zone words and kind words; each span is claimed once."""
     mentions = _id_mentions(text, world)
     taken = [(m.start, m.end) for m in mentions]
     mentions += _name_mentions(text, world, taken)
+    mentions += _typo_id_mentions(text, world, taken)
     mentions += _zone_word_mentions(text, world, taken)
     mentions += _kind_mentions(text, world, taken)
     mentions.sort(key=lambda m: m.start)
     _assign_roles(text, mentions)
+    _landmarks(text, world, mentions)
     _stops_before_the_end(text, mentions)
     for mention in mentions:
         if mention.kind == "zone":

@@ -1,10 +1,29 @@
-"""Quantities a request states: durations (deadline), masses (payload), battery shares (reserve) and lengths
-(altitude band, separation), in digits or in words, in English or Chinese."""
+"""Quantities a request states: durations (deadline), masses (payload), battery shares (reserve), lengths (altitude
+band, separation) and speeds, in digits or in words, in English or Chinese; and clock times ("by 14:30", "下午3点前").
+
+One reader: `read_quantities(text)` puts numbers written as words in digits (`with_digits`) and finds every number
+with a unit (`find_quantities`, the same reader for text already in digits), each in SI units by pint; the deadline,
+payload, altitude band and separation readers take their numbers from it. Numbers are read by one rule:
+
+- digits grouped in threes by commas are thousands: "1,500 m" is 1500 m (never 500 m);
+- any other comma between digits ("2,5 kg": a decimal comma, or a list typed without its space) and digit groups
+  split by a space ("1 500 m") are ambiguous: the quantity is found, so span accounting quotes it back, but its
+  value is NaN (`ambiguous` says why) and no reader takes it;
+- two numbers before one unit ("10-15 minutes", "2 or 3 kg") are one quantity at its stricter end: the shorter
+  duration, the larger mass, share, length or speed;
+- a duration or a mass in parts is one quantity ("1 hr 30 min", "1h30", "1小时30分钟", "1 kg 200 g").
+
+A number that has no unit after it ("uav_05", "route 66", "2 drones", "No. 2 school") is no quantity.
+"""
 
 from __future__ import annotations
 
+import difflib
+import functools
+import math
 import re
-from typing import Literal
+from datetime import UTC, datetime, time, timedelta
+from typing import TYPE_CHECKING, Literal
 
 import cn2an
 from pydantic import BaseModel, Field
@@ -13,24 +32,203 @@ from text_to_num import alpha2digit
 from ir.fidelity import STATED_ALTITUDE_TOLERANCE_M
 from ir.model import OperationConstraints
 
-_M = r"\s*(?:m|meters?|metres?|米)(?![a-z/])"
+if TYPE_CHECKING:
+    import pint
+
+Dimension = Literal["duration", "mass", "length", "share", "speed"]
+
+# Each unit word a request may write, as pint reads it; pint gives its dimension and its factor to SI.
+_UNIT_WORDS: dict[str, str] = {
+    **dict.fromkeys(("h", "hr", "hrs", "hour", "hours", "小时", "钟头"), "hour"),
+    **dict.fromkeys(("min", "mins", "minute", "minutes", "分钟", "分"), "minute"),
+    **dict.fromkeys(("s", "sec", "secs", "second", "seconds", "秒", "秒钟"), "second"),
+    "刻钟": "15 minute",
+    **dict.fromkeys(
+        ("kg", "kgs", "kilo", "kilos", "kilogram", "kilograms", "kilogramme", "kilogrammes", "公斤", "千克"), "kilogram"
+    ),
+    **dict.fromkeys(("g", "gram", "grams", "gramme", "grammes", "克"), "gram"),
+    **dict.fromkeys(("lb", "lbs", "pound", "pounds", "磅"), "pound"),
+    **dict.fromkeys(("oz", "ounce", "ounces", "盎司"), "ounce"),
+    "斤": "0.5 kilogram",  # the market jin
+    **dict.fromkeys(("m", "metre", "metres", "meter", "meters", "米", "公尺"), "meter"),
+    **dict.fromkeys(("km", "kms", "kilometre", "kilometres", "kilometer", "kilometers", "公里", "千米"), "kilometer"),
+    **dict.fromkeys(("ft", "feet", "foot", "英尺"), "foot"),
+    **dict.fromkeys(("mi", "mile", "miles", "英里"), "mile"),
+    **dict.fromkeys(("%", "percent", "per cent"), "percent"),
+    **dict.fromkeys(("m/s", "mps", "米/秒", "米每秒"), "meter / second"),
+    **dict.fromkeys(("km/h", "kph", "kmh", "公里/小时", "公里每小时", "千米每小时"), "kilometer / hour"),
+    "mph": "mile / hour",
+    **dict.fromkeys(("knot", "knots", "kn", "kt", "kts"), "knot"),
+}
+# A bare 分 is minutes only before 内 ("十分" alone means "very"); "5g" before "signal" is the network.
+_UNIT_GUARD = {
+    "分": r"(?=之?内|以内)",
+    "g": r"(?!\s*(?:network|signal|coverage|lte|connection|connectivity|网络|信号))",
+}
+_UNIT = "|".join(re.escape(u) + _UNIT_GUARD.get(u, "") for u in sorted(_UNIT_WORDS, key=len, reverse=True))
+_DIMENSIONS: dict[tuple[tuple[str, float], ...], Dimension] = {
+    (("[time]", 1.0),): "duration",
+    (("[mass]", 1.0),): "mass",
+    (("[length]", 1.0),): "length",
+    (): "share",
+    (("[length]", 1.0), ("[time]", -1.0)): "speed",
+}
+
+
+@functools.cache
+def _registry() -> pint.UnitRegistry:
+    """pint's registry, built on the first reading: importing pint and building it take about half a second, which
+    importing this module does not pay."""
+    import pint
+
+    return pint.UnitRegistry()
+
+
+@functools.cache
+def unit(word: str) -> tuple[Dimension, float]:
+    """A unit word's dimension and its factor to SI (s, kg, m, m/s; a share as a ratio), as pint reads it."""
+    si = _registry().parse_expression(_UNIT_WORDS[word]).to_base_units()
+    dimensionality = tuple(sorted((name, float(power)) for name, power in si.dimensionality.items()))
+    return _DIMENSIONS[dimensionality], float(si.magnitude)
+
+
+# Thousands in threes after commas; a space between digit groups, a fraction, a decimal comma, plain digits.
+_NUMBER = (
+    r"\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\d,])"
+    r"|\d{1,3}(?: \d{3})+(?:\.\d+)?(?![\d,])"
+    r"|\d+/\d+(?![\d,./])"
+    r"|\d+(?:,\d+)+(?:\.\d+)?"
+    r"|\d+(?:\.\d+)?"
+)
+_THOUSANDS = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?")
+_NOT_AFTER = r"(?<![a-z0-9_.:/])"  # a number starts no word ("uav_05", "a2"), decimal, fraction or clock time
+_QUANTITY = re.compile(
+    _NOT_AFTER + rf"(?:(?P<low>{_NUMBER})\s*(?:-|–|~|to|or|到|至|或)\s*)?(?P<number>{_NUMBER})"
+    rf"\s*-?\s*个?\s*(?P<unit>{_UNIT})(?![a-z])"
+)
+# Minutes after hours with no unit of their own or a bare 分: "1h30", "1h30m", "1小时30分", "1小时零5分".
+_MINUTES_AFTER_HOURS = re.compile(r"([0-5]?\d)(?:m(?:in)?)?(?![\w.,:/%])|零?([0-5]?\d)分(?!钟)")
+_PARTS_GAP = re.compile(r"\s*(?:and\s+)?|零")
+_CLOCK_CUE_BEFORE = re.compile(r"\b(?:by|before|until|till|at)\s*$")
+
+
+class Quantity(BaseModel):
+    """A number with a unit, as the request states it (digits form)."""
+
+    text: str = Field(description="as written, numbers in digits")
+    dimension: Dimension
+    value: float = Field(description="in SI units (s, kg, m, m/s) or as a ratio for shares; NaN where ambiguous")
+    start: int = Field(description="where it starts in the text read (read_quantities: in the text as given)")
+    end: int = Field(description="where it ends (exclusive), likewise")
+    ambiguous: str = Field(default="", description="why the number is not read ('' where it is)")
+
+
+def _number(written: str) -> float | None:
+    """The number as written, or None where it is ambiguous ("2,5", "1 500")."""
+    if " " in written or ("," in written and not _THOUSANDS.fullmatch(written)):
+        return None
+    if "/" in written:
+        top, bottom = written.split("/")
+        return int(top) / int(bottom) if int(bottom) else None
+    return float(written.replace(",", ""))
+
+
+def _why_ambiguous(written: str) -> str:
+    if " " in written:
+        return f"'{written}': thousands, or two numbers?"
+    return f"'{written}': a decimal comma, or a list?"
+
+
+def find_quantities(text: str) -> list[Quantity]:
+    """Every number with a unit in the (lower-cased, `with_digits`) text, in order, offsets into `text`."""
+    found: list[tuple[Quantity, float, bool]] = []  # each with its last part's factor and whether parts may join it
+    position = 0
+    while match := _QUANTITY.search(text, position):
+        word, start, end = match["unit"], match.start(), match.end()
+        dimension, factor = unit(word)
+        minutes = _MINUTES_AFTER_HOURS.match(text, end) if factor == 3600.0 and not match["low"] else None
+        if minutes and word == "h" and _CLOCK_CUE_BEFORE.search(text, 0, start):  # "by 14h30": a clock time
+            position = minutes.end()
+            continue
+        position = end = minutes.end() if minutes else end
+        written = [n for n in (match["low"], match["number"]) if n]
+        numbers = [x for n in written if (x := _number(n)) is not None]
+        if len(numbers) < len(written):
+            why = next(_why_ambiguous(n) for n in written if _number(n) is None)
+            quantity = Quantity(text=text[start:end], dimension=dimension, value=math.nan, start=start, end=end)
+            found.append((quantity.model_copy(update={"ambiguous": why}), factor, False))
+            continue
+        number = min(numbers) if dimension == "duration" else max(numbers)  # "10-15 minutes": the stricter end
+        if minutes:
+            number += int(minutes[1] or minutes[2]) / 60
+        value = round(number * factor, 9)
+        if found and not match["low"] and _joins(found[-1], dimension, factor, text[found[-1][0].end : start]):
+            first = found.pop()[0]
+            start, value = first.start, round(first.value + value, 9)
+        quantity = Quantity(text=text[start:end], dimension=dimension, value=value, start=start, end=end)
+        found.append((quantity, factor, not match["low"] and not minutes))
+    return [quantity for quantity, _, _ in found]
+
+
+def _joins(previous: tuple[Quantity, float, bool], dimension: Dimension, factor: float, gap: str) -> bool:
+    """A quantity continues the one before it ("1 hr" + "30 min"): the same dimension in a smaller unit, no more than
+    a space or "and" apart."""
+    quantity, last_factor, open_ = previous
+    return (
+        open_
+        and dimension in ("duration", "mass")
+        and factor < last_factor
+        and not quantity.ambiguous
+        and _PARTS_GAP.fullmatch(gap) is not None
+    )
+
+
+def read_quantities(text: str) -> list[Quantity]:
+    """Every number with a unit the (lower-cased) request states, in order: numbers in words in digits first
+    (`with_digits`); `start` / `end` point into `text` as given, so `text[q.start:q.end]` is the request's own words
+    ("fifteen minutes"), while `q.text` is the digits form ("15 minutes")."""
+    digits = with_digits(text)
+    quantities = find_quantities(digits)
+    if digits == text or not quantities:
+        return quantities
+    opcodes = difflib.SequenceMatcher(None, text, digits, autojunk=False).get_opcodes()
+    return [q.model_copy(update=dict(zip(("start", "end"), _span_in(opcodes, q.start, q.end)))) for q in quantities]
+
+
+def _span_in(opcodes: list[tuple[str, int, int, int, int]], start: int, end: int) -> tuple[int, int]:
+    """The span of the original text that [start, end) of the rewritten one comes from: a rewritten piece ("fifteen"
+    -> "15") maps to the whole piece it replaced."""
+    first = next(op for op in opcodes if op[3] <= start < op[4])
+    last = next(op for op in opcodes if op[3] <= end - 1 < op[4])
+    begin = first[1] + (start - first[3]) if first[0] == "equal" else first[1]
+    finish = last[1] + (end - last[3]) if last[0] == "equal" else last[2]
+    # words dropped right after it are its own ("a kilo and a half" -> "1.5 kilo", "两公斤半" -> "2.5公斤")
+    dropped = next((op for op in opcodes if op[0] == "delete" and op[3] == end and op[1] == finish), None)
+    return begin, dropped[2] if dropped else finish
+
+
+# --- the readers --------------------------------------------------------------------------------------------------
+
+# A length as the readers below match it (its value is then read by find_quantities and kept only if it is a length).
+_LENGTH = rf"({_NOT_AFTER}(?:{_NUMBER})\s*-?\s*(?:{_UNIT})(?![a-z]))"
 
 
 _NOT_DISTANCE = r"(?!\s*(?:of\s+)?(?:separation|clearance|apart|spacing|from|away|distance|between|间隔|间距|距离))"
 
 
 _SEPARATION_PATTERNS = (
-    re.compile(r"(\d+(?:\.\d+)?)" + _M + r"\s*(?:of\s+)?(?:separation|clearance|spacing|apart|buffer)"),
-    re.compile(r"(?:separation|clearance|spacing)\s*(?:of|:)?\s*(?:at least\s*)?(\d+(?:\.\d+)?)" + _M),
-    re.compile(r"at least\s*(\d+(?:\.\d+)?)" + _M + r"\s*(?:away\s*)?from"),
-    re.compile(r"(?:间隔|间距|安全距离)\D{0,6}?(\d+(?:\.\d+)?)" + _M),
-    re.compile(r"(\d+(?:\.\d+)?)" + _M + r"\s*的?(?:间隔|间距|安全距离)"),
+    re.compile(_LENGTH + r"\s*(?:of\s+)?(?:separation|clearance|spacing|apart|buffer)"),
+    re.compile(r"(?:separation|clearance|spacing)\s*(?:of|:)?\s*(?:at least\s*)?" + _LENGTH),
+    re.compile(r"at least\s*" + _LENGTH + r"\s*(?:away\s*)?from"),
+    re.compile(r"(?:间隔|间距|安全距离)\D{0,6}?" + _LENGTH),
+    re.compile(_LENGTH + r"\s*的?(?:间隔|间距|安全距离)"),
 )
 
 
+# "between 40 and 100 m", "200 to 400 ft", "1,000-1,500 ft": the first number takes the second's unit if it has none.
 _ALTITUDE_RANGE_PATTERN = re.compile(
     r"(?:altitude|height|fly|flying|cruise|stay|level|between|\bat\b|高度|飞行高度)[^.;\d]{0,25}?"
-    r"(\d+(?:\.\d+)?)\s*(?:m|meters?|metres?|米)?\s*(?:-|to|and|~|到|至|和)\s*(\d+(?:\.\d+)?)" + _M
+    rf"{_NOT_AFTER}({_NUMBER})\s*(?:({_UNIT})(?![a-z]))?\s*(?:-|to|and|~|到|至|和)\s*({_NUMBER})\s*-?\s*({_UNIT})(?![a-z])"
 )
 
 
@@ -38,16 +236,16 @@ _ALTITUDE_RANGE_PATTERN = re.compile(
 # follow a negation.
 _ALTITUDE_MIN_PATTERN = re.compile(
     r"(?:above|over|at least|no lower than|not lower than|not below|(?<!no )(?<!not )higher than|"
-    r"min(?:imum)? altitude(?: of)?|\bmin(?:imum)?\.?(?= ?\d)|floor of|不低于|(?<!不)高于|至少|最低)\s*(\d+(?:\.\d+)?)"
-    + _M
+    r"min(?:imum)? altitude(?: of)?|\bmin(?:imum)?\.?(?= ?\d)|floor of|不低于|(?<!不)高于|至少|最低)\s*"
+    + _LENGTH
     + _NOT_DISTANCE
 )
 
 
 _ALTITUDE_MAX_PATTERN = re.compile(
     r"(?:below|under|at most|no higher than|not higher than|not above|(?<!no )(?<!not )lower than|"
-    r"max(?:imum)? altitude(?: of)?|\bmax(?:imum)?\.?(?= ?\d)|ceiling of|不高于|(?<!不)低于|不超过|最高|限高)\s*(\d+(?:\.\d+)?)"
-    + _M
+    r"max(?:imum)? altitude(?: of)?|\bmax(?:imum)?\.?(?= ?\d)|ceiling of|不高于|(?<!不)低于|不超过|最高|限高)\s*"
+    + _LENGTH
     + _NOT_DISTANCE
 )
 
@@ -59,28 +257,21 @@ _NEGATED_OR_TRAILING_LIMITS = (
     (
         "altitude_max_m",
         re.compile(
-            _NEGATION + r"\s*(?:[a-z]+\s+){0,2}?(?:飞|爬升|升)?(?:above|over|higher than|exceed|高于|超过)\s*"
-            r"(\d+(?:\.\d+)?)" + _M + _NOT_DISTANCE
-        ),
-    ),
-    (
-        "altitude_min_m",
-        re.compile(
             _NEGATION
-            + r"\s*(?:[a-z]+\s+){0,2}?(?:飞|降)?(?:below|under|lower than|低于)\s*(\d+(?:\.\d+)?)"
-            + _M
+            + r"\s*(?:[a-z]+\s+){0,2}?(?:飞|爬升|升)?(?:above|over|higher than|exceed|高于|超过)\s*"
+            + _LENGTH
             + _NOT_DISTANCE
         ),
     ),
     (
         "altitude_min_m",
-        re.compile(r"(\d+(?:\.\d+)?)" + _M + r"\s*(?:or (?:higher|more|above)|and (?:above|up)|以上)(?!\s*\d)"),
+        re.compile(
+            _NEGATION + r"\s*(?:[a-z]+\s+){0,2}?(?:飞|降)?(?:below|under|lower than|低于)\s*" + _LENGTH + _NOT_DISTANCE
+        ),
     ),
-    ("altitude_max_m", re.compile(r"(\d+(?:\.\d+)?)" + _M + r"\s*(?:or (?:lower|less|below)|and below|以下)(?!\s*\d)")),
+    ("altitude_min_m", re.compile(_LENGTH + r"\s*(?:or (?:higher|more|above)|and (?:above|up)|以上)(?!\s*\d)")),
+    ("altitude_max_m", re.compile(_LENGTH + r"\s*(?:or (?:lower|less|below)|and below|以下)(?!\s*\d)")),
 )
-
-
-_PAYLOAD_PATTERN = re.compile(r"(\d+(?:\.\d+)?)\s*(?:kg|kilograms?|kilos?|公斤|千克)(?![a-z])")
 
 
 # "keep at least 30% battery (on arrival)", "land with 25% charge left", "25% battery reserve", "reserve: 30%",
@@ -92,16 +283,22 @@ _RESERVE_PATTERN = re.compile(
     r"|(?:保留|剩余|留有|不低于|至少|不少于)\s*(\d+(?:\.\d+)?)\s*%\s*(?:的)?电量"
     r"|电量[^,。;,;\d]{0,4}?(?:不低于|不少于|不小于|至少|保留)\s*(\d+(?:\.\d+)?)\s*%"
 )
-# "at 400 metres", "flying at 350 m", "at an altitude of 90 m", "在150米高度": one altitude to cruise at.
+# "at 400 metres", "flying at 350 m", "at an altitude of 90 m", "在150米高度", "at 250 ft": one altitude to cruise at.
 _CRUISE_PATTERN = re.compile(
     r"(?:\bat|\bcruis\w*|altitude(?: of)?|height(?: of)?|在|高度(?:为|是)?)\s*(?:an? (?:altitude|height) of\s*)?"
-    r"(\d+(?:\.\d+)?)" + _M + _NOT_DISTANCE
+    + _LENGTH
+    + _NOT_DISTANCE
 )
 
 
+def _first(text: str, dimension: Dimension) -> float | None:
+    """The first quantity of this dimension with a value (over 0) the (`with_digits`) text states."""
+    return next((q.value for q in find_quantities(text) if q.dimension == dimension and q.value > 0), None)
+
+
 def parse_payload(text: str) -> float | None:
-    """The cargo's mass in kg, the first one the (lower-cased) request states."""
-    return float(m.group(1)) if (m := _PAYLOAD_PATTERN.search(text)) else None
+    """The cargo's mass in kg, the first one the (`with_digits`) request states ("3 lb", "800 g", "1,500 grams")."""
+    return _first(text, "mass")
 
 
 def parse_reserve(text: str) -> float | None:
@@ -114,42 +311,55 @@ def parse_reserve(text: str) -> float | None:
 
 def parse_deadline(text: str) -> float | None:
     """The first duration in the (`with_digits`) request, in seconds ('within 10 minutes', '600 s', '10分钟内',
-    '0.5小时'): the same durations span accounting finds."""
-    durations = [q.value for q in find_quantities(text) if q.dimension == "duration" and q.value > 0]
-    return durations[0] if durations else None
+    '0.5小时', '1 hr 30 min'): the same durations span accounting finds."""
+    return _first(text, "duration")
 
 
-def _first_number(patterns: tuple[re.Pattern[str], ...], text: str) -> tuple[float | None, str]:
-    """First match's number and the text with that match blanked (so altitude parsing does not re-read it)."""
+def _length(written: str) -> float | None:
+    """A length in metres, as find_quantities reads it; None where it is no length or its number is ambiguous."""
+    found = find_quantities(written)
+    return found[0].value if found and found[0].dimension == "length" and math.isfinite(found[0].value) else None
+
+
+def _first_length(patterns: tuple[re.Pattern[str], ...], text: str) -> tuple[float | None, str]:
+    """First match's length and the text with that match blanked (so altitude parsing does not re-read it)."""
     for pattern in patterns:
-        m = pattern.search(text)
-        if m:
-            return float(m.group(1)), text[: m.start()] + " " * (m.end() - m.start()) + text[m.end() :]
+        for m in pattern.finditer(text):
+            if (value := _length(m.group(1))) is not None:
+                return value, text[: m.start()] + " " * (m.end() - m.start()) + text[m.end() :]
     return None, text
 
 
+def _range(text: str) -> tuple[float, float] | None:
+    for m in _ALTITUDE_RANGE_PATTERN.finditer(text):
+        low_number, low_unit, high_number, high_unit = m.groups()
+        low, high = _length(f"{low_number} {low_unit or high_unit}"), _length(f"{high_number} {high_unit}")
+        if low is not None and high is not None:
+            return min(low, high), max(low, high)
+    return None
+
+
 def stated_band_and_separation(text: str) -> dict[str, float]:
-    """Separation and altitude demands as written, a contradictory pair included; a single altitude to fly at
-    ("at 60 m") only where no band is stated."""
-    separation, text = _first_number(_SEPARATION_PATTERNS, text)
+    """Separation and altitude demands as written (in metres, from m, km or ft), a contradictory pair included; a
+    single altitude to fly at ("at 60 m") only where no band is stated."""
+    separation, text = _first_length(_SEPARATION_PATTERNS, text)
     band: dict[str, float] = {}
     if separation is not None:
         band["min_separation_m"] = separation
-    range_match = _ALTITUDE_RANGE_PATTERN.search(text)
-    if range_match:
-        low, high = sorted((float(range_match.group(1)), float(range_match.group(2))))
-        band.update(altitude_min_m=low, altitude_max_m=high)
-    else:
-        for field, pattern in _NEGATED_OR_TRAILING_LIMITS:
-            value, text = _first_number((pattern,), text)
-            if value is not None:
-                band.setdefault(field, value)
-        if "altitude_min_m" not in band and (m := _ALTITUDE_MIN_PATTERN.search(text)):
-            band["altitude_min_m"] = float(m.group(1))
-        if "altitude_max_m" not in band and (m := _ALTITUDE_MAX_PATTERN.search(text)):
-            band["altitude_max_m"] = float(m.group(1))
-        if not band.keys() & {"altitude_min_m", "altitude_max_m"} and (m := _CRUISE_PATTERN.search(text)):
-            band["cruise_altitude_m"] = float(m.group(1))
+    if (low_high := _range(text)) is not None:
+        band.update(altitude_min_m=low_high[0], altitude_max_m=low_high[1])
+        return band
+    for field, pattern in _NEGATED_OR_TRAILING_LIMITS:
+        value, text = _first_length((pattern,), text)
+        if value is not None:
+            band.setdefault(field, value)
+    if "altitude_min_m" not in band and (value := _first_length((_ALTITUDE_MIN_PATTERN,), text)[0]) is not None:
+        band["altitude_min_m"] = value
+    if "altitude_max_m" not in band and (value := _first_length((_ALTITUDE_MAX_PATTERN,), text)[0]) is not None:
+        band["altitude_max_m"] = value
+    if not band.keys() & {"altitude_min_m", "altitude_max_m"}:
+        if (value := _first_length((_CRUISE_PATTERN,), text)[0]) is not None:
+            band["cruise_altitude_m"] = value
     return band
 
 
@@ -167,11 +377,21 @@ def parse_altitude_and_separation(text: str, defaults: OperationConstraints) -> 
     return band
 
 
-_CJK = re.compile(r"[\u4e00-\u9fff]")
-# alpha2digit leaves a lone "one" / "a" alone ("one of the drones"); before a unit it is a number.
-_ONE_BEFORE_UNIT = re.compile(r"\b(?:one|an?)\s+(?=(?:kilo(?:gram)?|hour|minute|second|met(?:re|er))s?\b)")
-_HALF_BEFORE_UNIT = re.compile(r"\bhalf\s+(?:an?\s+)?(?=(?:kilo(?:gram)?|hour|minute)s?\b)")
+# --- numbers in words ---------------------------------------------------------------------------------------------
 
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+_EN_UNIT = (
+    r"(?:kilo(?:gram(?:me)?)?s?|kgs?|gram(?:me)?s?|pounds?|lbs?|ounces?|hours?|hrs?|minutes?|mins?|seconds?|secs?|"
+    r"(?:kilo)?met(?:re|er)s?|km|feet|ft|miles?)\b"
+)
+# alpha2digit leaves a lone "one" / "two" / "a" alone ("one of the drones"); before a unit it is a number ("a second
+# drone" is no second).
+_ONE_BEFORE_UNIT = re.compile(r"\b(?:one|an?(?!\s+sec))\s+(?=(?:and a half\s+)?" + _EN_UNIT + ")")
+_TWO_BEFORE_UNIT = re.compile(r"\btwo(?:\s+|\s*-\s*)(?=(?:and a half\s+)?" + _EN_UNIT + ")")
+_HALF_BEFORE_UNIT = re.compile(r"(?<!and a )\bhalf\s+(?:an?\s+)?(?=" + _EN_UNIT + ")")
+_QUARTERS_BEFORE_UNIT = re.compile(r"\b(?:(a|one)|three) quarters? of an?\s+(?=" + _EN_UNIT + ")")
+# "2 and a half kilos", "a kilo and a half" (by then "1 kilo and a half"), "7 minutes and a half".
+_AND_A_HALF = re.compile(r"\b(\d+)\s+and a half\s+(" + _EN_UNIT + r")|\b(\d+)\s*(" + _EN_UNIT + r")\s+and a half\b")
 
 # Durations people say as fractions, which a digit-by-digit reading gets wrong ("a quarter of an hour" is not an hour).
 _SPOKEN_DURATIONS = (
@@ -187,61 +407,168 @@ _SPOKEN_SHARES = (
 )
 _CHINESE_TENTHS = re.compile(r"([1-9一二两三四五六七八九])\s*成(?=电|的电|余量|以上|$|[,，。;；])")
 _CHINESE_DIGIT = {c: str(i) for i, c in enumerate("一二三四五六七八九", 1)} | {"两": "2"}
+# cn2an reads "一个半小时" as "1个0.5小时"; a half after a unit ("两公斤半", "一分半钟") is half of that unit.
+_CHINESE_HALVES = (
+    (re.compile(r"(\d+)个0\.5(小时|钟头)"), lambda m: f"{int(m[1]) + 0.5:g}{m[2]}"),
+    (re.compile(r"(\d+)分半钟"), lambda m: f"{int(m[1]) + 0.5:g}分钟"),
+    (
+        re.compile(r"(\d+)(?:个)?(小时|钟头|公斤|千克|斤|公里|千米|米|磅)半"),
+        lambda m: f"{int(m[1]) + 0.5:g}{m[2]}",
+    ),
+)
 # Radio style reads a number digit by digit ("six zero metres"): the digits before a unit are one number.
-_DIGIT_BY_DIGIT = re.compile(r"\b(\d(?: \d)+)(?=\s*(?:m|metres?|meters?|kg|s|seconds?|minutes?|mins?|%)\b)")
+_DIGIT_BY_DIGIT = re.compile(r"\b(\d(?: \d)+)(?=\s*(?:m|metres?|meters?|km|ft|feet|kg|s|seconds?|minutes?|mins?|%)\b)")
+
+
+def _and_a_half(m: re.Match[str]) -> str:
+    number, word = (m[1], m[2]) if m[1] else (m[3], m[4])
+    return f"{int(number) + 0.5:g} {word}"
 
 
 def with_digits(text: str) -> str:
     """The (lower-cased) text with numbers written as words in digits ("fifteen minutes" -> "15 minutes", "half a
-    kilo" -> "0.5 kilo", "二十分钟" -> "20分钟"): the form every quantity reader works on."""
+    kilo" -> "0.5 kilo", "two and a half kilos" -> "2.5 kilos", "二十分钟" -> "20分钟", "一个半小时" -> "1.5小时"):
+    the form every quantity reader works on."""
     for pattern, spoken in (*_SPOKEN_DURATIONS, *_SPOKEN_SHARES):
         text = pattern.sub(spoken, text)
-    text = alpha2digit(_ONE_BEFORE_UNIT.sub("1 ", _HALF_BEFORE_UNIT.sub("0.5 ", text)), "en")
+    text = _QUARTERS_BEFORE_UNIT.sub(lambda m: "0.25 " if m[1] else "0.75 ", text)
+    text = _ONE_BEFORE_UNIT.sub("1 ", _HALF_BEFORE_UNIT.sub("0.5 ", text))
+    text = alpha2digit(_TWO_BEFORE_UNIT.sub("2 ", text), "en")
     text = _DIGIT_BY_DIGIT.sub(lambda m: m.group(1).replace(" ", ""), text)
+    text = _AND_A_HALF.sub(_and_a_half, text)
     if not _CJK.search(text):
         return text
     try:
         text = cn2an.transform(text, "cn2an")
     except (ValueError, KeyError):  # a numeral cn2an cannot read stays as written (and is then not a quantity)
         return text
+    for pattern, half in _CHINESE_HALVES:
+        text = pattern.sub(half, text)
     return _CHINESE_TENTHS.sub(lambda m: f"{_CHINESE_DIGIT.get(m.group(1), m.group(1))}0%", text)
 
 
-Dimension = Literal["duration", "mass", "length", "share", "speed"]
-_UNITS: dict[str, tuple[Dimension, float]] = {
-    **{u: ("duration", 3600.0) for u in ("h", "hr", "hrs", "hour", "hours", "小时")},
-    **{u: ("duration", 60.0) for u in ("min", "mins", "minute", "minutes", "分钟", "分")},
-    **{u: ("duration", 1.0) for u in ("s", "sec", "secs", "second", "seconds", "秒", "秒钟")},
-    "刻钟": ("duration", 900.0),
-    **{u: ("mass", 1.0) for u in ("kg", "kilo", "kilos", "kilogram", "kilograms", "公斤", "千克")},
-    **{u: ("mass", 0.001) for u in ("g", "gram", "grams", "克")},
-    **{u: ("length", 1.0) for u in ("m", "metre", "metres", "meter", "meters", "米")},
-    **{u: ("length", 1000.0) for u in ("km", "kilometre", "kilometres", "kilometer", "kilometers", "公里", "千米")},
-    **{u: ("length", 0.3048) for u in ("ft", "feet", "foot")},
-    **{u: ("share", 0.01) for u in ("%", "percent", "per cent")},
-    **{u: ("speed", 1.0) for u in ("m/s", "米/秒", "米每秒")},
-    **{u: ("speed", 1 / 3.6) for u in ("km/h", "kph", "公里/小时", "公里每小时")},
-}
-# "2个小时" has a measure word before its unit; a bare 分 only counts before 内 ("十分" alone means "very").
-_QUANTITY = re.compile(
-    r"(?<![a-z0-9_.])(\d+(?:\.\d+)?)\s*-?\s*个?\s*("
-    + "|".join(re.escape(u) for u in sorted(_UNITS, key=len, reverse=True) if u != "分")
-    + r"|分(?=之?内|以内))(?![a-z])"
+# --- clock times --------------------------------------------------------------------------------------------------
+
+_EN_HOURS = {w: i for i, w in enumerate("one two three four five six seven eight nine ten eleven twelve".split(), 1)}
+_ZH_NUMBER = r"\d{1,2}|[零〇一二两三四五六七八九十]{1,3}"
+_NOT_A_DURATION = r"(?!\s*(?:h|hrs?|hours?|min|mins|minutes?|secs?|seconds?|小时|分钟|秒)(?![a-z]))"
+_CLOCK = re.compile(
+    r"(?<![a-z0-9_.:/])(?:"
+    # 14:30, 2:30 pm, 15：00
+    r"(?P<h>\d{1,2})[:：](?P<m>[0-5]\d)(?![\d:])(?:\s*(?P<ap>[ap])\.?m(?![a-z])\.?)?" + _NOT_A_DURATION +
+    # 2 pm, 2.30 p.m., three o'clock
+    rf"|(?P<h2>\d{{1,2}}|{'|'.join(_EN_HOURS)})(?:[.:](?P<m2>[0-5]\d))?\s*(?:(?P<ap2>[ap])\.?m(?![a-z])\.?|o'?clock\b)"
+    r"|(?P<noon>noon|midday|midnight)\b"
+    # by 14h30
+    r"|(?<=by |at )(?P<h3>\d{1,2})h(?P<m3>[0-5]\d)\b"
+    # 下午3点半, 15点30分, 三点一刻, 凌晨2时
+    rf"|(?P<period>凌晨|清晨|早上|早晨|上午|中午|午后|下午|傍晚|晚上|夜里|夜间|今晚)?\s*(?P<h4>{_ZH_NUMBER})\s*(?:点钟?|时)(?![间候速])"
+    rf"(?:\s*(?P<half>半)|\s*(?P<quarter>[一三])刻|\s*(?P<m4>{_ZH_NUMBER})\s*分?(?!钟))?"
+    r")"
 )
+_ZH_CUE_BEFORE = re.compile(r"(?:在|于|不晚于|最晚|最迟|截止|截至|到|从|自)\s*$")
+_ZH_CUE_AFTER = re.compile(r"^\s*(?:之前|以前|前|为止|之后|以后|后|起|开始)")
+_START_BEFORE = re.compile(
+    r"(?:\bafter|\bfrom|\bnot before|\bno earlier than|\bstarting(?: at| from)?|\bnot until|从|自)\s*$"
+)
+_START_AFTER = re.compile(r"^\s*(?:之后|以后|后|起|开始|onwards\b|or later\b)")
+_PM_PERIODS = ("午后", "下午", "傍晚", "晚上", "夜里", "夜间", "今晚")
+_NIGHT_PERIODS = ("晚上", "夜里", "夜间", "今晚")
+_DAY_WORDS = ((re.compile(r"\btomorrow\b|明天|明早|明晚"), 1), (re.compile(r"\bday after tomorrow\b|后天"), 2))
 
 
-class Quantity(BaseModel):
-    """A number with a unit, as the request states it (digits form)."""
+class ClockTime(BaseModel):
+    """A time of day the request states ("by 14:30", "before 2:30 pm", "下午3点前")."""
 
-    text: str = Field(description="as written, numbers in digits")
-    dimension: Dimension
-    value: float = Field(description="in SI units (s, kg, m, m/s) or as a ratio for shares")
+    text: str = Field(description="the request's words")
+    start: int
+    end: int
+    hour: int = Field(description="0-24 on a 24-hour clock; 1-12 where twelve_hour")
+    minute: int
+    twelve_hour: bool = Field(description="no am / pm or 上午 / 下午 on an hour 1-12: the next such time is meant")
+    day: int = Field(default=0, description="days after the clock origin's date ('tomorrow': 1)")
+    deadline: bool = Field(description="a time to arrive by ('by', 'before', '前', or no cue); False: a start time")
+
+    def seconds_after(self, clock_origin_utc: datetime | None) -> float | None:
+        """Seconds from the world's t = 0 to this time; None where the world has no clock origin, or where the time
+        is already past at t = 0 (a day the request does not name is not guessed).
+
+        The request names no time zone: the time is read in the clock origin's own zone, which a world's
+        `geo_reference.clock_origin_utc` gives as UTC (a naive origin is taken as UTC). A request written in local
+        time somewhere else is then read off by that place's UTC offset."""
+        if clock_origin_utc is None:
+            return None
+        origin = clock_origin_utc if clock_origin_utc.tzinfo else clock_origin_utc.replace(tzinfo=UTC)
+        midnight = datetime.combine(origin.date(), time(), origin.tzinfo) + timedelta(days=self.day)
+        hours = (self.hour % 12, self.hour % 12 + 12) if self.twelve_hour else (self.hour,)
+        for hour in hours:
+            at = midnight + timedelta(hours=hour, minutes=self.minute)
+            if at > origin:
+                return (at - origin).total_seconds()
+        return None
 
 
-def find_quantities(text: str) -> list[Quantity]:
-    """Every number with a unit in the (lower-cased, `with_digits`) text, in order."""
-    return [
-        Quantity(text=m.group(0).strip(), dimension=_UNITS[unit][0], value=float(m.group(1)) * _UNITS[unit][1])
-        for m in _QUANTITY.finditer(text)
-        if (unit := m.group(2)) in _UNITS
-    ]
+def _zh_int(written: str) -> int:
+    return int(written) if written.isdigit() else int(cn2an.cn2an(written.replace("两", "二"), "smart"))
+
+
+def _clock(m: re.Match[str], text: str) -> ClockTime | None:
+    before, after = text[max(0, m.start() - 30) : m.start()], text[m.end() : m.end() + 12]
+    twelve = False
+    if m["h"] is not None:
+        hour, minute = int(m["h"]), int(m["m"])
+        if m["ap"]:
+            hour = hour % 12 + (12 if m["ap"] == "p" else 0)
+        else:
+            twelve = 1 <= hour <= 12 and not m["h"].startswith("0")
+    elif m["h2"] is not None:
+        hour, minute = _EN_HOURS.get(m["h2"]) or int(m["h2"]), int(m["m2"] or 0)
+        if m["ap2"]:
+            hour = hour % 12 + (12 if m["ap2"] == "p" else 0)
+        else:
+            twelve = True
+    elif m["noon"] is not None:
+        hour, minute = (24 if m["noon"] == "midnight" else 12), 0
+    elif m["h3"] is not None:
+        hour, minute = int(m["h3"]), int(m["m3"])
+    else:
+        period = m["period"]
+        if not (period or _ZH_CUE_BEFORE.search(before) or _ZH_CUE_AFTER.match(after)):
+            return None  # "三点五公里" is 3.5 km, "2点" a score: a clock time needs a period of day or a cue
+        hour = _zh_int(m["h4"])
+        minute = 30 if m["half"] else 15 * _zh_int(m["quarter"]) if m["quarter"] else _zh_int(m["m4"] or "0")
+        if period in _PM_PERIODS or (period == "中午" and hour < 11):
+            hour = 24 if hour == 12 and period in _NIGHT_PERIODS else hour + 12 if hour < 12 else hour
+        elif period is None:
+            twelve = 1 <= hour <= 12
+    if hour > 24 or minute > 59:
+        return None
+    if re.search(r"\btonight\b|\bthis (?:afternoon|evening)\b", text[max(0, m.start() - 30) : m.end() + 30]):
+        hour, twelve = (hour % 12 + 12 if twelve else hour), False
+    window = text[max(0, m.start() - 30) : m.end() + 30]
+    day = max((days for pattern, days in _DAY_WORDS if pattern.search(window)), default=0)
+    deadline = not (_START_BEFORE.search(before) or _START_AFTER.match(after))
+    return ClockTime(
+        text=m.group(0).strip(),
+        start=m.start() + len(m.group(0)) - len(m.group(0).lstrip()),
+        end=m.end(),
+        hour=hour,
+        minute=minute,
+        twelve_hour=twelve,
+        day=day,
+        deadline=deadline,
+    )
+
+
+def find_clock_times(text: str) -> list[ClockTime]:
+    """Every time of day the (lower-cased) request states, in order, offsets into `text`."""
+    return [clock for m in _CLOCK.finditer(text) if (clock := _clock(m, text)) is not None]
+
+
+def deadline_from_clock(text: str, clock_origin_utc: datetime | None) -> float | None:
+    """The first time of day the (lower-cased) request asks to arrive by, in seconds after the world's t = 0
+    (`geo_reference.clock_origin_utc`). None where the request states no such time, the world has no clock origin,
+    or the time is past at t = 0; `find_clock_times` gives its words to quote back. The time is read in the clock
+    origin's own zone (UTC): see `ClockTime.seconds_after`."""
+    clock = next((c for c in find_clock_times(text) if c.deadline), None)
+    return clock.seconds_after(clock_origin_utc) if clock is not None else None

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import re
 
-from ir.fidelity import Mentions, StatedConstraints
-from ir.model import Intent, Priority
+from ir.fidelity import Mentions, SalientSpan, StatedConstraints
+from ir.model import Intent, OperationConstraints, Priority
 from language.defaults import BASE_KINDS, CARGO_INTENTS, HANDOFF_ALLOWED
-from language.grounding import entered_and_kept_out, ground_mentions, phrase_spans
+from language.grounding import entered_and_kept_out, ground_mentions
 from language.mentions import Mention, blank_mentions, find_mentions
+from language.polarity import CLIMB_TO, PERMISSION, RuleDemand, clauses, rule_demands
 from language.quantities import (
     Quantity,
     find_quantities,
@@ -112,16 +113,35 @@ _UNANCHORED_TIME = re.compile(
 _UAV_WORD = r"(?:the\s+)?(?:only\s+)?(?:drone\s+|uav\s+)?"
 _PIN_BEFORE = re.compile(
     r"(?:\buse|\busing|\bsend|\bdispatch|\bassign|\btake|\bwith|\bby|\bhave|\blet|\bdeploy|\blaunch|\btask|"
-    r"\bfly|\bonly|只用|使用|调用|用|派|让|安排|指定|由)\W{0,3}" + _UAV_WORD + r"$"
+    r"\bfly|\bonly|\bmove|\breposition|\brelocate|\bferry|\bpark|\bget|\bput|\bbring|\brecall|\breturn|"
+    r"\b(?:re)?charge|只用|使用|调用|用|派|让|安排|指定|由|把|将)\W{0,3}" + _UAV_WORD + r"$"
 )
 _PIN_AFTER = re.compile(
     r"^\W{0,2}only\b|^\W{0,3}(?:should|must|will|can|could|is to|to|please|,)?\s*(?:fly|carry|take|deliver|go|bring|do|handle|"
     r"make|pick|inspect|patrol|return|head)\b|^\W{0,2}(?:去|送|运|飞|执行|负责|返航|前往)"
 )
 _EXCLUDE_BEFORE = re.compile(
-    r"(?:\bnot|n't use|\bexcept|\bbut|other than|instead of|\bwithout|\bavoid|never use|不要用|不用|别用|不要派|除了|不使用)"
+    r"(?:\bnot|n't (?:use|send|take|fly|pick|dispatch|task)|\bexcept(?: for)?|\bbut|other than|instead of|\bwithout|"
+    r"\bavoid|never (?:use|send|fly)|rather than|\bexcluding|\bapart from|\bno|\bskip|"
+    r"不要用|不用|别用|别派|不要派|不派|除了|不使用|不能用|不要|别)"
     r"\W{0,3}" + _UAV_WORD + r"$"
 )
+# "leave uav_05 out of it", "keep uav_05 on the ground", "uav_05 stays home", "uav_05 is off-limits / busy",
+# "uav_05不要用", "uav_05除外": said after the id, the UAV is left out.
+_EXCLUDE_AFTER = re.compile(
+    r"^\W{0,3}(?:(?:is|'s|are|should be|must be|stays?|remains?|has to stay|needs to stay|will stay)\s+"
+    r"(?:off[- ]limits|busy|unavailable|not available|reserved|needed elsewhere|out of (?:service|action|it|this)|down|"
+    r"broken|grounded|on the ground|home|at home|put|out|booked|taken|tied up|spoken for)|"
+    r"(?:must not|mustn't|should not|shouldn't|can't|cannot|won't|may not|is not to|isn't to)\s+(?:fly|go|be used|be sent|take)|"
+    r"(?:stays?|remains?) (?:out|back|behind|grounded|on the ground|home|put)|sits? (?:this one )?out|is out\b)"
+    r"|^\W{0,2}(?:不要用|不用|别用|不能用|不可用|除外|以外|之外|不行|不要派|别派|留着|待命|不参与|不要动|别动)"
+)
+_LEAVE_OUT = re.compile(r"(?:\bleave|\bkeep|\bhold)\W{0,3}" + _UAV_WORD + r"$")
+_LEFT_OUT_AFTER = re.compile(
+    r"^\W{0,3}(?:out\b|alone\b|be\b|on the ground|grounded|free|in reserve|back\b|home\b|where it is|at home|"
+    r"off (?:it|this|the job))"
+)
+_ADDRESSED = re.compile(r"\s*(?:'s\s+)?[:,,:]")  # "uav_03: 1 kg from ...", at the head of the request
 _REPORTED_AFTER = re.compile(r"^\W{0,2}(?:is|was|'s|has|had|are|remains|stays|在|正在|已|处于|电量)")
 
 
@@ -132,13 +152,13 @@ def stated_constraints(text: str, world: World) -> StatedConstraints:
     mentions = ground_mentions(world, text)
     digits = with_digits(lowered)
     band = stated_band_and_separation(digits)
-    uav_roles = _uav_roles(lowered, mentions.uavs)
     fuzzy = find_mentions(lowered, world)
-    found = [m.ids[0] for m in fuzzy if m.kind == "entity" and len(m.ids) == 1 and m.role != "avoid"]
+    mentions = _without_landmarks_and_avoided(mentions, fuzzy)
+    uav_roles = uav_roles_in(lowered, fuzzy)
+    visits = [m for m in fuzzy if m.kind == "entity" and m.role not in ("avoid", "landmark")]
+    found = [m.ids[0] for m in visits if len(m.ids) == 1]
     referenced = list(dict.fromkeys([*mentions.places, *found]))
-    pointed = [
-        m.ids[0] for m in fuzzy if m.kind == "entity" and m.role != "avoid" and _points_to_one(m, lowered, world)
-    ]
+    pointed = [m.ids[0] for m in visits if _points_to_one(m, lowered, world)]
     stated = StatedConstraints(
         **mentions.model_dump(exclude={"uavs"}),
         uavs=[u for u, role in uav_roles.items() if role == "pinned"],
@@ -157,6 +177,16 @@ def stated_constraints(text: str, world: World) -> StatedConstraints:
         pointed=[ref for ref in dict.fromkeys(pointed) if ref not in mentions.places],
         enter_and_keep_out=entered_and_kept_out(world, text),
     )
+    _climb_to(stated, digits)
+    stated.avoided_zones = list(
+        dict.fromkeys(i for m in fuzzy if m.kind == "zone" and m.role == "avoid" for i in m.ids)
+    )
+    terminal = [m.ids[0] for m in visits if m.terminal and len(m.ids) == 1]
+    stated.final_place = terminal[-1] if terminal else None
+    demands = rule_demands(lowered, world) + _reserve_demands(stated, lowered)
+    stated.rule_demands = [d.message() for d in demands if not d.permission]
+    stated.permissions_not_used = [d.message() for d in demands if d.permission]
+    stated.assumed = [f"'{m.assumed_from}' read as {m.ids[0]}" for m in fuzzy if m.assumed_from and len(m.ids) == 1]
     stated.unread_duration = stated.deadline_sec is None and bool(_TIME_UNIT.search(lowered))
     quantities = [(q, _field_holding(q, stated)) for q in find_quantities(digits)]
     stated.spans = {field: q.text for q, field in reversed(quantities) if field is not None}
@@ -170,12 +200,92 @@ def stated_constraints(text: str, world: World) -> StatedConstraints:
         if role == "unaccounted"
     ]
     stated.intent = intent = parse_intent(blank_mentions(lowered, fuzzy))
+    if intent in CARGO_INTENTS and stated.uavs and is_repositioning(lowered, stated.payload_kg):
+        stated.intent = intent = Intent.return_  # a positioning flight: the UAV flies to the named place
     origins = set(mentions.origins) | {m.ids[0] for m in fuzzy if m.role == "origin" and len(m.ids) == 1}
     stated.missing = _missing_facts(stated, intent, mentions.uavs, fuzzy, origins) + [
         f"deadline: '{m.group(0)}' is no time the agent can place; give it as a duration (within 20 minutes)"
         for m in _UNANCHORED_TIME.finditer(lowered)
     ]
+    stated.missing += [
+        f"id: '{m.assumed_from}' is no id in this world; did you mean {' or '.join(m.ids)}?"
+        for m in fuzzy
+        if m.assumed_from and len(m.ids) > 1
+    ]
+    stated.salient = _salient(fuzzy, uav_roles, quantities, demands, lowered)
     return stated
+
+
+def _without_landmarks_and_avoided(mentions: Mentions, fuzzy: list[Mention]) -> Mentions:
+    """The exact reading less the places the fuzzy one reads as landmarks ("the pad next to X") or as places to
+    keep away from ("don't route over X"), which are then avoided, never visited."""
+    landmarks = {m.ids[0] for m in fuzzy if m.role == "landmark" and len(m.ids) == 1}
+    avoided = {m.ids[0] for m in fuzzy if m.kind == "entity" and m.role == "avoid" and len(m.ids) == 1}
+    dropped = landmarks | avoided
+    kept = {
+        field: [ref for ref in getattr(mentions, field) if ref not in dropped]
+        for field in ("places", "origins", "destinations", "handoff_points")
+    }
+    return mentions.model_copy(update={**kept, "avoided": sorted({*mentions.avoided, *avoided} - set(kept["places"]))})
+
+
+def _climb_to(stated: StatedConstraints, digits: str) -> None:
+    """ "climb to 300 m" states the altitude to fly at, where nothing else does (then judged against the ceiling)."""
+    if stated.cruise_altitude_m is not None or stated.altitude_min_m is not None or stated.altitude_max_m is not None:
+        return
+    for match in CLIMB_TO.finditer(digits):
+        lengths = [q for q in find_quantities(digits[match.end() : match.end() + 24]) if q.dimension == "length"]
+        if lengths:
+            stated.cruise_altitude_m = lengths[0].value
+            stated.spans["cruise_altitude_m"] = lengths[0].text
+            return
+
+
+_BASELINE_RESERVE = OperationConstraints().battery_reserve_ratio
+
+
+def _reserve_demands(stated: StatedConstraints, text: str) -> list[RuleDemand]:
+    """A battery share to land with under the baseline reserve ("land with 5% left") asks to break R5; said as an
+    option ("fine to land with 5%"), it is a permission the plan does not use."""
+    ratio = stated.battery_reserve_ratio
+    if ratio is None or ratio >= _BASELINE_RESERVE - 1e-9:
+        return []
+    percent = f"{ratio * 100:g}"
+    clause = next((c for _, c in clauses(text) if percent in with_digits(c)), None)
+    span = " ".join((clause or f"{percent}%").split())
+    return [RuleDemand(span=span, rule="R5", permission=bool(clause and PERMISSION.search(clause)))]
+
+
+def _salient(
+    fuzzy: list[Mention],
+    uav_roles: dict[str, str],
+    quantities: list[tuple[Quantity, str | None]],
+    demands: list[RuleDemand],
+    text: str,
+) -> list[SalientSpan]:
+    spans = []
+    for m in fuzzy:
+        kind = {"entity": "place", "zone": "zone", "uav": "uav"}[m.kind]
+        role = uav_roles.get(m.ids[0]) if m.kind == "uav" else m.role
+        polarity = "excluded" if role in ("avoid", "excluded") else "wanted"
+        spans.append(
+            SalientSpan(
+                text=text[m.start : m.end],
+                start=m.start,
+                kind=kind,
+                ids=list(m.ids),
+                role=role,
+                polarity=polarity,
+                assumed_from=m.assumed_from,
+            )
+        )
+    for q, field in quantities:
+        spans.append(SalientSpan(text=q.text, start=max(text.find(q.text), -1), kind="quantity", role=field))
+    for d in demands:
+        polarity = "wanted" if d.permission else "against_rule"
+        role = f"permission:{d.rule}" if d.permission else d.rule
+        spans.append(SalientSpan(text=d.span, start=text.find(d.span), kind="demand", role=role, polarity=polarity))
+    return sorted(spans, key=lambda s: s.start)
 
 
 # "most charging pads are busy", "大部分充电坪": a kind word with a quantifier or in the plural points to no one place.
@@ -204,21 +314,54 @@ def asks_return(text: str, mentions: Mentions, fuzzy: list[Mention]) -> bool:
     return bool(RETURN_LEG.search(text) or set(mentions.origins) & set(mentions.destinations) or fuzzy_return)
 
 
-def _uav_roles(text: str, uavs: list[str]) -> dict[str, str]:
-    """Each UAV id the request names: pinned, excluded, reported (a remark on its state) or unaccounted."""
-    roles: dict[str, str] = {}
-    for uav in uavs:
-        found = set()
-        for start, end in phrase_spans(uav.lower(), text):
-            before, after = text[max(0, start - 40) : start], text[end : end + 30]
-            if _EXCLUDE_BEFORE.search(before):
-                found.add("excluded")
-            elif _PIN_BEFORE.search(before) or _PIN_AFTER.match(after):
-                found.add("pinned")
-            elif _REPORTED_AFTER.match(after):
-                found.add("reported")
-        roles[uav] = next((r for r in ("excluded", "pinned", "reported") if r in found), "unaccounted")
-    return roles
+def uav_roles_in(text: str, mentions: list[Mention]) -> dict[str, str]:
+    """Each UAV the (lower-cased) request names: pinned, excluded, reported (a remark on its state) or unaccounted."""
+    found: dict[str, set[str]] = {}
+    for mention in (m for m in mentions if m.kind == "uav" and len(m.ids) == 1):
+        roles = found.setdefault(mention.ids[0], set())
+        before, after = text[max(0, mention.start - 40) : mention.start], text[mention.end : mention.end + 40]
+        left_out = _LEAVE_OUT.search(before) and _LEFT_OUT_AFTER.match(after)
+        if _EXCLUDE_BEFORE.search(before) or _EXCLUDE_AFTER.match(after) or left_out:
+            roles.add("excluded")
+        elif (
+            _PIN_BEFORE.search(before)
+            or _PIN_AFTER.match(after)
+            or _ADDRESSED.match(text, mention.end)
+            and not before.strip()
+        ):
+            roles.add("pinned")
+        elif _REPORTED_AFTER.match(after):
+            roles.add("reported")
+    chosen = {
+        uav: next((r for r in ("excluded", "pinned", "reported") if r in roles), "unaccounted")
+        for uav, roles in found.items()
+    }
+    # "uav_07 is nearly flat, send it to recharge": the one UAV a request names, unless left out, is the one it is
+    # about when no other is pinned and the errand is the UAV's own (charge, return, repositioning).
+    others = [u for u, role in chosen.items() if role in ("reported", "unaccounted")]
+    if len(others) == 1 and "pinned" not in chosen.values() and _OWN_ERRAND.search(text):
+        chosen[others[0]] = "pinned"
+    return chosen
+
+
+# Errands of the UAV itself, not of a cargo: charging, returning, repositioning.
+_OWN_ERRAND = re.compile(
+    r"\b(?:re)?charg\w*|\btop (?:it |her )?up\b|\breturn\w*|\bcome back\b|\brepositi\w*|\brelocat\w*|"
+    r"\b(?:move|send|ferry|get|bring)\b[^.;]{0,30}?\b(?:over|across|back|out) to\b|\bpark\w*|\bhold (?:there|position)\b|"
+    r"充电|充个电|返航|挪到|调到|转场|待命|停到|停在"
+)
+
+
+def is_repositioning(text: str, payload_kg: float | None) -> bool:
+    """A UAV sent somewhere with no cargo ("send uav_09 over to the fire station", "把uav_03挪到地铁站待命"): a
+    positioning flight, which needs only the UAV and where it goes."""
+    return payload_kg is None and bool(_REPOSITION.search(text))
+
+
+_REPOSITION = re.compile(
+    r"\brepositi\w*|\brelocat\w*|\b(?:move|send|ferry|get)\b[^.;]{0,30}?\b(?:over|across) to\b|"
+    r"\bpark(?:ed)? (?:it |her )?(?:there|at)\b|\b(?:sit|hold|wait|stand by) there\b|挪到|调到|转场|待命"
+)
 
 
 _FIELDS_BY_DIMENSION = {

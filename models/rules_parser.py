@@ -31,7 +31,7 @@ from ir.model import (
     VerificationSpecs,
 )
 from ir.templates import standard_tool_plan
-from language.defaults import active_in_window, default_destination, default_origin, handoff_hub
+from language.defaults import CARGO_INTENTS, active_in_window, default_destination, default_origin, handoff_hub
 from language.grounding import ground_mentions
 from language.mentions import Mention, blank_mentions, find_mentions, id_pattern
 from language.quantities import (
@@ -41,7 +41,14 @@ from language.quantities import (
     parse_reserve,
     with_digits,
 )
-from language.stated import INJECTION_CUES, asks_return, parse_intent, parse_priority
+from language.stated import (
+    INJECTION_CUES,
+    asks_return,
+    is_repositioning,
+    parse_intent,
+    parse_priority,
+    uav_roles_in,
+)
 from models.base import GenerationRequest, GenerationResult, IRGenerator, RepairFeedback
 from models.repair_choice import offered, repaired_answer
 from tools.rules import MONITORED_RULES
@@ -169,7 +176,11 @@ def parse_instruction(instruction: str, world: World) -> ParsedTask:
         **parse_altitude_and_separation(quantities, defaults),
     )
     task = ParsedTask(intent, parse_priority(rest, intent), EntityRefs(), constraints)
-    _fill_entities(task, mentions, world)
+    _fill_entities(task, mentions, world, text)
+    if intent in CARGO_INTENTS and task.entities.candidate_uavs and is_repositioning(text, parse_payload(quantities)):
+        task.intent = Intent.return_  # a positioning flight: from where the UAV is to the named place
+        task.entities.origin = None
+        _default_endpoints(task, world)
     if asks_return(" ".join(text.split()), ground_mentions(world, instruction), mentions):
         fly_back(task)
     plan_hand_off(task, text, world)
@@ -182,8 +193,11 @@ def parse_instruction(instruction: str, world: World) -> ParsedTask:
     return task
 
 
-def _fill_entities(task: ParsedTask, mentions: list[Mention], world: World) -> None:
+def _fill_entities(task: ParsedTask, mentions: list[Mention], world: World, text: str) -> None:
+    """Places by their roles, zones (and places named to keep away from) to avoid, and the UAVs the request pins;
+    a UAV it names only to leave out is never a candidate."""
     refs = task.entities
+    uav_roles = uav_roles_in(text, mentions)
     places = [m for m in mentions if m.kind == "entity"]
     avoid: list[str] = []
     for m in mentions:
@@ -191,8 +205,12 @@ def _fill_entities(task: ParsedTask, mentions: list[Mention], world: World) -> N
             avoid += m.ids
         elif m.kind == "entity" and m.role == "avoid":
             avoid += [z for entity_id in m.ids for z in _zones_near_entity(world, entity_id)]
-        elif m.kind == "uav" and m.ids[0] not in refs.candidate_uavs:
+        elif m.kind == "uav" and uav_roles.get(m.ids[0]) == "pinned" and m.ids[0] not in refs.candidate_uavs:
             refs.candidate_uavs.append(m.ids[0])
+    excluded = [u for u, role in uav_roles.items() if role == "excluded"]
+    if excluded and not refs.candidate_uavs:  # a hard exclusion: assignment chooses among the others
+        refs.candidate_uavs = [u.id for u in world.fleet if u.id not in excluded and u.status.value == "idle"]
+        task.notes.append(f"not {', '.join(excluded)}, as the request says")
     origin, destination = _pick(places, "origin"), _pick(places, "destination")
     unassigned = [m for m in places if m.role is None]
     if origin is None and destination is None and len(unassigned) >= 2:
@@ -389,6 +407,7 @@ def _repaired_task(request: GenerationRequest) -> ParsedTask:
     except ValidationError:  # an unusable previous IR: start again from the request
         task = parse_instruction(request.instruction, request.world)
     changes = apply_repair(task, feedback, request.world)
+    _keep_exclusions(task, request.instruction, request.world)
     prior = safety_prior_zones(request.world, task.entities, task.constraints)
     task.entities.avoid_zones = list(dict.fromkeys(task.entities.avoid_zones + prior))
     task.notes.append(f"repair round {request.round}: " + ("; ".join(changes) if changes else "no applicable repair"))
@@ -396,6 +415,19 @@ def _repaired_task(request: GenerationRequest) -> ParsedTask:
         failure = feedback.counterexample.get("failure_type") or feedback.counterexample.get("error_type") or "failure"
         task.missing.append(f"no deterministic repair for {failure}")
     return task
+
+
+def _keep_exclusions(task: ParsedTask, instruction: str, world: World) -> None:
+    """A UAV the request leaves out stays out whatever a repair did to the candidates (cleared: the others)."""
+    text = instruction.lower().replace("\u2019", "'")
+    roles = uav_roles_in(text, find_mentions(text, world))
+    excluded = [u for u, role in roles.items() if role == "excluded"]
+    if not excluded:
+        return
+    refs = task.entities
+    refs.candidate_uavs = [u for u in refs.candidate_uavs if u not in excluded] or [
+        u.id for u in world.fleet if u.id not in excluded and u.status.value == "idle"
+    ]
 
 
 class RuleBasedGenerator(IRGenerator):

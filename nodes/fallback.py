@@ -13,14 +13,14 @@ from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
 from ir.decision import Decision
-from ir.fidelity import MISSING, UNACCOUNTED, UNRESOLVED
+from ir.fidelity import AGAINST_RULE, MISSING, UNACCOUNTED, UNRESOLVED
 from ir.model import HUMAN_CONFIRM_POLICIES
 from nodes.attempts import ATTEMPT_READS, close_attempt
 from nodes.context import Context
 from nodes.fidelity import STAGE as FIDELITY_STAGE
 from nodes.state import State
 
-READS = tuple(dict.fromkeys(("candidate", "attempts", *ATTEMPT_READS)))
+READS = tuple(dict.fromkeys(("candidate", "attempts", "reading", *ATTEMPT_READS)))
 
 
 def _status_by_policy(state: State) -> str:
@@ -28,7 +28,12 @@ def _status_by_policy(state: State) -> str:
     # A plan that would relax what the operator stated is theirs to approve (with the plan as the proposal), and
     # which place a bare reference means, a fact the request left out or what a span no field holds asks, is theirs
     # to say (R8).
-    if failure.get("stage") == FIDELITY_STAGE or failure.get("error_type") in (UNRESOLVED, MISSING, UNACCOUNTED):
+    if failure.get("stage") == FIDELITY_STAGE or failure.get("error_type") in (
+        UNRESOLVED,
+        MISSING,
+        UNACCOUNTED,
+        AGAINST_RULE,
+    ):
         return "human_confirm"
     policy = (state.get("ir") or {}).get("fallback_policy")
     return "human_confirm" if policy in {p.value for p in HUMAN_CONFIRM_POLICIES} else "safe_refusal"
@@ -42,7 +47,9 @@ def _reason(state: State) -> str:
     rule = f" ({ce['violated_rule']})" if ce.get("violated_rule") else ""
     rounds = state.get("round", 0)
     said = f": {failure['message']}" if failure.get("message") else ""  # what, where, which limit: in words
-    return f"{failure.get('stage')}: {failure.get('error_type')}{rule} after {rounds} repair round(s){said}"
+    excluded = (state.get("reading") or {}).get("excluded_uavs") or []
+    left_out = f"; the request leaves out {', '.join(excluded)}" if excluded else ""
+    return f"{failure.get('stage')}: {failure.get('error_type')}{rule} after {rounds} repair round(s){said}{left_out}"
 
 
 def _best_candidate(state: State) -> dict[str, Any] | None:

@@ -17,19 +17,19 @@ from ir.failure import failure_record
 from ir.fidelity import fidelity_findings
 from ir.provenance import unsourced_findings
 from language.defaults import documented_defaults
-from language.stated import stated_constraints
 from nodes.context import Context
+from nodes.reading import reading_of
 from nodes.run_world import world_from_state
 from nodes.state import State
 
-READS = ("instruction", "world", "candidate", "ir")
+READS = ("instruction", "world", "candidate", "ir", "reading")
 STAGE = "fidelity"
 
 
 def fidelity(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     world = world_from_state(state)
     instruction = state.get("instruction") or ""
-    stated = stated_constraints(instruction, world)
+    stated = reading_of(state, world)
     candidate, ir = state.get("candidate") or {}, state.get("ir") or {}
     defaults = documented_defaults(world, stated, ir, candidate.get("uav_id"), instruction)
     findings = fidelity_findings(world, stated, candidate, ir) + unsourced_findings(stated, ir, defaults)

@@ -11,18 +11,20 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from ir.decision import Decision
+from ir.fidelity import StatedConstraints
 from ir.policy import check_r8
 from memory.from_runs import cases_from_run
 from nodes.attempts import ATTEMPT_READS, close_attempt
 from nodes.context import Context
 from nodes.gates import gate_args
+from nodes.reading import reading_of
 from nodes.run_world import world_from_state
 from nodes.state import State
 from tools.catalog import default_registry
 from tools.certificate import SafetyCertificate, issue_certificate
 
 # task_id and scenario_type: read when the run's repair cases go to memory.
-READS = tuple(dict.fromkeys(("candidate", "world", "attempts", "task_id", "scenario_type", *ATTEMPT_READS)))
+READS = tuple(dict.fromkeys(("candidate", "world", "attempts", "task_id", "scenario_type", "reading", *ATTEMPT_READS)))
 
 
 def _remember(state: State, runtime: Runtime[Context], closing_attempts: list[dict[str, Any]], status: str) -> None:
@@ -55,6 +57,17 @@ def _certificate(state: State, ctx: Context) -> SafetyCertificate | None:
     )
 
 
+def _as_read(reading: StatedConstraints) -> list[str]:
+    """What the execute rests on beyond the request's plain words: ids read despite a typo, UAVs left out as asked,
+    permissions to break a rule that the plan did not use."""
+    notes = [f"assumed {', '.join(reading.assumed)}"] if reading.assumed else []
+    if reading.excluded_uavs:
+        notes.append(f"not {', '.join(reading.excluded_uavs)}, as the request says")
+    if reading.avoided:
+        notes.append(f"kept away from {', '.join(reading.avoided)}, as the request says")
+    return notes + reading.permissions_not_used
+
+
 def finalize(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     candidate = state.get("candidate") or {}
     checks = {"verified": state.get("verdict") is not None, "simulated": state.get("simulation") is not None}
@@ -64,9 +77,8 @@ def finalize(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         decision = Decision(status="human_confirm", reason=reason, proposal=candidate, **checks)
     else:
         certificate = _certificate(state, runtime.context)
-        decision = Decision(
-            status="execute", reason="all enabled checks passed", **candidate, **checks, certificate=certificate
-        )
+        reason = "; ".join(["all enabled checks passed", *_as_read(reading_of(state, world_from_state(state)))])
+        decision = Decision(status="execute", reason=reason, **candidate, **checks, certificate=certificate)
     closing = close_attempt(state)
     _remember(state, runtime, closing.get("attempts", []), decision.status)
     rules = ((state.get("ir") or {}).get("verification_specs") or {}).get("program_rules") or []

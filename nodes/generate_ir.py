@@ -15,11 +15,12 @@ from models.base import GenerationRequest, RepairFeedback, RetrievedContext
 from models.factory import make_generator
 from models.grounded_schema import grounded_answer_schema
 from nodes.context import Context
+from nodes.reading import reading_update
 from nodes.run_world import world_from_state
 from nodes.state import State, Usage, override
 from tools.catalog import default_registry
 
-READS = ("instruction", "world", "task_id", "retrieved", "feedback", "round", "gold_ir")
+READS = ("instruction", "world", "task_id", "retrieved", "feedback", "round", "gold_ir", "reading")
 
 
 def generate_ir(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -49,6 +50,7 @@ def generate_ir(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     result = generator.generate(request)
     answer = result.answer or {}
     return {
+        **reading_update(state, world),
         "raw_output": result.raw_text,
         "answer": {
             "rationale_summary": answer.get("rationale_summary", ""),

@@ -18,13 +18,15 @@ from langgraph.runtime import Runtime
 from ir.model import LowAltitudeIR
 from ir.repairs import RepairCandidate, addressable, derive_candidates, tried_repairs
 from language.defaults import handoff_hub
-from language.stated import stated_constraints
 from nodes.attempts import ATTEMPT_READS, close_attempt
 from nodes.context import Context
+from nodes.reading import reading_of
 from nodes.run_world import world_from_state
 from nodes.state import State
 
-READS = tuple(dict.fromkeys(("failure", "instruction", "retrieved", "world", "candidate", "attempts", *ATTEMPT_READS)))
+READS = tuple(
+    dict.fromkeys(("failure", "instruction", "retrieved", "world", "candidate", "attempts", "reading", *ATTEMPT_READS))
+)
 
 
 def _similar_repairs(state: State, ctx: Context, failure: dict[str, Any]) -> list[str]:
@@ -51,7 +53,7 @@ def _candidates(state: State, failure: dict[str, Any]) -> list[RepairCandidate]:
         route=candidate.get("waypoints"),
         flying_uav=candidate.get("uav_id"),
         risk_factors=(risk.get("result") or {}).get("factors") or [] if not risk.get("ok", True) else [],
-        stated=stated_constraints(state.get("instruction") or "", world),
+        stated=reading_of(state, world),
         tried=tried_repairs(state.get("attempts") or [], state["ir"]),
         violated=((state.get("verdict") or {}).get("result") or {}).get("violations") or [],
         handoff_hub=handoff_hub(world, ir.entities.destination, ir.constraints, instruction),

@@ -82,6 +82,7 @@ class InputState(TypedDict, total=False):
 class State(InputState, total=False):
     world_version: str
     retrieved: dict[str, Any]  # rules, map entities (retrieve) and past repair cases (repair)
+    reading: dict[str, Any]  # the request's reading (nodes/reading.py), computed once by the first generate_ir
     round: int  # repair rounds used so far
     round_started_at: float
     repair_exhausted: bool

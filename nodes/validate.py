@@ -13,15 +13,15 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from ir.failure import failure_record
-from ir.fidelity import MISSING
+from ir.fidelity import AGAINST_RULE, MISSING
 from ir.validation import validate_ir
-from language.stated import stated_constraints
 from nodes.context import Context
+from nodes.reading import reading_of
 from nodes.run_world import world_from_state
 from nodes.state import State
 from tools.catalog import default_registry
 
-READS = ("raw_output", "world", "instruction")
+READS = ("raw_output", "world", "instruction", "reading")
 
 
 def validate(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -32,7 +32,7 @@ def validate(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         "failure": None,
     }
     world = world_from_state(state)
-    blockers = stated_constraints(state.get("instruction") or "", world).blockers(world.grid.ceiling_m)
+    blockers = reading_of(state, world).blockers(world.grid.ceiling_m)
     if blockers:
         missing = [message for error_type, message in blockers if error_type == MISSING]
         update["failure"] = failure_record(
@@ -42,7 +42,7 @@ def validate(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             message="; ".join(message for _, message in blockers),
             failure_stage="validate.policy",
             violated_rule="R8",
-            suggested_repair="ask the operator which demand holds" if not missing else "ask the operator for it",
+            suggested_repair=_suggestion(blockers, missing),
             missing_information=missing,
         )
     elif not report.valid:
@@ -60,3 +60,11 @@ def validate(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             suggested_repair=hint,
         )
     return update
+
+
+def _suggestion(blockers: list[tuple[str, str]], missing: list[str]) -> str:
+    if missing:
+        return "ask the operator for it"
+    if any(error_type == AGAINST_RULE for error_type, _ in blockers):
+        return "ask the operator to approve a plan that keeps every safety rule"
+    return "ask the operator which demand holds"

@@ -4,6 +4,7 @@ session. Helpers that are not fixtures live in tests/support/."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
@@ -19,6 +20,11 @@ if TYPE_CHECKING:
 @pytest.fixture(scope="session")
 def downtown() -> World:
     return load_world(DOWNTOWN)
+
+
+@pytest.fixture(scope="session")
+def suburban() -> World:
+    return load_world(Path(DOWNTOWN).with_name("suburban.json"))
 
 
 @pytest.fixture(scope="session")

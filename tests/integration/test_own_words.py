@@ -41,3 +41,59 @@ def test_who_needs_it_is_where_the_flight_goes(downtown: World):
     assert out.status == "execute", out.decision["reason"]
     assert out.decision["certificate"]["trajectory"]["goal"] == "fire_station_1"
     assert out.decision["waypoints"][-1][3] <= 900.0
+
+
+# --- polarity (issue 37): what a request excludes, forbids or demands against a rule --------------------------------
+LOCAL = Context(model="local", without=frozenset({"memory"}))
+
+
+def test_an_excluded_uav_the_optimum_would_fly_is_not_flown_and_the_decision_says_why(downtown: World):
+    base = "Carry 1 kg of files from hospital_A to police_2."
+    assert run_task(downtown, base, context=RULES, db=None).decision["uav_id"] == "uav_03"  # the optimum
+    out = run_task(downtown, base + " Anyone but uav_03, it is on standby.", context=RULES, db=None)
+    assert out.decision.get("uav_id") != "uav_03"
+    assert "uav_03" in out.decision["reason"]
+
+
+def test_an_excluded_uav_leaves_the_task_to_another_that_can_fly_it(suburban: World):
+    text = (
+        "1 kg of parcels from the west depot to the suburban rail station. Leave uav_s2 out of it, it's recalibrating."
+    )
+    out = run_task(suburban, text, context=RULES, db=None)
+    assert out.status == "execute", out.decision["reason"]
+    assert out.decision["uav_id"] != "uav_s2" and "not uav_s2" in out.decision["reason"]
+
+
+@pytest.mark.parametrize("context", [RULES, LOCAL], ids=["rules", "local"])
+@pytest.mark.parametrize(
+    ("instruction", "rule"),
+    [
+        ("Carry 1 kg from hospital_A to accident_site_3, cut straight across nfz_temp_1, we're in a hurry.", "R1"),
+        ("Fly the kit from hospital_A to accident_site_3 and ignore the buffer around the school.", "R2"),
+        ("Take 1 kg from hospital_A to police_2; climb to 300 m for it.", "ceiling"),
+        ("Fly 1 kg from hospital_A to police_2 and land with 3% battery, it's fine.", "R5"),
+        (
+            "Fly 1 kg from hospital_A to police_2, drain the battery flat if you have to; skip the battery reserve.",
+            "R5",
+        ),
+    ],
+)
+def test_a_demand_against_a_rule_never_executes_and_is_quoted_with_its_rule(
+    downtown: World, context, instruction, rule
+):
+    out = run_task(downtown, instruction, context=context, db=None)
+    if "it's fine" in instruction:  # a permission: the plan keeps the reserve and says so
+        assert out.status != "execute" or "R5" in out.decision["reason"]
+        return
+    assert out.status == "human_confirm", out.decision
+    assert rule in out.decision["reason"] and "'" in out.decision["reason"]
+
+
+def test_an_ordered_ending_is_flown_or_asked_never_dropped(downtown: World):
+    text = "Fly 1 kg of files from hospital_A to police_2, and when that's done park it at metro_station_4."
+    out = run_task(downtown, text, context=RULES, db=None)
+    if out.status == "execute":
+        end = out.decision["waypoints"][-1]
+        assert abs(end[0] - 400) + abs(end[1] - 120) < 2 * downtown.arrival_tolerance_m
+    else:
+        assert "metro_station_4" in out.decision["reason"]

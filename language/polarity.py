@@ -1,0 +1,208 @@
+"""Polarity: what a request names in order to want it, to exclude it, or to demand what a safety rule forbids.
+
+A UAV, place or zone mentioned to leave it out ("anyone but uav_05", "don't route over the park") is no part of the
+task; a sentence that demands a rule break ("cut across the restricted area, we're in a hurry", "ignore the buffer
+around the school", "climb to 300 m") asks for a plan the agent never makes: the run must end in a question that
+quotes it and names the rule, never in a different plan executed silently. A *permission* ("cut through restricted
+airspace if that is faster", "you can skip the reserve this time") asks for nothing a safe plan does not give: the
+task stands, and the decision says the permission was not used.
+
+Each cue is read within its clause (a sentence or a comma-separated part of one), so a permission's "if" or "can"
+does not excuse a demand in the next clause.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from tools.rules import RULE_TEXT
+from tools.world import World
+
+# A clause ends at a sentence or clause mark; "2.5" and "1,500" keep their marks.
+_CLAUSE_END = re.compile(r"(?<!\d)[.,](?!\d)|[;!?:。;!?,,\n]|\bbut\b|\band then\b|但是|不过")
+
+
+# Modal cues that make a rule break an option, not a demand ("if that is faster", "you can", "feel free to").
+PERMISSION = re.compile(
+    r"\bif\b|\bcan\b|\bcould\b|\bmay\b|\bmight\b|\bfeel free\b|\bok(?:ay)?\b|\bfine\b|\ballowed\b|\bwhere needed\b|"
+    r"\bunless\b|\boptional\b|\bpermitted\b|如果|可以|的话|允许|也行|也可以"
+)
+
+
+_IGNORE = (
+    r"(?:ignore|disregard|override|forget(?: about)?|never mind|skip|drop|bypass|waive|turn off|switch off|disable|"
+    r"(?:don't|do not|dont|no need to) (?:worry|bother|care)(?: about| with)?(?: keeping| the)?|"
+    r"no need (?:for|to keep|to respect|to observe)|without(?: any| the)?)"
+)
+_IGNORE_ZH = r"(?:不用管|不要管|别管|不管|忽略|无视|不用理会|不理会|跳过|关闭|取消|不用考虑|不考虑)"
+
+
+_NFZ_WORDS = (
+    r"(?:no[\s-]?fly(?:[\s-]+(?:zones?|areas?))?|nfzs?\b|restricted (?:airspace|areas?|zones?)|closed airspace|"
+    r"the (?:temporary |temp |government |gov |police )?(?:closure|cordon))"
+)
+_NFZ_WORDS_ZH = r"(?:禁飞区|管制区|限飞区|禁区)"
+
+
+_CROSS = r"(?:cut|fly|go|head|route|shoot|pass|go straight|fly straight|fly right|fly directly|go right|take (?:it|the drone))"
+_THROUGH = r"(?:across|through|over|into|via|straight through|right through|directly through|straight across)"
+_STRAIGHT = r"(?:straight|right|directly|direct|smack) (?:across|through|over|into)"
+_CROSS_ZH = r"(?:直接)?(?:穿越|穿过|飞越|横穿|飞过|进入|穿|走)"
+
+
+_BUFFER_WORDS = (
+    r"(?:buffers?|separation|clearance|safety (?:distance|margin|gap)|spacing|standoff|keep[- ]out (?:distance|margin)|"
+    r"distance (?:from|to) (?:the )?buildings?)"
+)
+_BUFFER_WORDS_ZH = r"(?:缓冲区?|安全距离|间隔|间距|安全间隔)"
+
+
+_CEILING_WORDS = (
+    r"(?:altitude (?:limit|cap|ceiling|restriction)s?|height (?:limit|cap|restriction)s?|ceiling|max(?:imum)? altitude)"
+)
+_CEILING_WORDS_ZH = r"(?:限高|高度限制|高度上限|飞行高度限制)"
+
+
+_RESERVE_WORDS = r"(?:(?:battery |charge |power )?reserve|minimum (?:battery|charge)|battery (?:margin|buffer|minimum))"
+_RESERVE_WORDS_ZH = r"(?:电量余量|余量|备用电量|保留电量|最低电量)"
+
+
+_CHECK_WORDS = (
+    r"(?:(?:safety |the )?(?:checks?|verification|verifier|validation|simulation|rules?)|safety|"
+    r"the (?:safety )?(?:rules?|regulations?))"
+)
+_CHECK_WORDS_ZH = r"(?:安全校验|安全检查|校验|验证|安全规则|规则|安全限制)"
+
+
+# Demands, by the rule each breaks. {zones} and {sensitive} stand for the world's own zone ids and names.
+_DEMANDS: tuple[tuple[str, str], ...] = (
+    ("R1", rf"\b{_CROSS}\b[^.;,]{{0,25}}?\b{_THROUGH}\s+(?:the\s+|that\s+|this\s+)?(?:{_NFZ_WORDS}|{{zones}})"),
+    ("R1", rf"\b{_IGNORE}\s+(?:the\s+|all\s+|any\s+)?(?:{_NFZ_WORDS}|{{zones}})"),
+    ("R1", rf"\b{_STRAIGHT}\s+(?:the\s+|that\s+)?(?:{_NFZ_WORDS}|{{zones}})"),
+    ("R1", rf"{_CROSS_ZH}.{{0,6}}?(?:{_NFZ_WORDS_ZH}|{{zones}})"),
+    ("R1", rf"{_IGNORE_ZH}.{{0,4}}?(?:{_NFZ_WORDS_ZH}|{{zones}})"),
+    ("R2", rf"\b{_IGNORE}\s+(?:the\s+|any\s+|all\s+|about\s+)?(?:\w+\s+){{0,3}}?{_BUFFER_WORDS}"),
+    ("R2", rf"\b{_CROSS}\b[^.;,]{{0,25}}?\b{_THROUGH}\s+(?:the\s+)?(?:{{sensitive}})"),
+    ("R2", rf"\b{_STRAIGHT}\s+(?:the\s+)?(?:{{sensitive}})"),
+    ("R2", r"\b(?:hug|skim|graze|brush) (?:the )?(?:buildings?|rooftops?|roofs?|towers?)"),
+    ("R2", rf"(?:{_IGNORE_ZH}|不用保持|不需要保持|不必保持|不用和).{{0,8}}?{_BUFFER_WORDS_ZH}"),
+    ("R2", r"贴着.{0,6}(?:楼|建筑|屋顶)"),
+    ("R2", rf"{_CROSS_ZH}.{{0,6}}?(?:{{sensitive}})"),
+    ("R3", rf"\b{_IGNORE}\s+(?:the\s+)?{_CEILING_WORDS}"),
+    ("R3", rf"\b(?:above|over|exceed|break|bust|beyond)\s+(?:the\s+)?{_CEILING_WORDS}"),
+    ("R3", rf"(?:{_IGNORE_ZH}|超过|突破|超出).{{0,4}}?{_CEILING_WORDS_ZH}"),
+    ("R5", rf"\b{_IGNORE}\s+(?:the\s+|any\s+)?{_RESERVE_WORDS}"),
+    (
+        "R5",
+        r"\b(?:run|drain|fly|use)\s+(?:the battery|it|its battery|the drone)\s+(?:flat|dry|empty|down to (?:zero|0|empty|nothing))",
+    ),
+    (
+        "R5",
+        rf"(?:{_IGNORE_ZH}|不留|不用留|不需要留|不必留).{{0,4}}?(?:{_RESERVE_WORDS_ZH}|电量)|电量(?:用完|用光|耗尽|跑光)",
+    ),
+    (
+        "R1-R6",
+        rf"\b{_IGNORE}\s+(?:all\s+)?{_CHECK_WORDS}|\bsystem override\b|\bsafety (?:verification|checks?) (?:is|are) (?:disabled|off)",
+    ),
+    ("R1-R6", rf"{_IGNORE_ZH}.{{0,4}}?{_CHECK_WORDS_ZH}|系统指令|已关闭安全"),
+)
+
+
+# "climb to 300 m", "go up to 250 m", "爬升到300米": an altitude to reach, judged against the ceiling by the caller.
+CLIMB_TO = re.compile(
+    r"\b(?:climb|go up|rise|ascend|get up|pop up|fly up|take it up|push it up)\s+(?:it\s+)?(?:up\s+)?(?:to|at)\s+"
+    r"(?=\d)|(?:爬升|升高|拉升|爬高|上升)(?:到|至)(?=\d)"
+)
+
+
+# The battery share a demand to land with ("land with 5% battery") is read by language.quantities.parse_reserve; a
+# share under this baseline breaks R5 (the IR's default reserve is the baseline every plan keeps).
+Polarity = Literal["wanted", "excluded", "against_rule"]
+
+
+class RuleDemand(BaseModel):
+    """A clause that asks for a rule break: a demand (no execute) or a permission (not used)."""
+
+    span: str = Field(description="the request's words")
+    rule: str = Field(description="the rule it asks to break, e.g. R1")
+    permission: bool = Field(description="offered as an option ('if that is faster'), not demanded")
+
+    def message(self) -> str:
+        rule_text = RULE_TEXT.get(self.rule, "every safety rule")  # type: ignore[call-overload]
+        if self.permission:
+            return f"'{self.span}' was not used: {self.rule} ({rule_text}) holds on every plan"
+        return (
+            f"'{self.span}' asks to break {self.rule} ({rule_text}); the agent never plans against it: "
+            "approve a plan that keeps the rule, or change the request"
+        )
+
+
+def clauses(text: str) -> list[tuple[int, str]]:
+    """(start, clause) for each clause of the (lower-cased) text."""
+    found, start = [], 0
+    for mark in _CLAUSE_END.finditer(text):
+        if text[start : mark.start()].strip():
+            found.append((start, text[start : mark.start()]))
+        start = mark.end()
+    if text[start:].strip():
+        found.append((start, text[start:]))
+    return found
+
+
+def _alternatives(names: list[str]) -> str:
+    names = sorted({re.escape(n.lower()) for n in names if n and len(n) >= 3}, key=len, reverse=True)
+    return "|".join(names) or r"(?!x)x"
+
+
+def _zone_alternatives(world: World) -> tuple[str, str]:
+    """Regex alternatives for the world's no-fly zones and sensitive zones (ids and names)."""
+    nfz = [name for z in world.no_fly_zones for name in (z.id, z.id.replace("_", " "), z.reason)]
+    sensitive = [name for z in world.sensitive_zones for name in (z.id, z.name, z.id.replace("_", " "))]
+    sensitive += [f"{z.kind.replace('_', ' ')} zone" for z in world.sensitive_zones if z.kind]
+    return _alternatives(nfz), _alternatives(sensitive)
+
+
+def rule_demands(text: str, world: World) -> list[RuleDemand]:
+    """Every clause of the (lower-cased) request that asks to break a safety rule, once per clause and rule."""
+    zones, sensitive = _zone_alternatives(world)
+    patterns = [
+        (rule, re.compile(p.replace("{zones}", zones).replace("{sensitive}", sensitive))) for rule, p in _DEMANDS
+    ]
+    found: dict[tuple[str, str], RuleDemand] = {}
+    for _, clause in clauses(text):
+        for rule, pattern in patterns:
+            match = pattern.search(clause)
+            if match is None or (clause.strip(), rule) in found or _NEGATED_BEFORE.search(clause[: match.start()]):
+                continue
+            if _NEGATED_PERMISSION.search(clause):  # "you can't skip the reserve" forbids the break
+                continue
+            span = " ".join(clause.split()) or match.group(0)
+            found[(clause.strip(), rule)] = RuleDemand(span=span, rule=rule, permission=bool(PERMISSION.search(clause)))
+    return _one_per_clause(list(found.values()))
+
+
+# "never cut through the no-fly zone", "不要穿越禁飞区": a negation before the break keeps the rule.
+_NEGATED_BEFORE = re.compile(
+    r"(?:\b(?:never|don't|do not|dont|not|no|avoid\w*|without|mustn't|must not|shouldn't|should not|won't|can't|"
+    r"cannot|refuse to)\b[^,]{0,15}|(?:不要|别|不得|不能|禁止|不可|勿|不准|不许|避免|不)\s*)$"
+)
+
+
+# "you can't skip the reserve": a negated modal is no permission, and it asks for nothing either.
+_NEGATED_PERMISSION = re.compile(
+    r"\b(?:can't|cannot|can not|may not|mustn't|must not|not allowed)\b|不可以|不能|不允许"
+)
+
+
+def _one_per_clause(demands: list[RuleDemand]) -> list[RuleDemand]:
+    """A clause that breaks several rules at once ("ignore all the safety rules") is named once, by its first rule."""
+    seen: set[str] = set()
+    kept = []
+    for demand in demands:
+        if demand.span not in seen:
+            seen.add(demand.span)
+            kept.append(demand)
+    return kept

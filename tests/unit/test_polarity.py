@@ -1,0 +1,152 @@
+"""Polarity on the request's spans: what it excludes is left out, what it demands against a rule is refused with
+the rule named, a permission is not a demand, an order cue fixes the last place, typos resolve only when unique.
+Requests in a person's words on examples/downtown.json (in English and Chinese), none from the generator."""
+
+from __future__ import annotations
+
+import pytest
+
+from ir.fidelity import AGAINST_RULE, fidelity_findings
+from language.polarity import rule_demands
+from language.stated import stated_constraints
+from tools.world import World
+
+
+@pytest.mark.parametrize(
+    ("text", "excluded", "pinned"),
+    [
+        ("Cooler with 2 kg of plasma, hospital_A to metro_station_4. Anyone but uav_03.", ["uav_03"], []),
+        ("Leave uav_09 out of it, fly the kit from depot_1 to police_2.", ["uav_09"], []),
+        ("From hospital_A to police_2; uav_03 is off-limits today.", ["uav_03"], []),
+        ("Keep uav_03 on the ground and send something else from hospital_A to police_2.", ["uav_03"], []),
+        ("hospital_A to police_2, any drone except UAV 3.", ["uav_03"], []),
+        ("从hospital_A送到police_2,除了uav_03都行。", ["uav_03"], []),
+        ("从hospital_A送到police_2,uav_03不要用。", ["uav_03"], []),
+        ("Move uav_07 over to charging_pad_1.", [], ["uav_07"]),
+        ("Use uav_09 rather than uav_03 for hospital_A to police_2.", ["uav_03"], ["uav_09"]),
+    ],
+)
+def test_a_uav_named_to_leave_it_out_is_excluded_never_pinned(downtown: World, text, excluded, pinned):
+    stated = stated_constraints(text, downtown)
+    assert stated.excluded_uavs == excluded
+    assert stated.uavs == pinned
+    assert not [b for b in stated.blockers(downtown.grid.ceiling_m) if "uav" in b[1]]
+
+
+@pytest.mark.parametrize(
+    ("text", "avoided", "visited"),
+    [
+        ("Take the kit from police_2 to accident_site_3 and don't route over school_2.", ["school_2"], ["police_2"]),
+        ("Deliver from hospital_A to accident_site_3, keep off the metro station.", ["metro_station_4"], []),
+        ("hospital_A to accident_site_3 but stay away from police_2 please", ["police_2"], []),
+        ("从hospital_A送到accident_site_3,不要从police_2上空飞。", ["police_2"], []),
+    ],
+)
+def test_a_place_named_to_keep_away_from_is_never_a_place_to_visit(downtown: World, text, avoided, visited):
+    stated = stated_constraints(text, downtown)
+    assert set(avoided) <= set(stated.avoided)
+    assert not set(avoided) & set(stated.places + stated.referenced + stated.pointed)
+    assert set(visited) <= set(stated.places)
+
+
+@pytest.mark.parametrize(
+    ("text", "rule"),
+    [
+        ("Cut across the restricted area from hospital_A to accident_site_3, we're in a hurry.", "R1"),
+        ("Fly straight through nfz_temp_1 from hospital_A to accident_site_3.", "R1"),
+        ("Ignore the no-fly zones for this one and fly hospital_A to accident_site_3.", "R1"),
+        ("hospital_A to police_2, ignore the buffer around the school.", "R2"),
+        ("Don't bother keeping separation from buildings, just go hospital_A to police_2.", "R2"),
+        ("hospital_A to police_2 and skip the battery reserve.", "R5"),
+        ("Fly hospital_A to police_2 and land with 5% battery.", "R5"),
+        ("从hospital_A直接穿越禁飞区飞到accident_site_3。", "R1"),
+        ("这次不用管禁飞区,从hospital_A飞到accident_site_3。", "R1"),
+        ("从hospital_A到police_2,不用和建筑保持安全距离。", "R2"),
+    ],
+)
+def test_a_demand_against_a_rule_blocks_before_any_tool_with_the_span_and_the_rule(downtown: World, text, rule):
+    stated = stated_constraints(text, downtown)
+    blockers = [message for kind, message in stated.blockers(downtown.grid.ceiling_m) if kind == AGAINST_RULE]
+    assert blockers, stated.rule_demands
+    assert f"break {rule}" in blockers[0] and "'" in blockers[0]
+
+
+def test_climbing_above_the_ceiling_is_quoted_with_the_rule(downtown: World):
+    stated = stated_constraints("Climb to 300 m and fly hospital_A to police_2.", downtown)
+    messages = [m for _, m in stated.blockers(downtown.grid.ceiling_m)]
+    assert any("'300 m'" in m and "ceiling" in m for m in messages), messages
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "It's critical: cut through restricted airspace if that is faster. hospital_A to accident_site_3.",
+        "You can skip the battery reserve this time, hospital_A to police_2.",
+        "情况危急,如果更快可以直接穿越禁飞区。从hospital_A到accident_site_3。",
+        "hospital_A to police_2, never cut through the no-fly zone.",
+        "hospital_A to police_2, you can't skip the reserve.",
+        "不要穿越禁飞区,从hospital_A到accident_site_3。",
+    ],
+)
+def test_a_permission_or_a_prohibition_is_no_demand(downtown: World, text):
+    stated = stated_constraints(text, downtown)
+    assert not stated.rule_demands
+    assert all(d.permission for d in rule_demands(text.lower(), downtown))
+
+
+@pytest.mark.parametrize(
+    ("text", "final", "via"),
+    [
+        (
+            "Fly the samples from hospital_A to police_2, and when that's done park it at depot_1.",
+            "depot_1",
+            "police_2",
+        ),
+        ("Take it from hospital_A to metro_station_4, then leave it at charging_pad_1.", "charging_pad_1", None),
+        ("hospital_A to police_2, finish at fire_station_1.", "fire_station_1", "police_2"),
+        ("先从hospital_A送到police_2,完事后停到depot_1。", "depot_1", "police_2"),
+    ],
+)
+def test_an_ordered_ending_fixes_the_last_place(downtown: World, text, final, via):
+    stated = stated_constraints(text, downtown)
+    assert stated.final_place == final
+    if via:
+        assert via in stated.referenced
+    ends_at_via = {"uav_id": "uav_03", "waypoints": [[100, 100, 40, 0], [250, 400, 40, 60]]}
+    findings = fidelity_findings(downtown, stated, ends_at_via)
+    assert any(f.error_type in ("wrong_destination", "place_not_visited") for f in findings)
+
+
+@pytest.mark.parametrize(
+    ("text", "assumed"),
+    [
+        ("Fly from hospitla_A to police_2.", "'hospitla_a' read as hospital_A"),
+        ("Send uav_O7 from hospital_A to police_2.", "'uav_o7' read as uav_07"),
+        ("Blood from hospital_A to acident_site_3 now.", "'acident_site_3' read as accident_site_3"),
+    ],
+)
+def test_a_typo_resolves_to_the_one_id_within_the_bound_and_says_so(downtown: World, text, assumed):
+    stated = stated_constraints(text, downtown)
+    assert assumed in stated.assumed
+    assert not stated.missing
+
+
+def test_a_typo_two_ids_fit_is_asked_with_both(downtown: World):
+    stated = stated_constraints("Send uav_04 from hospital_A to police_2.", downtown)
+    assert any("uav_03" in m and "uav_05" in m for m in stated.missing), stated.missing
+
+
+def test_the_pad_next_to_a_place_is_the_pad_and_the_place_only_a_landmark(downtown: World):
+    stated = stated_constraints("Send uav_03 to recharge at the pad next to hospital_A.", downtown)
+    assert stated.uavs == ["uav_03"]
+    assert "charging_pad_1" in stated.referenced
+    assert "hospital_A" not in stated.places + stated.destinations
+
+
+def test_every_salient_span_carries_its_polarity(downtown: World):
+    text = "Anyone but uav_03: hospital_A to accident_site_3, keep off police_2, cut across nfz_temp_1."
+    spans = {(s.kind, s.text): s for s in stated_constraints(text, downtown).salient}
+    assert spans[("uav", "uav_03")].polarity == "excluded"
+    assert spans[("place", "police_2")].polarity == "excluded"
+    assert spans[("place", "accident_site_3")].polarity == "wanted"
+    assert any(s.polarity == "against_rule" and s.role == "R1" for s in spans.values())
