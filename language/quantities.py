@@ -22,6 +22,7 @@ import difflib
 import functools
 import math
 import re
+import warnings
 from datetime import UTC, datetime, time, timedelta
 from typing import TYPE_CHECKING, Literal
 
@@ -209,8 +210,10 @@ def _span_in(opcodes: list[tuple[str, int, int, int, int]], start: int, end: int
 
 # --- the readers --------------------------------------------------------------------------------------------------
 
-# A length as the readers below match it (its value is then read by find_quantities and kept only if it is a length).
-_LENGTH = rf"({_NOT_AFTER}(?:{_NUMBER})\s*-?\s*(?:{_UNIT})(?![a-z]))"
+# A number and the word after it, as the readers below match a length: find_quantities then reads it, and the reader
+# keeps it only where it is a length ("5 m/s" and "10 minutes" are not).
+_UNIT_WORD = r"(?:[a-z]+(?:/[a-z]+)?|米|公里|千米|公尺|英尺|英里)(?![a-z])"
+_LENGTH = rf"({_NOT_AFTER}(?:{_NUMBER})\s*-?\s*{_UNIT_WORD})"
 
 
 _NOT_DISTANCE = r"(?!\s*(?:of\s+)?(?:separation|clearance|apart|spacing|from|away|distance|between|间隔|间距|距离))"
@@ -228,7 +231,7 @@ _SEPARATION_PATTERNS = (
 # "between 40 and 100 m", "200 to 400 ft", "1,000-1,500 ft": the first number takes the second's unit if it has none.
 _ALTITUDE_RANGE_PATTERN = re.compile(
     r"(?:altitude|height|fly|flying|cruise|stay|level|between|\bat\b|高度|飞行高度)[^.;\d]{0,25}?"
-    rf"{_NOT_AFTER}({_NUMBER})\s*(?:({_UNIT})(?![a-z]))?\s*(?:-|to|and|~|到|至|和)\s*({_NUMBER})\s*-?\s*({_UNIT})(?![a-z])"
+    rf"{_NOT_AFTER}({_NUMBER})\s*({_UNIT_WORD})?\s*(?:-|to|and|~|到|至|和)\s*({_NUMBER})\s*-?\s*({_UNIT_WORD})"
 )
 
 
@@ -412,7 +415,7 @@ _CHINESE_HALVES = (
     (re.compile(r"(\d+)个0\.5(小时|钟头)"), lambda m: f"{int(m[1]) + 0.5:g}{m[2]}"),
     (re.compile(r"(\d+)分半钟"), lambda m: f"{int(m[1]) + 0.5:g}分钟"),
     (
-        re.compile(r"(\d+)(?:个)?(小时|钟头|公斤|千克|斤|公里|千米|米|磅)半"),
+        re.compile(r"(\d+)(?:个)?(小时|钟头|公斤|千克|斤|公里|千米|米|磅)半(?!径)"),  # "3公里半径" is a radius
         lambda m: f"{int(m[1]) + 0.5:g}{m[2]}",
     ),
 )
@@ -439,7 +442,9 @@ def with_digits(text: str) -> str:
     if not _CJK.search(text):
         return text
     try:
-        text = cn2an.transform(text, "cn2an")
+        with warnings.catch_warnings():  # cn2an warns on a numeral it leaves as written ("1.5千米"), then reads it
+            warnings.simplefilter("ignore", UserWarning)
+            text = cn2an.transform(text, "cn2an")
     except (ValueError, KeyError):  # a numeral cn2an cannot read stays as written (and is then not a quantity)
         return text
     for pattern, half in _CHINESE_HALVES:
@@ -451,18 +456,20 @@ def with_digits(text: str) -> str:
 
 _EN_HOURS = {w: i for i, w in enumerate("one two three four five six seven eight nine ten eleven twelve".split(), 1)}
 _ZH_NUMBER = r"\d{1,2}|[零〇一二两三四五六七八九十]{1,3}"
-_NOT_A_DURATION = r"(?!\s*(?:h|hrs?|hours?|min|mins|minutes?|secs?|seconds?|小时|分钟|秒)(?![a-z]))"
+_AM_PM = r"(?P<{}>[ap])\.?m(?![a-z])\.?"
 _CLOCK = re.compile(
     r"(?<![a-z0-9_.:/])(?:"
-    # 14:30, 2:30 pm, 15：00
-    r"(?P<h>\d{1,2})[:：](?P<m>[0-5]\d)(?![\d:])(?:\s*(?P<ap>[ap])\.?m(?![a-z])\.?)?" + _NOT_A_DURATION +
+    # 14:30, 2:30 pm, 15：00 (not "1:30 h", a duration)
+    rf"(?P<h>\d{{1,2}})[:：](?P<m>[0-5]\d)(?![\d:])(?:\s*{_AM_PM.format('ap')})?"
+    r"(?!\s*(?:h|hrs?|hours?|min|mins|minutes?|小时|分钟)(?![a-z]))"
     # 2 pm, 2.30 p.m., three o'clock
-    rf"|(?P<h2>\d{{1,2}}|{'|'.join(_EN_HOURS)})(?:[.:](?P<m2>[0-5]\d))?\s*(?:(?P<ap2>[ap])\.?m(?![a-z])\.?|o'?clock\b)"
+    rf"|(?P<h2>\d{{1,2}}|{'|'.join(_EN_HOURS)})(?:[.:](?P<m2>[0-5]\d))?\s*(?:{_AM_PM.format('ap2')}|o'?clock\b)"
     r"|(?P<noon>noon|midday|midnight)\b"
     # by 14h30
     r"|(?<=by |at )(?P<h3>\d{1,2})h(?P<m3>[0-5]\d)\b"
     # 下午3点半, 15点30分, 三点一刻, 凌晨2时
-    rf"|(?P<period>凌晨|清晨|早上|早晨|上午|中午|午后|下午|傍晚|晚上|夜里|夜间|今晚)?\s*(?P<h4>{_ZH_NUMBER})\s*(?:点钟?|时)(?![间候速])"
+    r"|(?P<period>凌晨|清晨|早上|早晨|上午|中午|午后|下午|傍晚|晚上|夜里|夜间|今晚)?\s*"
+    rf"(?P<h4>{_ZH_NUMBER})\s*(?:点钟?|时)(?![间候速])"
     rf"(?:\s*(?P<half>半)|\s*(?P<quarter>[一三])刻|\s*(?P<m4>{_ZH_NUMBER})\s*分?(?!钟))?"
     r")"
 )
@@ -474,6 +481,8 @@ _START_BEFORE = re.compile(
 _START_AFTER = re.compile(r"^\s*(?:之后|以后|后|起|开始|onwards\b|or later\b)")
 _PM_PERIODS = ("午后", "下午", "傍晚", "晚上", "夜里", "夜间", "今晚")
 _NIGHT_PERIODS = ("晚上", "夜里", "夜间", "今晚")
+_DIRECTION = re.compile(r"\s*(?:方向|position|direction)")  # "3点钟方向", "your 3 o'clock position"
+_EVENING = re.compile(r"\btonight\b|\bthis (?:afternoon|evening)\b|今晚")
 _DAY_WORDS = ((re.compile(r"\btomorrow\b|明天|明早|明晚"), 1), (re.compile(r"\bday after tomorrow\b|后天"), 2))
 
 
@@ -541,11 +550,11 @@ def _clock(m: re.Match[str], text: str) -> ClockTime | None:
             hour = 24 if hour == 12 and period in _NIGHT_PERIODS else hour + 12 if hour < 12 else hour
         elif period is None:
             twelve = 1 <= hour <= 12
-    if hour > 24 or minute > 59:
+    if hour > 24 or minute > 59 or _DIRECTION.match(after):
         return None
-    if re.search(r"\btonight\b|\bthis (?:afternoon|evening)\b", text[max(0, m.start() - 30) : m.end() + 30]):
-        hour, twelve = (hour % 12 + 12 if twelve else hour), False
     window = text[max(0, m.start() - 30) : m.end() + 30]
+    if twelve and _EVENING.search(window):
+        hour, twelve = hour % 12 + 12, False
     day = max((days for pattern, days in _DAY_WORDS if pattern.search(window)), default=0)
     deadline = not (_START_BEFORE.search(before) or _START_AFTER.match(after))
     return ClockTime(

@@ -13,7 +13,9 @@ from language.grounding import entered_and_kept_out, ground_mentions
 from language.mentions import Mention, blank_mentions, find_mentions
 from language.polarity import CLIMB_TO, PERMISSION, RuleDemand, clauses, rule_demands
 from language.quantities import (
+    ClockTime,
     Quantity,
+    find_clock_times,
     find_quantities,
     parse_deadline,
     parse_payload,
@@ -99,7 +101,6 @@ _CLAUSE = (
 _UNANCHORED_TIME = re.compile(
     rf"\b{_ANCHOR_WORD}\s+(?:(?:the|their|his|her|our|this)\s+)?{_EVENT}\b|\b{_ANCHOR_WORD}\s+{_CLAUSE}\b"
     r"|\b(?:by the time|in time for)\b|\b(?:tomorrow|tonight|this (?:morning|afternoon|evening)|next week)\b"
-    r"|\b(?:at|by|before|after|until)\s+\d{1,2}(?::\d{2})?\s*(?:am|pm|a\.m\.|p\.m\.|o'clock)"
     r"|\b(?:same time as|the usual time|like last time|as (?:we did )?yesterday)\b"
     r"|(?:会议|开会|手术|下班|上班|交班|天黑|中午|午饭|晚饭|早饭|比赛|傍晚)(?:开始|结束)?(?:之前|以前|前|之后|以后)"
     r"|明天|今晚|后天|下周|到时候|那时候?|老时间|跟昨天一样|和上次一样|照旧"
@@ -177,6 +178,9 @@ def stated_constraints(text: str, world: World) -> StatedConstraints:
         pointed=[ref for ref in dict.fromkeys(pointed) if ref not in mentions.places],
         enter_and_keep_out=entered_and_kept_out(world, text),
     )
+    clock, clock_sec = _clock_deadline(lowered, world)
+    if clock_sec is not None and (stated.deadline_sec is None or clock_sec < stated.deadline_sec):
+        stated.deadline_sec = clock_sec  # the stricter of a duration and a time of day
     _climb_to(stated, digits)
     stated.avoided_zones = list(
         dict.fromkeys(i for m in fuzzy if m.kind == "zone" and m.role == "avoid" for i in m.ids)
@@ -190,6 +194,8 @@ def stated_constraints(text: str, world: World) -> StatedConstraints:
     stated.unread_duration = stated.deadline_sec is None and bool(_TIME_UNIT.search(lowered))
     quantities = [(q, _field_holding(q, stated)) for q in find_quantities(digits)]
     stated.spans = {field: q.text for q, field in reversed(quantities) if field is not None}
+    if clock is not None and clock_sec is not None and stated.deadline_sec == clock_sec:
+        stated.spans["deadline_sec"] = clock.text
     stated.unaccounted = [
         f"'{q.text}' is not reflected in the plan: the agent reads no demand in it"
         for q, field in quantities
@@ -207,6 +213,11 @@ def stated_constraints(text: str, world: World) -> StatedConstraints:
         f"deadline: '{m.group(0)}' is no time the agent can place; give it as a duration (within 20 minutes)"
         for m in _UNANCHORED_TIME.finditer(lowered)
     ]
+    if clock is not None and clock_sec is None:
+        stated.missing.append(
+            f"deadline: '{clock.text}' is a time of day the agent cannot place (the world gives no clock origin, or "
+            "it is past at t = 0); give it as a duration (within 20 minutes)"
+        )
     stated.missing += [
         f"id: '{m.assumed_from}' is no id in this world; did you mean {' or '.join(m.ids)}?"
         for m in fuzzy
@@ -214,6 +225,14 @@ def stated_constraints(text: str, world: World) -> StatedConstraints:
     ]
     stated.salient = _salient(fuzzy, uav_roles, quantities, demands, lowered)
     return stated
+
+
+def _clock_deadline(text: str, world: World) -> tuple[ClockTime | None, float | None]:
+    """The first time of day the request asks to arrive by ("by 14:30", "下午3点前"), and its seconds after the
+    world's t = 0 (None: no clock origin, or past then)."""
+    clock = next((c for c in find_clock_times(text) if c.deadline), None)
+    origin = world.geo_reference.clock_origin_utc if world.geo_reference else None
+    return clock, (clock.seconds_after(origin) if clock is not None and origin is not None else None)
 
 
 def _without_landmarks_and_avoided(mentions: Mentions, fuzzy: list[Mention]) -> Mentions:
@@ -234,7 +253,8 @@ def _climb_to(stated: StatedConstraints, digits: str) -> None:
     if stated.cruise_altitude_m is not None or stated.altitude_min_m is not None or stated.altitude_max_m is not None:
         return
     for match in CLIMB_TO.finditer(digits):
-        lengths = [q for q in find_quantities(digits[match.end() : match.end() + 24]) if q.dimension == "length"]
+        window = digits[match.end() : match.end() + 24]
+        lengths = [q for q in find_quantities(window) if q.dimension == "length" and not q.ambiguous]
         if lengths:
             stated.cruise_altitude_m = lengths[0].value
             stated.spans["cruise_altitude_m"] = lengths[0].text

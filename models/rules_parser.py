@@ -35,6 +35,7 @@ from language.defaults import CARGO_INTENTS, active_in_window, default_destinati
 from language.grounding import ground_mentions
 from language.mentions import Mention, blank_mentions, find_mentions, id_pattern
 from language.quantities import (
+    deadline_from_clock,
     parse_altitude_and_separation,
     parse_deadline,
     parse_payload,
@@ -162,6 +163,11 @@ def plan_hand_off(task: ParsedTask, text: str, world: World) -> None:
         _keep_clear(refs, world, task.constraints)
 
 
+def _clock_deadline(text: str, world: World) -> float | None:
+    origin = world.geo_reference.clock_origin_utc if world.geo_reference else None
+    return deadline_from_clock(text, origin)
+
+
 def parse_instruction(instruction: str, world: World) -> ParsedTask:
     text = instruction.lower().replace("\u2019", "'")
     mentions = find_mentions(text, world)
@@ -170,7 +176,7 @@ def parse_instruction(instruction: str, world: World) -> ParsedTask:
     defaults = OperationConstraints()
     quantities = with_digits(rest)
     constraints = OperationConstraints(
-        deadline_sec=parse_deadline(quantities),
+        deadline_sec=min(filter(None, (parse_deadline(quantities), _clock_deadline(text, world))), default=None),
         payload_kg=parse_payload(quantities) or 0.0,
         battery_reserve_ratio=max(parse_reserve(quantities) or 0.0, defaults.battery_reserve_ratio),
         **parse_altitude_and_separation(quantities, defaults),

@@ -150,3 +150,23 @@ def test_every_salient_span_carries_its_polarity(downtown: World):
     assert spans[("place", "police_2")].polarity == "excluded"
     assert spans[("place", "accident_site_3")].polarity == "wanted"
     assert any(s.polarity == "against_rule" and s.role == "R1" for s in spans.values())
+
+
+def test_a_time_of_day_is_a_deadline_on_the_worlds_clock_or_a_question(downtown: World):
+    from datetime import UTC, datetime
+
+    clocked = downtown.model_copy(
+        update={
+            "geo_reference": downtown.geo_reference.model_copy(
+                update={"clock_origin_utc": datetime(2026, 11, 27, 9, 0, tzinfo=UTC)}
+            )
+        }
+    )
+    text = "Fly 1 kg from hospital_A to police_2 by 09:20."
+    stated = stated_constraints(text, clocked)
+    assert stated.deadline_sec == 1200.0 and not stated.missing
+    stricter = stated_constraints("Fly 1 kg from hospital_A to police_2 within 10 minutes, by 09:20.", clocked)
+    assert stricter.deadline_sec == 600.0
+    unplaced = stated_constraints(text, downtown)  # the example world states no clock origin
+    assert unplaced.deadline_sec is None
+    assert any("'" in m and "time of day" in m for m in unplaced.missing), unplaced.missing
