@@ -8,7 +8,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from rapidfuzz import fuzz
-from rapidfuzz.distance import Levenshtein
+from rapidfuzz.distance import OSA, Levenshtein
 
 from language.grounding import (
     ARROW,
@@ -99,7 +99,7 @@ _KIND_WORDS: dict[str, str] = {
     "vertiport": r"\bvertiports?\b|起降场",
     "warehouse": r"\bwarehouses?\b|仓库",
     "park": r"\bparks?\b|公园",
-    "residential": r"\bresidential\b|小区|居民区",
+    "residential": r"\bresidential\b|\b(?:apartment|housing) block\b|小区|居民区|居民楼|住宅楼|公寓楼?",
     "office": r"\boffices?\b|办公楼|写字楼",
     "inspection_site": r"\binspection site\b|巡检点",
 }
@@ -184,10 +184,16 @@ _ID_LIKE = re.compile(r"(?<![a-z0-9_\-])(?:[a-z]+(?:[_\-][a-z0-9]+)+|[a-z]{2,}\d
 TYPO_MAX_EDITS = 2
 
 
-def _normalised_id(token: str) -> str:
-    """Lower case, '-' as '_', and in a numbered piece the letters people type for digits (O for 0, l and I for 1)."""
+def _normalised_id(token: str, *, short_pieces: bool = False) -> str:
+    """Lower case, '-' as '_', and in a numbered piece the letters people type for digits (O for 0, l and I for 1);
+    with `short_pieces`, also in any piece after the first of up to 3 characters ("uav_sl" for uav_s1)."""
     pieces = token.lower().replace("-", "_").split("_")
-    fixed = [p.translate(str.maketrans("oli", "011")) if any(c.isdigit() for c in p) else p for p in pieces]
+    fixed = [
+        p.translate(str.maketrans("oli", "011"))
+        if any(c.isdigit() for c in p) or (short_pieces and i > 0 and len(p) <= 3)
+        else p
+        for i, p in enumerate(pieces)
+    ]
     return "_".join(fixed)
 
 
@@ -200,7 +206,11 @@ def _typo_id_mentions(text: str, world: World, taken: list[tuple[int, int]]) -> 
         token = _normalised_id(match.group(0))
         if not _free(span, taken) or len(token) < 4:
             continue
-        distances = {i: Levenshtein.distance(token, n) for i, n in normalised.items()}
+        digits_for_letters = _normalised_id(match.group(0), short_pieces=True)
+        distances = {
+            i: min(Levenshtein.distance(token, n), Levenshtein.distance(digits_for_letters, n))
+            for i, n in normalised.items()
+        }
         best = min(distances.values())
         bound = 1 if len(token) <= 6 else TYPO_MAX_EDITS
         closest = tuple(i for i, d in distances.items() if d == best)
@@ -258,6 +268,53 @@ def _name_mentions(text: str, world: World, taken: list[tuple[int, int]]) -> lis
                     mentions.append(Mention(kind, (identifier,), *span, assumed_from=typo))
                     taken.append(span)
                     break
+    return mentions + _name_typo_mentions(text, named, owners, mentions, taken)
+
+
+_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+
+
+def _word_typo(written: str, word: str) -> bool:
+    """One word of a name written with a typing error: the same first letter, at least 4 letters, and within one
+    edit (two for 8 letters or more; a swap of neighbours is one). 'west' for 'east' is another word, not a typo."""
+    written, word = written.replace("'", ""), word.replace("'", "")
+    if written == word:
+        return True
+    if len(word) < 4 or written[:1] != word[:1] or any(c.isdigit() for c in word + written):
+        return False
+    return OSA.distance(written, word) <= (2 if len(word) >= 8 else 1)
+
+
+def _name_typo_mentions(
+    text: str,
+    named: list[tuple[str, list[str], str]],
+    owners: dict[str, set[str]],
+    found: list[Mention],
+    taken: list[tuple[int, int]],
+) -> list[Mention]:
+    """Names of two words or more written with typing errors ("the childrens hosptial", "Centrl Hospital"), word by
+    word; kept only where one place's name fits the words."""
+    words = [(m.start(), m.end(), m.group(0)) for m in _WORD.finditer(text)]
+    hits: dict[tuple[int, int], set[tuple[str, str]]] = defaultdict(set)
+    for identifier, variants, kind in named:
+        if any(m.ids == (identifier,) for m in found):
+            continue
+        for variant in (v for v in variants if len(owners[v]) == 1):
+            parts = [w for w in _WORD.findall(variant) if w not in _STOPWORDS]
+            if len(parts) < 2:
+                continue
+            for i in range(len(words) - len(parts) + 1):
+                window = words[i : i + len(parts)]
+                if all(_word_typo(w[2], p) for w, p in zip(window, parts)) and any(
+                    w[2].replace("'", "") != p.replace("'", "") for w, p in zip(window, parts)
+                ):
+                    hits[(window[0][0], window[-1][1])].add((identifier, kind))
+    mentions = []
+    for span, owners_here in sorted(hits.items()):
+        if len(owners_here) == 1 and _free(span, taken):
+            identifier, kind = next(iter(owners_here))
+            mentions.append(Mention(kind, (identifier,), *span, assumed_from=text[span[0] : span[1]]))
+            taken.append(span)
     return mentions
 
 
@@ -277,6 +334,21 @@ def _disambiguate(candidates: list[str], names: dict[str, str], window: str, kin
     return tuple(c for c in candidates if scores[c] == best)
 
 
+# A Chinese qualifier stands right before its noun ("北边儿童医院"), after a verb or a mark; English ones on
+# either side ("the hospital on the north side").
+_ZH_QUALIFIER = re.compile(r"[\u4e00-\u9fff]{1,6}$")
+
+
+def _qualifier_window(text: str, span: tuple[int, int]) -> str:
+    if _CJK_CHAR.match(text[span[0] : span[0] + 1]):
+        before = _ZH_QUALIFIER.search(text[max(0, span[0] - 6) : span[0]])
+        return (before.group(0) if before else "") + text[span[0] : span[1]]
+    return text[max(0, span[0] - 30) : span[1] + 30]
+
+
+_CJK_CHAR = re.compile(r"[\u4e00-\u9fff]")
+
+
 def _kind_mentions(text: str, world: World, taken: list[tuple[int, int]]) -> list[Mention]:
     """'the hospital' -> the hospital entities; a kind only sensitive zones have ('the school') -> those zones."""
     names = {e.id: e.name for e in world.entities}
@@ -289,7 +361,7 @@ def _kind_mentions(text: str, world: World, taken: list[tuple[int, int]]) -> lis
             if not _free(span, taken) or not (candidates or zones):
                 continue
             if candidates:
-                window = text[max(0, span[0] - 30) : span[1] + 30]
+                window = _qualifier_window(text, span)
                 ids = _disambiguate(candidates, names, window, match.group(0).split()[0])
                 mentions.append(Mention("entity", ids, *span, by_kind=True))
             else:

@@ -33,7 +33,7 @@ _EMERGENCY_CUES = (
 
 _INTENT_CUES: dict[Intent, str] = {
     Intent.return_: r"\breturn\w*|\bgo back\b|\bfly back\b|\bcome back\b|返航|返回|回到",
-    Intent.charge: r"\b(?:re)?charg\w*|充电",
+    Intent.charge: r"\b(?:re)?charg\w*|\btop (?:it |her |its battery |the battery )?up\b|充电|充个电|充一下电|充满电|补电",
     Intent.patrol: r"\bpatrol\w*|巡逻|巡查",
     Intent.inspection: r"\binspect\w*|\bsurvey\w*|巡检|检查|勘察",
     Intent.monitoring: (
@@ -181,6 +181,8 @@ def stated_constraints(text: str, world: World) -> StatedConstraints:
     clock, clock_sec = _clock_deadline(lowered, world)
     if clock_sec is not None and (stated.deadline_sec is None or clock_sec < stated.deadline_sec):
         stated.deadline_sec = clock_sec  # the stricter of a duration and a time of day
+    if any(_reported(q, digits) for q in find_quantities(digits) if q.value == stated.battery_reserve_ratio):
+        stated.battery_reserve_ratio = None  # "uav_07 is at 15% battery" reports its state, asks for no reserve
     _climb_to(stated, digits)
     stated.avoided_zones = list(
         dict.fromkeys(i for m in fuzzy if m.kind == "zone" and m.role == "avoid" for i in m.ids)
@@ -192,12 +194,12 @@ def stated_constraints(text: str, world: World) -> StatedConstraints:
     stated.permissions_not_used = [d.message() for d in demands if d.permission]
     stated.assumed = [f"'{m.assumed_from}' read as {m.ids[0]}" for m in fuzzy if m.assumed_from and len(m.ids) == 1]
     stated.unread_duration = stated.deadline_sec is None and bool(_TIME_UNIT.search(lowered))
-    quantities = [(q, _field_holding(q, stated)) for q in find_quantities(digits)]
-    stated.spans = {field: q.text for q, field in reversed(quantities) if field is not None}
+    quantities = [(q, _field_holding(q, stated) or _reported(q, digits)) for q in find_quantities(digits)]
+    stated.spans = {field: q.text for q, field in reversed(quantities) if field not in (None, REPORTED)}
     if clock is not None and clock_sec is not None and stated.deadline_sec == clock_sec:
         stated.spans["deadline_sec"] = clock.text
     stated.unaccounted = [
-        f"'{q.text}' is not reflected in the plan: the agent reads no demand in it"
+        f"'{q.text}' is not reflected in the plan: " + (q.ambiguous or "the agent reads no demand in it")
         for q, field in quantities
         if field is None
     ] + [
@@ -225,6 +227,24 @@ def stated_constraints(text: str, world: World) -> StatedConstraints:
     ]
     stated.salient = _salient(fuzzy, uav_roles, quantities, demands, lowered)
     return stated
+
+
+REPORTED = "reported"  # a quantity that describes the state of things ("uav_07 is at 15% battery"): no demand
+
+
+# "uav_s1只剩55%的电了", "uav_07 is at 15% battery", "it has only 40% charge left": a battery share said as a remark.
+_REPORT_BEFORE = re.compile(
+    r"(?:只剩|还剩|剩下?|仅剩|电量(?:只有|为|是|还有)?|(?:is|'s|are) (?:at|down to|on|showing|sitting at)|"
+    r"(?:has|have) (?:only |just |about |around )?|only |down to )\s*$"
+)
+_REPORT_AFTER = re.compile(r"^\s*(?:的)?(?:电|电量|battery|charge|left|remaining)")
+
+
+def _reported(quantity: Quantity, digits: str) -> str | None:
+    if quantity.dimension != "share":
+        return None
+    before, after = digits[max(0, quantity.start - 20) : quantity.start], digits[quantity.end : quantity.end + 12]
+    return REPORTED if _REPORT_BEFORE.search(before) and _REPORT_AFTER.match(after) else None
 
 
 def _clock_deadline(text: str, world: World) -> tuple[ClockTime | None, float | None]:

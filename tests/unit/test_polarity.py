@@ -170,3 +170,27 @@ def test_a_time_of_day_is_a_deadline_on_the_worlds_clock_or_a_question(downtown:
     unplaced = stated_constraints(text, downtown)  # the example world states no clock origin
     assert unplaced.deadline_sec is None
     assert any("'" in m and "time of day" in m for m in unplaced.missing), unplaced.missing
+
+
+@pytest.mark.parametrize(
+    ("text", "assumed"),
+    [
+        ("hospital_A to the childrens hosptial, 1 kg.", "'childrens hosptial' read as hospital_B"),
+        ("Blood from Centrl Hospital to police_2.", "'centrl hospital' read as hospital_A"),
+    ],
+)
+def test_a_name_with_typing_errors_resolves_word_by_word_and_says_so(downtown: World, text, assumed):
+    assert assumed in stated_constraints(text, downtown).assumed
+
+
+def test_another_word_is_no_typo():
+    from language.mentions import _word_typo
+
+    assert _word_typo("hosptial", "hospital") and _word_typo("childrens", "children's")
+    assert not _word_typo("west", "east") and not _word_typo("no. 3", "no. 2")
+
+
+def test_a_battery_share_said_as_a_remark_is_no_demand_and_no_question(downtown: World):
+    stated = stated_constraints("uav_07 is at 15% battery, send it to recharge at charging_pad_1.", downtown)
+    assert not stated.unaccounted and stated.uavs == ["uav_07"]
+    assert any(s.kind == "quantity" and s.role == "reported" for s in stated.salient)
