@@ -84,7 +84,7 @@ _SENT_ON = (
 # Cues that fix a role when they stand right after the place, as Chinese puts them ("请到X取货", "X起飞", "X需要...", "X发生紧急情况").
 # They outrank a cue before it: in "请到X取货" the 到 is "go to" the pickup, not the destination.
 AFTER_ROLE_CUES = (
-    ("origin", re.compile(r"^\W{0,2}(?:取货|提货|起飞|出发|装|发出|寄出|发来)")),
+    ("origin", re.compile(r"^\W{0,2}(?:取货|提货|取(?!消)|起飞|出发|装|发出|寄出|发来)")),
     (
         "destination",
         re.compile(

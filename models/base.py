@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from ir.fidelity import StatedConstraints
 from tools.world import World
 
 
@@ -72,6 +73,9 @@ class GenerationRequest(BaseModel):
     round: int = Field(default=0, ge=0, description="0 = first generation, k = k-th repair")
     json_schema: dict[str, Any] | None = Field(
         default=None, description="answer schema offered to the server instead of LLMAnswer's (e.g. ids as enums)"
+    )
+    reading: StatedConstraints | None = Field(
+        default=None, description="the run's reading of the request (nodes/reading.py); None: read from the text"
     )
 
 

@@ -214,8 +214,8 @@ def _fill_entities(task: ParsedTask, mentions: list[Mention], world: World, text
         elif m.kind == "uav" and uav_roles.get(m.ids[0]) == "pinned" and m.ids[0] not in refs.candidate_uavs:
             refs.candidate_uavs.append(m.ids[0])
     excluded = [u for u, role in uav_roles.items() if role == "excluded"]
-    if excluded and not refs.candidate_uavs:  # a hard exclusion: assignment chooses among the others
-        refs.candidate_uavs = [u.id for u in world.fleet if u.id not in excluded and u.status.value == "idle"]
+    if excluded:  # a hard exclusion: assignment chooses among the others
+        keep_exclusions(task, excluded, world)
         task.notes.append(f"not {', '.join(excluded)}, as the request says")
     origin, destination = _pick(places, "origin"), _pick(places, "destination")
     unassigned = [m for m in places if m.role is None]
@@ -413,7 +413,7 @@ def _repaired_task(request: GenerationRequest) -> ParsedTask:
     except ValidationError:  # an unusable previous IR: start again from the request
         task = parse_instruction(request.instruction, request.world)
     changes = apply_repair(task, feedback, request.world)
-    _keep_exclusions(task, request.instruction, request.world)
+    keep_exclusions(task, _excluded_uavs(request.instruction, request.world), request.world)
     prior = safety_prior_zones(request.world, task.entities, task.constraints)
     task.entities.avoid_zones = list(dict.fromkeys(task.entities.avoid_zones + prior))
     task.notes.append(f"repair round {request.round}: " + ("; ".join(changes) if changes else "no applicable repair"))
@@ -423,11 +423,14 @@ def _repaired_task(request: GenerationRequest) -> ParsedTask:
     return task
 
 
-def _keep_exclusions(task: ParsedTask, instruction: str, world: World) -> None:
-    """A UAV the request leaves out stays out whatever a repair did to the candidates (cleared: the others)."""
+def _excluded_uavs(instruction: str, world: World) -> list[str]:
     text = instruction.lower().replace("\u2019", "'")
-    roles = uav_roles_in(text, find_mentions(text, world))
-    excluded = [u for u, role in roles.items() if role == "excluded"]
+    return [u for u, role in uav_roles_in(text, find_mentions(text, world)).items() if role == "excluded"]
+
+
+def keep_exclusions(task: ParsedTask, excluded: Sequence[str], world: World) -> None:
+    """A UAV the request leaves out stays out whatever a parse or a repair did to the candidates (none left, or none
+    named: the idle others, so that assignment cannot fall back on it)."""
     if not excluded:
         return
     refs = task.entities

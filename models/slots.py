@@ -23,13 +23,14 @@ from ir.model import EntityRefs, FallbackPolicy, Intent, LowAltitudeIR, Operatio
 from language.stated import stated_constraints
 from models.base import GenerationRequest, IRFormat, RepairFeedback, extract_answer, json_objects
 from models.grounded_schema import WorldIds, bounded_list, id_list, nullable_id, string_enum
-from models.rules_parser import ParsedTask, build_answer, fly_back, plan_hand_off
+from models.rules_parser import ParsedTask, build_answer, fly_back, keep_exclusions, plan_hand_off
 from tools.signals import zones_containing
 from tools.world import NoFlyZone, SensitiveZone, World
 
 # v2: origin, destination and UAVs offered from the request's grounded mentions; v3: the payload slot, the stated
-# payload and deadline as the only values, roles fixed by cues
-SLOTS_VERSION = "cloudbrain-slots-v3"
+# payload and deadline as the only values, roles fixed by cues; v4: an order cue fixes the destination, excluded UAVs
+# never candidates
+SLOTS_VERSION = "cloudbrain-slots-v4"
 DEFAULTS = OperationConstraints()
 SLOT_NAMES = (
     "intent",
@@ -127,6 +128,8 @@ def _place_candidates(
         return tuple(p for p in places if p not in fixed) or places
 
     origins = tuple(stated.origins) or other_than([*stated.destinations, *stated.handoff_points])
+    if stated.final_place in places:  # an order cue fixed where the flight ends ("..., then park it at X")
+        return tuple(o for o in origins if o != stated.final_place) or origins, (stated.final_place,)
     return origins, tuple(stated.destinations) or other_than([*stated.origins, *stated.handoff_points])
 
 
@@ -136,9 +139,10 @@ def _stops_schema(stated: StatedConstraints | None) -> dict[str, Any]:
     Otherwise the model picks among the named places (none when fewer than two ground)."""
     if stated is None or len(stated.places) < 2:
         return id_list(())
-    ends = {*stated.origins, *stated.destinations}
+    last = [stated.final_place] if stated.final_place in stated.places else stated.destinations
+    ends = {*stated.origins, *last}
     stops = [p for p in stated.places if p not in ends]
-    if stated.origins and stated.destinations:
+    if stated.origins and last:
         return {"type": "array", "prefixItems": [{"const": p} for p in stops], "items": False, "minItems": len(stops)}
     return id_list(tuple(stops))
 
@@ -323,7 +327,7 @@ def slots_messages(request: GenerationRequest) -> list[dict[str, str]]:
 
 def slots_request(request: GenerationRequest) -> tuple[list[dict[str, str]], dict[str, Any]]:
     """The messages and the grounded schema of one slots answer (the candidates come from what the request names)."""
-    stated = stated_constraints(request.instruction, request.world)
+    stated = request.reading or stated_constraints(request.instruction, request.world)
     return slots_messages(request), slots_schema(request.world, zones_to_keep(request), stated)
 
 
@@ -382,6 +386,8 @@ def compile_slots(slots: dict[str, Any], request: GenerationRequest) -> dict[str
         ),
         notes=[f"compiled from the model's slots {_compact(slots)}"],
     )
+    reading = request.reading or stated_constraints(request.instruction, world)
+    keep_exclusions(task, reading.excluded_uavs, world)
     if slots["return_leg"]:
         fly_back(task)
     plan_hand_off(task, request.instruction.lower(), world)

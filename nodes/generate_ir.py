@@ -11,6 +11,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
+from ir.fidelity import StatedConstraints
 from models.base import GenerationRequest, RepairFeedback, RetrievedContext
 from models.factory import make_generator
 from models.grounded_schema import grounded_answer_schema
@@ -38,6 +39,7 @@ def generate_ir(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     world, task_id = world_from_state(state), state.get("task_id") or "task"
     # Backends that can constrain their output get the world-grounded schema: no unknown id can be written.
     grounded = getattr(generator, "accepts_json_schema", False)
+    kept = reading_update(state, world)
     request = GenerationRequest(
         instruction=state["instruction"],
         world=world,
@@ -46,11 +48,12 @@ def generate_ir(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         feedback=RepairFeedback.model_validate(feedback) if feedback else None,
         round=state.get("round", 0),
         json_schema=grounded_answer_schema(world, default_registry(), task_id) if grounded else None,
+        reading=StatedConstraints.model_validate(kept.get("reading") or state["reading"]),
     )
     result = generator.generate(request)
     answer = result.answer or {}
     return {
-        **reading_update(state, world),
+        **kept,
         "raw_output": result.raw_text,
         "answer": {
             "rationale_summary": answer.get("rationale_summary", ""),
