@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,18 @@ PAYLOAD_ROUNDING = 0.005  # the writers' own unit conversions are rounded ("2.5 
 def _track(waypoints: list[list[float]]) -> shapely.LineString | shapely.Point:
     xy = [wp[:2] for wp in waypoints]
     return shapely.LineString(xy) if len(xy) > 1 else shapely.Point(xy[0])
+
+
+_ID_CHECKS = ("origin", "destination", "via", "uav", "not_uav", "avoid")
+
+
+def unknown_ids(world: World, checks: dict[str, Any]) -> list[str]:
+    """Ids a request's checks name that the world does not have (a misspelt check would pass silently)."""
+    known = {*world.entity_index, *world.zone_index, *world.uav_index}
+    named = [
+        v for key in _ID_CHECKS for v in ([checks[key]] if isinstance(checks.get(key), str) else checks.get(key) or [])
+    ]
+    return [ref for ref in named if ref not in known]
 
 
 def broken_checks(
@@ -62,7 +75,14 @@ def broken_checks(
     end = checks.get("origin") if checks.get("return_leg") else checks.get("destination")
     if end and not near(waypoints[-1], end):
         broken.append(f"ends {math.dist(waypoints[-1][:2], world.entity_index[end].position):.0f} m from {end}")
+    if checks.get("return_leg") and (far := checks.get("destination")) and passed(far) > tolerance:
+        broken.append(f"never reaches {far} before coming back")
     via = checks.get("via") or []
+    if origin and isinstance(track, shapely.LineString) and passed(origin) <= tolerance:
+        first = track.project(shapely.Point(world.entity_index[origin].position))
+        later = [ref for ref in via if passed(ref) <= tolerance]
+        if any(track.project(shapely.Point(world.entity_index[ref].position)) < first for ref in later):
+            broken.append(f"reaches a stop before the origin {origin}")
     missed = [ref for ref in via if passed(ref) > tolerance]
     broken += [f"never reaches {ref}" for ref in missed]
     if not missed and len(via) > 1 and isinstance(track, shapely.LineString):
@@ -72,7 +92,9 @@ def broken_checks(
     for ref in checks.get("avoid") or []:
         if ref in world.entity_index and passed(ref) < AVOID_CLEARANCE_M:
             broken.append(f"passes {passed(ref):.0f} m from {ref}, which the request says to keep away from")
-        elif (zone := world.zone_index.get(ref)) is not None and track.intersects(zone.shape):
+        elif (zone := world.zone_index.get(ref)) is not None and track.intersects(
+            getattr(zone, "buffered_shape", zone.shape)  # a sensitive zone with its buffer
+        ):
             broken.append(f"enters {ref}, which the request says to keep away from")
     altitudes = [wp[2] for wp in waypoints]
     if (high := checks.get("altitude_max_m")) is not None and max(altitudes) > high + ALTITUDE_SLACK_M:
@@ -85,14 +107,33 @@ def broken_checks(
         broken.append(f"arrives at {waypoints[-1][3]:.0f} s, after the stated {deadline:g} s")
     payload = checks.get("payload_kg")
     planned = float((((ir or {}).get("constraints") or {}).get("payload_kg")) or 0.0)
-    if payload and planned < payload * (1 - PAYLOAD_ROUNDING):
+    if payload is not None and abs(planned - payload) > max(payload, 0.01) * PAYLOAD_ROUNDING:
         broken.append(f"planned for {planned:g} kg, the request states {payload:g} kg")
     return broken
 
 
+# A question the world forces (no UAV whose wind limit, battery or payload covers the task) rather than the reading.
+_FLEET_CANNOT = re.compile(r"no_available_uav|low_battery|wind \+ gusts|below the reserve|payload_over_capacity")
+
+
+def cause_of_question(reason: str) -> str:
+    """'fleet' where the tools found no UAV that can fly the task, else 'reading'."""
+    return "fleet" if _FLEET_CANNOT.search(reason) else "reading"
+
+
+_NAMES_A_RULE = re.compile(r"\bR[1-6]\b")
+
+
 def judge(world: World, request: dict[str, Any], status: str, decision: dict[str, Any], ir: dict | None) -> str:
     if status != "execute":
-        return "asked or refused" if request["expected"] == "ask_or_refuse" else "asked where clear"
+        if request["expected"] != "ask_or_refuse":
+            return "asked where clear"
+        reason = decision.get("reason", "")
+        if request.get("construction") == "rule_violating_demand" and not (
+            _NAMES_A_RULE.search(reason) and "'" in reason
+        ):
+            return "asked, but not quoting the demand and its rule"
+        return "asked or refused"
     if request["expected"] == "ask_or_refuse":
         return "execute against the words"
     return "execute against the words" if broken_checks(world, request["checks"], decision, ir) else "right execute"
@@ -104,7 +145,26 @@ def run(requests: list[dict[str, Any]], model: str) -> list[dict[str, Any]]:
     rows = []
     for request in requests:
         world = worlds.setdefault(request["world"], load_world(request["world"]))
-        out, values = run_task_values(world, request["request"], context=context, checkpointer=InMemorySaver())
+        if unknown := unknown_ids(world, request["checks"]):
+            raise SystemExit(f"{request['id']}: the checks name ids {unknown} that {request['world']} does not have")
+        try:
+            out, values = run_task_values(world, request["request"], context=context, checkpointer=InMemorySaver())
+        except Exception as error:  # one request's failure is its row, not the end of the batch
+            rows.append(
+                {
+                    "id": request["id"],
+                    "model": model,
+                    "request": request["request"],
+                    "verdict": "error",
+                    "expected": request["expected"],
+                    "status": "error",
+                    "uav": None,
+                    "broken": [],
+                    "reason": f"{type(error).__name__}: {error}",
+                }
+            )
+            print(f"{request['id']:6} {model:6} error: {type(error).__name__}: {error}", flush=True)
+            continue
         ir = ((values.get("attempts") or [{}])[-1] or {}).get("ir")
         verdict = judge(world, request, out.status, out.decision, ir)
         broken = broken_checks(world, request["checks"], out.decision, ir) if out.status == "execute" else []
@@ -119,9 +179,11 @@ def run(requests: list[dict[str, Any]], model: str) -> list[dict[str, Any]]:
                 "verdict": verdict,
                 "broken": broken,
                 "reason": out.decision.get("reason", ""),
+                "cause": cause_of_question(out.decision.get("reason", "")) if verdict == "asked where clear" else "",
             }
         )
-        print(f"{request['id']:6} {model:6} {out.status:13} {verdict:26} {'; '.join(broken)}", flush=True)
+        cause = rows[-1]["cause"]
+        print(f"{request['id']:6} {model:6} {out.status:13} {verdict:26} {cause:8} {'; '.join(broken)}", flush=True)
     return rows
 
 
@@ -139,7 +201,8 @@ def main(argv: list[str] | None = None) -> int:
     rows = run(requests, args.model)
     counts: dict[str, int] = {}
     for row in rows:
-        counts[row["verdict"]] = counts.get(row["verdict"], 0) + 1
+        key = f"{row['verdict']} ({row['cause']})" if row.get("cause") else row["verdict"]
+        counts[key] = counts.get(key, 0) + 1
     print(json.dumps(counts, sort_keys=True))
     if args.out:
         args.out.write_text(json.dumps(rows, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")

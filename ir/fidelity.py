@@ -22,6 +22,7 @@ from pydantic import BaseModel, Field
 
 from ir.finding import Finding
 from ir.model import Intent
+from tools.rules import RULE_TEXT
 from tools.world import UAVStatus, World
 
 # A stated cruise altitude ("at 60 m") holds a route to within this: half a planning layer, so a layer always fits.
@@ -30,6 +31,7 @@ CONTRADICTORY = "stated_constraints_contradictory"
 UNRESOLVED = "unresolved_reference"  # a bare kind the world has several of: ask which one
 UNACCOUNTED = "unaccounted_span"  # a stated quantity or UAV no reading maps to a field: ask what it means
 MISSING = "missing_information"  # a fact no plan can do without that the request does not give: ask for it
+_R3 = RULE_TEXT["R3"]
 AGAINST_RULE = "rule_violating_demand"  # the request demands what a safety rule forbids: quote it, name the rule
 # A place the request names to keep away from ("don't route over the park") is passed no closer than this.
 AVOIDED_PLACE_CLEARANCE_M = 50.0
@@ -137,12 +139,16 @@ class StatedConstraints(Mentions):
         if low is not None and high is not None and low >= high:
             found.append((CONTRADICTORY, f"the request asks to fly above {low:g} m and below {high:g} m"))
         if low is not None and low >= ceiling_m:
-            message = f"the request asks to fly above {low:g} m, at or over the airspace ceiling {ceiling_m:g} m"
+            message = (
+                f"the request asks to fly above {low:g} m, at or over the airspace ceiling {ceiling_m:g} m (R3: {_R3})"
+            )
             found.append((CONTRADICTORY, message))
         cruise = self.cruise_altitude_m
         if cruise is not None and not 0 < cruise <= ceiling_m:
             said = self.spans.get("cruise_altitude_m", f"{cruise:g} m")
-            found.append((CONTRADICTORY, f"'{said}' is outside the airspace: its ceiling is {ceiling_m:g} m"))
+            found.append(
+                (CONTRADICTORY, f"'{said}' is outside the airspace: its ceiling is {ceiling_m:g} m (R3: {_R3})")
+            )
         if self.deadline_sec is not None and self.deadline_sec <= 0:
             found.append((CONTRADICTORY, "the request's deadline is not in the future"))
         found += [

@@ -30,6 +30,13 @@ _AVOID_CUE = re.compile(
 )
 
 
+# "no need to avoid X", "you don't have to go around X": a waived keep-out, X no place to keep away from.
+WAIVED_BEFORE = re.compile(
+    r"(?:no need to|needn't|need not|(?:don't|do not|dont) (?:have|need) to|no reason to|not necessary to)"
+    r"(?: bother(?: to| with)?)?\s*$|(?:不用|无需|不必|不需要|没必要|用不着)$"
+)
+
+
 # Where the cargo waits: "it's (sitting) at X", "it is stored at X", "collect it at X", "pick it up from X".
 PICKUP_CUE = (
     r"\bit(?:'s| is) (?:\w+ )?(?:at|in)|\b(?:is|are|'s) (?:sitting|waiting|kept|stored|located|ready|loaded) (?:at|in)|"
@@ -171,7 +178,7 @@ def ground_mentions(world: World, instruction: str) -> Mentions:
     leading: set[str] = set()  # places followed by "to" and another place, with no cue of their own
     for start, end, ref in spans:
         before = text[max(0, start - AVOID_CUE_WINDOW) : start]
-        if _AVOID_CUE.search(before):
+        if (cue := _AVOID_CUE.search(before)) and not WAIVED_BEFORE.search(before[: cue.start()]):
             avoided.add(ref)
             continue
         first.setdefault(ref, start)

@@ -16,6 +16,7 @@ from language.grounding import (
     HANDOFF_AFTER,
     ORIGIN_FIELD,
     PICKUP_CUE,
+    WAIVED_BEFORE,
     after_role,
     short_name,
 )
@@ -149,7 +150,10 @@ class Mention:
 def id_pattern(identifier: str) -> re.Pattern[str]:
     """'uav_03' also matches 'UAV 3' / 'uav-03'; 'hospital_A' also matches 'hospital A'."""
     pieces = [rf"0*{int(p)}" if p.isdigit() else re.escape(p) for p in re.split(r"[_\-\s]+", identifier.lower()) if p]
-    return re.compile(r"(?<![a-z0-9])" + r"[\s_\-]*".join(pieces) + r"(?![a-z0-9])")
+    # one separator ("fire station - 1 kg" is no fire_station_1); a trailing number followed by a unit is a quantity
+    unit_after = r"(?!\s*(?:kg|kilo|g\b|grams?|lbs?|pounds?|m\b|km|ft|feet|%|min|mins?|minutes?|s\b|secs?|h\b|hrs?|hours?|metres?|meters?|公斤|千克|克|米|分钟|秒|小时))"
+    tail = unit_after if identifier[-1:].isdigit() else ""
+    return re.compile(r"(?<![a-z0-9])" + r"[\s_\-]?".join(pieces) + r"(?![a-z0-9])" + tail)
 
 
 def _kind_of(world: World, identifier: str) -> str:
@@ -372,6 +376,15 @@ def _kind_mentions(text: str, world: World, taken: list[tuple[int, int]]) -> lis
 
 def _zone_word_mentions(text: str, world: World, taken: list[tuple[int, int]]) -> list[Mention]:
     mentions: list[Mention] = []
+    for zone in world.no_fly_zones:  # a zone named by what it is for: "the open-air event site", "the airfield"
+        reason = zone.reason.strip().lower()
+        if len(reason) < 5:
+            continue
+        for match in re.finditer(rf"(?<![a-z]){re.escape(reason)}(?:\s+(?:site|zone|area|grounds))?(?![a-z])", text):
+            span = (match.start(), match.end())
+            if _free(span, taken):
+                mentions.append(Mention("zone", (zone.id,), *span, role="avoid"))
+                taken.append(span)
     for match in _NFZ_WORDS.finditer(text):
         span = (match.start(), match.end())
         if not _free(span, taken) or not world.no_fly_zones:
@@ -398,6 +411,8 @@ def _role_before(text: str, start: int, window_start: int) -> str | None:
     best: tuple[int, int, str] | None = None
     for role, pattern in _ROLE_CUES:
         for match in re.finditer(pattern, window):
+            if role == "avoid" and WAIVED_BEFORE.search(window[: match.start()]):
+                continue
             key = (match.end(), match.end() - match.start(), role)
             if best is None or key[:2] > best[:2]:
                 best = key

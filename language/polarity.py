@@ -18,6 +18,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from language.grounding import short_name
 from tools.rules import RULE_TEXT
 from tools.world import World
 
@@ -67,7 +68,7 @@ _CEILING_WORDS_ZH = r"(?:限高|高度限制|高度上限|飞行高度限制)"
 
 
 _RESERVE_WORDS = r"(?:(?:battery |charge |power )?reserve|minimum (?:battery|charge)|battery (?:margin|buffer|minimum))"
-_RESERVE_WORDS_ZH = r"(?:电量余量|余量|备用电量|保留电量|最低电量)"
+_RESERVE_WORDS_ZH = r"(?:电量余量|电量预留|预留电量|余量|预留|备用电量|保留电量|最低电量)"
 
 
 _CHECK_WORDS = (
@@ -77,16 +78,30 @@ _CHECK_WORDS = (
 _CHECK_WORDS_ZH = r"(?:安全校验|安全检查|校验|验证|安全规则|规则|安全限制)"
 
 
+# "no need to avoid the school", "you don't have to go around nfz_temp_1", "不用绕开禁飞区": the keep-out a rule
+# asks for, waived.
+_NO_NEED = (
+    r"(?:no need to|needn't|need not|(?:don't|do not|dont) (?:have|need) to|no reason to|not necessary to|"
+    r"you needn't)(?: bother(?: to| with)?)?\s+(?:avoid|go around|route around|detour around|fly around|"
+    r"keep (?:away|clear) (?:of|from)|stay (?:away|clear|out) (?:of|from)|steer clear of|bother with|worry about|care about)"
+)
+_NO_NEED_ZH = r"(?:不用|无需|不必|不需要|没必要|用不着)(?:绕开?|绕行|绕过|避开|避让|躲开|管)"
+
+
 # Demands, by the rule each breaks. {zones} and {sensitive} stand for the world's own zone ids and names.
 _DEMANDS: tuple[tuple[str, str], ...] = (
     ("R1", rf"\b{_CROSS}\b[^.;,]{{0,25}}?\b{_THROUGH}\s+(?:the\s+|that\s+|this\s+)?(?:{_NFZ_WORDS}|{{zones}})"),
     ("R1", rf"\b{_IGNORE}\s+(?:the\s+|all\s+|any\s+)?(?:{_NFZ_WORDS}|{{zones}})"),
     ("R1", rf"\b{_STRAIGHT}\s+(?:the\s+|that\s+)?(?:{_NFZ_WORDS}|{{zones}})"),
+    ("R1", rf"\b{_NO_NEED}\s+(?:the\s+|any\s+|all\s+)?(?:{_NFZ_WORDS}|{{zones}})"),
+    ("R1", rf"{_NO_NEED_ZH}.{{0,4}}?(?:{_NFZ_WORDS_ZH}|{{zones}})|(?:{_NFZ_WORDS_ZH}|{{zones}}).{{0,6}}?{_NO_NEED_ZH}"),
     ("R1", rf"{_CROSS_ZH}.{{0,6}}?(?:{_NFZ_WORDS_ZH}|{{zones}})"),
     ("R1", rf"{_IGNORE_ZH}.{{0,4}}?(?:{_NFZ_WORDS_ZH}|{{zones}})"),
     ("R2", rf"\b{_IGNORE}\s+(?:the\s+|any\s+|all\s+|about\s+)?(?:\w+\s+){{0,3}}?{_BUFFER_WORDS}"),
     ("R2", rf"\b{_CROSS}\b[^.;,]{{0,25}}?\b{_THROUGH}\s+(?:the\s+)?(?:{{sensitive}})"),
     ("R2", rf"\b{_STRAIGHT}\s+(?:the\s+)?(?:{{sensitive}})"),
+    ("R2", rf"\b{_NO_NEED}\s+(?:the\s+|any\s+)?(?:{{sensitive}}|{_BUFFER_WORDS})"),
+    ("R2", rf"{_NO_NEED_ZH}.{{0,4}}?(?:{{sensitive}})|(?:{{sensitive}}).{{0,6}}?{_NO_NEED_ZH}"),
     ("R2", r"\b(?:hug|skim|graze|brush) (?:the )?(?:buildings?|rooftops?|roofs?|towers?)"),
     ("R2", rf"(?:{_IGNORE_ZH}|不用保持|不需要保持|不必保持|不用和).{{0,8}}?{_BUFFER_WORDS_ZH}"),
     ("R2", r"贴着.{0,6}(?:楼|建筑|屋顶)"),
@@ -103,6 +118,7 @@ _DEMANDS: tuple[tuple[str, str], ...] = (
         "R5",
         rf"(?:{_IGNORE_ZH}|不留|不用留|不需要留|不必留).{{0,4}}?(?:{_RESERVE_WORDS_ZH}|电量)|电量(?:用完|用光|耗尽|跑光)",
     ),
+    ("R5", rf"(?:{_RESERVE_WORDS_ZH}|电量).{{0,4}}?(?:{_IGNORE_ZH}|不用留|不用保留|不需要|不必|无所谓)"),
     (
         "R1-R6",
         rf"\b{_IGNORE}\s+(?:all\s+)?{_CHECK_WORDS}|\bsystem override\b|\bsafety (?:verification|checks?) (?:is|are) (?:disabled|off)",
@@ -129,6 +145,8 @@ class RuleDemand(BaseModel):
     span: str = Field(description="the request's words")
     rule: str = Field(description="the rule it asks to break, e.g. R1")
     permission: bool = Field(description="offered as an option ('if that is faster'), not demanded")
+    start: int = Field(default=-1, description="where the words asking for the break start in the text read")
+    end: int = Field(default=-1, description="where they end: a place named there is crossed, not visited")
 
     def message(self) -> str:
         rule_text = RULE_TEXT.get(self.rule, "every safety rule")  # type: ignore[call-overload]
@@ -161,8 +179,21 @@ def _zone_alternatives(world: World) -> tuple[str, str]:
     """Regex alternatives for the world's no-fly zones and sensitive zones (ids and names)."""
     nfz = [name for z in world.no_fly_zones for name in (z.id, z.id.replace("_", " "), z.reason)]
     sensitive = [name for z in world.sensitive_zones for name in (z.id, z.name, z.id.replace("_", " "))]
-    sensitive += [f"{z.kind.replace('_', ' ')} zone" for z in world.sensitive_zones if z.kind]
+    sensitive += [f"{z.kind.replace('_', ' ')} {noun}" for z in world.sensitive_zones for noun in _ZONE_NOUNS if z.kind]
+    inside = [e for e in world.entities if any(z.buffered_shape.covers(e.point) for z in world.sensitive_zones)]
+    sensitive += [name for e in inside for name in (e.id, e.name, short_name(e.name), *e.names.values()) if name]
+    sensitive += [w for e in inside for w in _KIND_NOUNS.get(e.kind.value, ())]
     return _alternatives(nfz), _alternatives(sensitive)
+
+
+_ZONE_NOUNS = ("zone", "zones", "grounds", "area", "campus")
+# The nouns a place of a sensitive kind goes by ("the school", "学校"): crossing it is crossing its zone.
+_KIND_NOUNS = {
+    "school": ("school", "primary school", "school grounds", "schoolyard", "学校", "小学", "中学"),
+    "hospital": ("hospital ward", "ward", "病房"),
+    "residential": ("residential block", "homes", "居民区", "小区"),
+    "park": ("park", "公园"),
+}
 
 
 def rule_demands(text: str, world: World) -> list[RuleDemand]:
@@ -172,7 +203,7 @@ def rule_demands(text: str, world: World) -> list[RuleDemand]:
         (rule, re.compile(p.replace("{zones}", zones).replace("{sensitive}", sensitive))) for rule, p in _DEMANDS
     ]
     found: dict[tuple[str, str], RuleDemand] = {}
-    for _, clause in clauses(text):
+    for offset, clause in clauses(text):
         for rule, pattern in patterns:
             match = pattern.search(clause)
             if match is None or (clause.strip(), rule) in found or _NEGATED_BEFORE.search(clause[: match.start()]):
@@ -180,7 +211,13 @@ def rule_demands(text: str, world: World) -> list[RuleDemand]:
             if _NEGATED_PERMISSION.search(clause):  # "you can't skip the reserve" forbids the break
                 continue
             span = " ".join(clause.split()) or match.group(0)
-            found[(clause.strip(), rule)] = RuleDemand(span=span, rule=rule, permission=bool(PERMISSION.search(clause)))
+            found[(clause.strip(), rule)] = RuleDemand(
+                span=span,
+                rule=rule,
+                permission=bool(PERMISSION.search(clause)),
+                start=offset + match.start(),
+                end=offset + match.end(),
+            )
     return _one_per_clause(list(found.values()))
 
 

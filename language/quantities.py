@@ -291,6 +291,9 @@ _CRUISE_PATTERN = re.compile(
     r"(?:\bat|\bcruis\w*|altitude(?: of)?|height(?: of)?|在|高度(?:为|是)?)\s*(?:an? (?:altitude|height) of\s*)?"
     + _LENGTH
     + _NOT_DISTANCE
+    + r"|(?:按|以|用|在)?\s*"
+    + _LENGTH
+    + r"\s*的?\s*(?:高度|高空|飞行高度)"
 )
 
 
@@ -312,10 +315,26 @@ def parse_reserve(text: str) -> float | None:
     return ratio if 0 < ratio < 1 else None
 
 
+# A duration that times something else than the arrival: "it doesn't kick in for another 10 minutes", "hover
+# for 2 minutes", "wait 5 minutes", "悬停2分钟": no deadline (span accounting then quotes it back).
+_NOT_A_DEADLINE = re.compile(
+    r"(?:\bfor (?:another |the next |a further |about |around )?|\b(?:kick|start|open|close|activat|begin|end|expir|lift)"
+    r"\w* (?:in|for|after)(?: another| about)? |\b(?:hover|wait|loiter|circle|stay|linger|hold)\w*(?: there)?(?: for)? |"
+    r"\bevery |悬停|等待?|盘旋|停留)\s*$"
+)
+
+
+def is_deadline(quantity: Quantity, text: str) -> bool:
+    """A duration the (`with_digits`) text states as the time to arrive in, not one that times something else."""
+    return quantity.dimension == "duration" and not _NOT_A_DEADLINE.search(
+        text[max(0, quantity.start - 30) : quantity.start]
+    )
+
+
 def parse_deadline(text: str) -> float | None:
-    """The first duration in the (`with_digits`) request, in seconds ('within 10 minutes', '600 s', '10分钟内',
-    '0.5小时', '1 hr 30 min'): the same durations span accounting finds."""
-    return _first(text, "duration")
+    """The first duration in the (`with_digits`) request that is a time to arrive in, in seconds ('within 10
+    minutes', '600 s', '10分钟内', '0.5小时', '1 hr 30 min'): the same durations span accounting finds."""
+    return next((q.value for q in find_quantities(text) if is_deadline(q, text) and q.value > 0), None)
 
 
 def _length(written: str) -> float | None:

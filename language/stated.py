@@ -154,9 +154,10 @@ def stated_constraints(text: str, world: World) -> StatedConstraints:
     digits = with_digits(lowered)
     band = stated_band_and_separation(digits)
     fuzzy = find_mentions(lowered, world)
+    demands = demands_marking_crossed(lowered, world, fuzzy)
     mentions = _without_landmarks_and_avoided(mentions, fuzzy)
     uav_roles = uav_roles_in(lowered, fuzzy)
-    visits = [m for m in fuzzy if m.kind == "entity" and m.role not in ("avoid", "landmark")]
+    visits = [m for m in fuzzy if m.kind == "entity" and m.role not in ("avoid", "landmark", "crossed")]
     found = [m.ids[0] for m in visits if len(m.ids) == 1]
     referenced = list(dict.fromkeys([*mentions.places, *found]))
     pointed = [m.ids[0] for m in visits if _points_to_one(m, lowered, world)]
@@ -189,7 +190,7 @@ def stated_constraints(text: str, world: World) -> StatedConstraints:
     )
     terminal = [m.ids[0] for m in visits if m.terminal and len(m.ids) == 1]
     stated.final_place = terminal[-1] if terminal else None
-    demands = rule_demands(lowered, world) + _reserve_demands(stated, lowered)
+    demands += _reserve_demands(stated, lowered)
     stated.rule_demands = [d.message() for d in demands if not d.permission]
     stated.permissions_not_used = [d.message() for d in demands if d.permission]
     stated.assumed = [f"'{m.assumed_from}' read as {m.ids[0]}" for m in fuzzy if m.assumed_from and len(m.ids) == 1]
@@ -240,7 +241,17 @@ _REPORT_BEFORE = re.compile(
 _REPORT_AFTER = re.compile(r"^\s*(?:的)?(?:电|电量|battery|charge|left|remaining)")
 
 
+# "the event zone doesn't kick in for another 10 minutes": a duration that times the world, not the flight.
+_WORLD_TIMING = re.compile(
+    r"\b(?:kick|kicks|start|starts|open|opens|close|closes|activat\w*|begin|begins|end|ends|expir\w*|lift\w*)"
+    r" (?:in|for|after)(?: another| about)? (?:for )?(?:another |about )?\s*$|(?:后|之后)?(?:生效|开始|关闭|解除)前?\s*$"
+)
+
+
 def _reported(quantity: Quantity, digits: str) -> str | None:
+    if quantity.dimension == "duration":
+        before = digits[max(0, quantity.start - 35) : quantity.start]
+        return REPORTED if _WORLD_TIMING.search(before) else None
     if quantity.dimension != "share":
         return None
     before, after = digits[max(0, quantity.start - 20) : quantity.start], digits[quantity.end : quantity.end + 12]
@@ -255,10 +266,20 @@ def _clock_deadline(text: str, world: World) -> tuple[ClockTime | None, float | 
     return clock, (clock.seconds_after(origin) if clock is not None and origin is not None else None)
 
 
+def demands_marking_crossed(text: str, world: World, mentions: list[Mention]) -> list[RuleDemand]:
+    """The (lower-cased) request's rule-break demands and permissions; a place named as what one would cross ("cut
+    over the school grounds") gets the role `crossed`: no place to visit."""
+    demands = rule_demands(text, world)
+    for m in mentions:
+        if m.kind == "entity" and any(d.start < m.end and m.start < d.end for d in demands):
+            m.role = "crossed"
+    return demands
+
+
 def _without_landmarks_and_avoided(mentions: Mentions, fuzzy: list[Mention]) -> Mentions:
     """The exact reading less the places the fuzzy one reads as landmarks ("the pad next to X") or as places to
     keep away from ("don't route over X"), which are then avoided, never visited."""
-    landmarks = {m.ids[0] for m in fuzzy if m.role == "landmark" and len(m.ids) == 1}
+    landmarks = {m.ids[0] for m in fuzzy if m.role in ("landmark", "crossed") and len(m.ids) == 1}
     avoided = {m.ids[0] for m in fuzzy if m.kind == "entity" and m.role == "avoid" and len(m.ids) == 1}
     dropped = landmarks | avoided
     kept = {

@@ -45,6 +45,7 @@ from language.quantities import (
 from language.stated import (
     INJECTION_CUES,
     asks_return,
+    demands_marking_crossed,
     is_repositioning,
     parse_intent,
     parse_priority,
@@ -171,6 +172,8 @@ def _clock_deadline(text: str, world: World) -> float | None:
 def parse_instruction(instruction: str, world: World) -> ParsedTask:
     text = instruction.lower().replace("\u2019", "'")
     mentions = find_mentions(text, world)
+    demands_marking_crossed(text, world, mentions)
+    mentions = [m for m in mentions if m.role != "crossed"]
     rest = blank_mentions(text, mentions)
     intent = parse_intent(rest)
     defaults = OperationConstraints()

@@ -194,3 +194,46 @@ def test_a_battery_share_said_as_a_remark_is_no_demand_and_no_question(downtown:
     stated = stated_constraints("uav_07 is at 15% battery, send it to recharge at charging_pad_1.", downtown)
     assert not stated.unaccounted and stated.uavs == ["uav_07"]
     assert any(s.kind == "quantity" and s.role == "reported" for s in stated.salient)
+
+
+@pytest.mark.parametrize(
+    ("text", "rule"),
+    [
+        ("No need to avoid the school this time, fly straight across it. 1 kg from police_2 to accident_site_3.", "R2"),
+        ("police_2 to accident_site_3 with 1 kg, you don't have to go around the school.", "R2"),
+        ("hospital_A to accident_site_3, no need to avoid nfz_temp_1.", "R1"),
+        ("从hospital_A到accident_site_3,不用绕开禁飞区。", "R1"),
+        ("电量预留不用管，从hospital_A飞到police_2，送一公斤。", "R5"),
+    ],
+)
+def test_a_waived_keep_out_is_a_demand_and_the_place_is_not_kept_away_from(downtown: World, text, rule):
+    stated = stated_constraints(text, downtown)
+    assert any(f"break {rule}" in d for d in stated.rule_demands), stated.rule_demands
+    assert "school_2" not in stated.avoided
+
+
+def test_what_a_permission_would_cross_is_no_place_to_visit(downtown: World):
+    stated = stated_constraints(
+        "hospital_A to accident_site_3, 1 kg. If it's faster you may cut over the school.", downtown
+    )
+    assert stated.permissions_not_used and not stated.rule_demands
+    assert "school_2" not in stated.places + stated.referenced + stated.pointed
+
+
+def test_a_number_after_an_id_with_a_unit_is_a_quantity_not_the_id(downtown: World):
+    stated = stated_constraints(
+        "From hospital_A, swing past police_2 and finish at the east fire station - 1 kg.", downtown
+    )
+    assert stated.payload_kg == 1.0 and stated.final_place == "fire_station_1"
+
+
+def test_a_zone_named_by_what_it_is_for_is_kept_out_of_and_its_timing_is_no_deadline(suburban: World):
+    text = (
+        "Drop 2 kg of radios at the suburban rail station from the west depot. Keep clear of the open-air event "
+        "site even though it doesn't kick in for another ten minutes."
+    )
+    stated = stated_constraints(text, suburban)
+    assert stated.avoided_zones == ["nfz_event_2"]
+    assert stated.deadline_sec is None and not stated.unaccounted
+    hover = stated_constraints("2 kg from the west depot to the suburban rail station, hover for 2 minutes.", suburban)
+    assert hover.deadline_sec is None and any("'2 minutes'" in u for u in hover.unaccounted)
