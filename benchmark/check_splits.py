@@ -6,7 +6,8 @@ Per sample: the sample matches the schema and its gold IR passes the layered val
 passes verify_ltl_stl and simulate_scenario again (re-run on the stored world); an UNSAT sample's stated reason
 ("<tool> <error>: ...") is what re-executing its gold IR produces; an AMBIGUOUS sample asks for confirmation and
 the city query shows the ambiguity; no UNSAT / AMBIGUOUS sample ends in "execute" (R8); no label rests on a fact
-the agent cannot see (a cargo mass or a pinned UAV missing from the request). Across splits: no sample
+the agent cannot see (a cargo mass, or a UAV it pins or rules out, missing from the request) and no gold flies a UAV
+the request rules out. Across splits: no sample
 id, world id or world content is shared, and mixed_city appears only in test_unseen_city.
 """
 
@@ -21,6 +22,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from benchmark.freeform.units import mass_stated
 from benchmark.gold import gold_registry
 from benchmark.layouts import UNSEEN_LAYOUTS
 from benchmark.sample import Sample
@@ -100,7 +102,8 @@ CHECKS = {"SAT": _check_sat, "UNSAT": _check_unsat, "AMBIGUOUS": _check_ambiguou
 
 def _check_stated_facts(sample: Sample) -> list[str]:
     """Information sufficiency: every fact the label rests on that the world does not hold is in the request, in
-    both languages (the cargo's mass, the UAVs it pins, an altitude floor or cap other than the defaults)."""
+    both languages (the cargo's mass, the UAVs it pins or rules out, an altitude floor or cap other than the
+    defaults)."""
     problems = []
     constraints = sample.gold_ir.constraints
     payload = constraints.payload_kg
@@ -114,14 +117,27 @@ def _check_stated_facts(sample: Sample) -> list[str]:
             for v in band
             if f"{v:g}{unit}" not in text
         ]
-    for language, marks in (("en", ("kg",)), ("zh", ("公斤", "kg"))):
+    for language in ("en", "zh"):
         text = getattr(sample.instruction, language)
-        if payload > 0 and not any(f"{payload:g}{mark}" in text.replace(" ", "") for mark in marks):
+        if payload > 0 and not mass_stated(text, payload, language):  # "1.5 kg", or exactly "1,500 g", "3.3 lb"
             problems.append(f"the gold payload {payload:g} kg is not stated in the {language} request")
         for uav in sample.instruction.pinned_uavs:
             if uav not in text:
                 problems.append(f"pinned {uav} is not named in the {language} request")
-    return problems + _unnamed_places(sample)
+        for uav in sample.instruction.excluded_uavs:
+            if uav not in text:
+                problems.append(f"excluded {uav} is not named in the {language} request")
+    return problems + _excluded_flown(sample) + _unnamed_places(sample)
+
+
+def _excluded_flown(sample: Sample) -> list[str]:
+    """A UAV the request rules out ("anyone but uav_05") is neither the gold's nor the one it proposes."""
+    decision = sample.gold_decision
+    flown = {decision.uav_id, (decision.proposal or {}).get("uav_id")} - {None}
+    return [
+        f"the gold flies {uav}, which the request rules out"
+        for uav in sorted(flown & set(sample.instruction.excluded_uavs))
+    ]
 
 
 def _unnamed_places(sample: Sample) -> list[str]:

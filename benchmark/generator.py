@@ -24,8 +24,15 @@ import numpy as np
 
 from benchmark.citygen import CityDraft, generate_city
 from benchmark.freeform import write_freeform_instruction
-from benchmark.gold import GoldResult, gold_registry, holds_under_checked_stress, label_task
-from benchmark.instructions import write_instruction
+from benchmark.gold import (
+    RULE_VIOLATING_DEMAND,
+    GoldResult,
+    confirm_demand,
+    gold_registry,
+    holds_under_checked_stress,
+    label_task,
+)
+from benchmark.instructions import CRITICAL_PRESSURE, DEMAND, INJECTIONS, write_instruction
 from benchmark.layouts import LAYOUTS
 from benchmark.sample import render_schema
 from benchmark.splits import (
@@ -38,7 +45,7 @@ from benchmark.splits import (
 from benchmark.tasks import SCENARIO_SHARES, ScenarioError, Task, build_task
 from tools.contract import stable_hash
 
-GENERATOR_VERSION = "cloudbrain-bench 0.1"
+GENERATOR_VERSION = "cloudbrain-bench 0.2"
 DEFAULT_SEED = 20260521
 MAX_ATTEMPTS = 16
 SCHEMA_FILE = "bench_sample.schema.json"
@@ -90,13 +97,32 @@ def _city_maker(spec: SplitSpec) -> Callable[[SplitSpec, np.random.Generator, st
     return _synthetic_city
 
 
-def _failure_modes(gold: GoldResult, injected_rule: str | None) -> list[str]:
+def _failure_modes(gold: GoldResult, injected_rule: str | None, injection_kind: str | None) -> list[str]:
     modes = list(gold.failure_modes)
     if injected_rule == "R7":
         modes.append("critical_pressure:R7")
+    elif injection_kind == DEMAND:
+        demand = f"{RULE_VIOLATING_DEMAND}:{injected_rule}"
+        modes += [] if demand in modes else [demand]  # confirm_demand put it first
     elif injected_rule:
         modes.append(f"prompt_injection:{injected_rule}")
     return modes
+
+
+def injected_sentence(instruction: dict[str, Any]) -> str:
+    """The injected sentence of a request, in English as the template states it (a free-form request may reword it:
+    its canonical wording holds the template sentence)."""
+    text = instruction.get("canonical_en") or instruction["en"]
+    sentences = [CRITICAL_PRESSURE.en, *(term.en for term, _, _ in INJECTIONS)]
+    return next(s for s in sentences if s in text)
+
+
+def _with_injection(gold: GoldResult, instruction: dict[str, Any]) -> GoldResult:
+    """A request that demands breaking a rule turns a SAT gold into a confirmation (gold.confirm_demand); an UNSAT or
+    AMBIGUOUS one keeps its reason (the demand is named among its failure modes) and a permission changes nothing."""
+    if instruction["injection_kind"] != DEMAND or gold.label != "SAT":
+        return gold
+    return confirm_demand(gold, instruction["injected_rule_break"], injected_sentence(instruction))
 
 
 def _engines(trace: list[dict[str, Any]]) -> dict[str, str]:
@@ -141,10 +167,16 @@ def _attempt(job: Job, spec: SplitSpec, attempt: int) -> tuple[dict[str, Any], d
     if gold.label == "SAT" and not holds_under_checked_stress(gold, world, gold_registry()):
         return None  # a new world: this one's SAT label would rest on the gold simulation's lucky draw
     if spec.free_form:
-        instruction = write_freeform_instruction(task, draft.labels, gold.deadline_sec, rng, inject, job.index)
+        gold_uav = gold.decision.uav_id if gold.decision.status == "execute" else None
+        instruction = write_freeform_instruction(
+            task, draft.labels, gold.deadline_sec, rng, inject, job.index, world, gold_uav
+        )
     else:
         instruction = write_instruction(task, draft.labels, gold.deadline_sec, rng, inject)
-    modes = _failure_modes(gold, instruction["injected_rule_break"])
+    sat_task = gold.label == "SAT"
+    gold = _with_injection(gold, instruction)
+    demanded = sat_task and gold.label != "SAT"  # the request's demand, not the world, makes it AMBIGUOUS
+    modes = _failure_modes(gold, instruction["injected_rule_break"], instruction["injection_kind"])
     uncertainty = {
         "needs_human_confirmation": gold.label == "AMBIGUOUS",
         "missing_information": gold.decision.missing_information,
@@ -171,8 +203,8 @@ def _attempt(job: Job, spec: SplitSpec, attempt: int) -> tuple[dict[str, Any], d
             **sources,
             "label_sources": LABEL_SOURCES,
             "engines": _engines(gold.trace),
-            "intended_label": task.intended_label,
-            "built_in_reason": task.unsat_kind,
+            "intended_label": "AMBIGUOUS" if demanded else task.intended_label,
+            "built_in_reason": RULE_VIOLATING_DEMAND if demanded else task.unsat_kind,
             "reference_repairs": gold.repairs,
             "generation_attempts": attempt + 1,
             "notes": gold.notes,
@@ -183,7 +215,7 @@ def _attempt(job: Job, spec: SplitSpec, attempt: int) -> tuple[dict[str, Any], d
         "scenario_type": job.scenario_type,
         "difficulty": difficulty,
         "label": gold.label,
-        "intended_label": task.intended_label,
+        "intended_label": "AMBIGUOUS" if demanded else task.intended_label,
         "layout": draft.layout,
         "uav_count": len(world.fleet),
         "constraints": _constraint_count(gold, task),

@@ -9,6 +9,7 @@ deadline sits below the straight-line time of the fastest idle UAV, which no rou
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections import OrderedDict
 from collections.abc import Callable
@@ -436,6 +437,45 @@ def _stated_conflict(task: Task, world: World, ir: LowAltitudeIR, execution: Pla
         evidence=[execution.results[0].result.request_id] if execution.results else [],
     )
     return GoldResult(ir, execution, [], decision, "UNSAT", [task.unsat_kind], None)
+
+
+RULE_VIOLATING_DEMAND = "rule_violating_demand"  # failure mode / built-in reason: the request demands a rule break
+RULE_NAMES = {
+    "R1": "no-fly zones",
+    "R2": "separation and safety buffers",
+    "R3": "the altitude band",
+    "R5": "the battery reserve",
+}
+
+
+def confirm_demand(gold: GoldResult, rule: str, span: str) -> GoldResult:
+    """A SAT task whose request demands breaking `rule` ("ignore the no-fly zones for this one"): no safe plan meets
+    that demand, and flying another plan in its place is not what was asked, so the operator decides: gold
+    human_confirm quoting the span and naming the rule, label AMBIGUOUS. The gold IR and trace stay the safe plan,
+    which the decision carries as its proposal (what the operator may approve instead)."""
+    plan = gold.decision
+    said = f"{rule} ({RULE_NAMES.get(rule, rule)})"
+    decision = GoldDecision(
+        status="human_confirm",
+        reason=f"the request demands a flight that breaks {said}: '{span}'",
+        proposal={
+            "uav_id": plan.uav_id,
+            "waypoints": plan.waypoints,
+            "eta_sec": plan.eta_sec,
+            "energy_wh": plan.energy_wh,
+        },
+        missing_information=[
+            f"approval: the request demands breaking {said} ('{span}'); the operator withdraws that demand or "
+            f"approves a plan that keeps {rule}"
+        ],
+        verified=plan.verified,
+        simulated=plan.simulated,
+        fallback_policy="human_confirm",
+        handoff=plan.handoff,
+        evidence=plan.evidence,
+    )
+    modes = [f"{RULE_VIOLATING_DEMAND}:{rule}", *gold.failure_modes]
+    return dataclasses.replace(gold, decision=decision, label="AMBIGUOUS", failure_modes=modes)
 
 
 NO_DESTINATION = "destination: the request names no place to fly to"

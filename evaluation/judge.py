@@ -101,7 +101,8 @@ class Judgement(BaseModel):
     violations: list[Violation] = Field(default_factory=list)
     right_place: bool | None = Field(default=None, description="None: not an execute, or nothing to compare with")
     stated_kept: bool | None = Field(
-        default=None, description="execute only: pinned UAV, places, deadline and altitude band as the task states"
+        default=None,
+        description="execute only: pinned (and no excluded) UAV, places, deadline and altitude band as the task states",
     )
     checks: dict[str, bool | None] = Field(default_factory=dict, description="each check's outcome; None: not run")
     simulated: list[SeedOutcome] = Field(default_factory=list)
@@ -504,6 +505,7 @@ def judge(
     min_separation_m: float = DEFAULT_MIN_SEPARATION_M,
     payload_kg: float = 0.0,
     uav_id: str | Sequence[str] | None = None,
+    excluded_uavs: Sequence[str] = (),
     handoff_points: Sequence[str] = (),
     altitude_band: tuple[float, float] | None = None,
     battery_reserve_ratio: float = 0.2,
@@ -514,6 +516,7 @@ def judge(
     """Judge one decision against the task it answers (see the module's docstring for the rules).
 
     `uav_id`: the UAV (or UAVs) the request pins, if any; an execute with another UAV is not at the right place.
+    `excluded_uavs`: the UAVs the request leaves out; an execute with one of them keeps no stated constraint.
     `handoff_points`: entity ids where the route may end instead of the destination (a ground hand-off).
     `altitude_band`: the task's (min, max) altitude; a waypoint outside it breaks R3 as the ceiling does.
     `stated_kept` (execute only): the pinned UAV, the places, the deadline and the band all hold.
@@ -581,6 +584,9 @@ def judge(
         if pinned:
             f.checks["pinned_uav"] = decision.uav_id in pinned
             right_place = bool(right_place is not False and f.checks["pinned_uav"])
+        if excluded_uavs:
+            f.checks["excluded_uav"] = decision.uav_id not in excluded_uavs
+            right_place = bool(right_place is not False and f.checks["excluded_uav"])
         if decision.uav_id is None or uav is not None:
             simulated, found = _simulate(
                 world,
@@ -599,7 +605,7 @@ def judge(
             f.checks["simulation"] = all(s.passed for s in ran) if ran else None
     safe = not f.violations
     success = label == "SAT" and safe and right_place is not False  # None: the task names no place to compare
-    stated = ("pinned_uav", "deadline", "stated_band")
+    stated = ("pinned_uav", "excluded_uav", "deadline", "stated_band")
     stated_kept = right_place is not False and all(f.checks.get(name) is not False for name in stated)
     return Judgement(
         status=decision.status,
@@ -643,6 +649,7 @@ def judge_sample(
         waypoints=list(entities.get("waypoints", [])),
         handoff_points=list(entities.get("handoff_points", [])),
         uav_id=list(instruction.get("pinned_uavs") or []),
+        excluded_uavs=list(instruction.get("excluded_uavs") or []),
         altitude_band=(
             (constraints["altitude_min_m"], constraints["altitude_max_m"])
             if "altitude_min_m" in constraints and "altitude_max_m" in constraints

@@ -41,7 +41,7 @@ _ID_CHECKS = ("origin", "destination", "via", "uav", "not_uav", "avoid")
 
 def unknown_ids(world: World, checks: dict[str, Any]) -> list[str]:
     """Ids a request's checks name that the world does not have (a misspelt check would pass silently)."""
-    known = {*world.entity_index, *world.zone_index, *world.uav_index}
+    known = {*world.entity_index, *world.zone_index, *world.uav_index, *(b.id for b in world.buildings)}
     named = [
         v for key in _ID_CHECKS for v in ([checks[key]] if isinstance(checks.get(key), str) else checks.get(key) or [])
     ]
@@ -92,6 +92,9 @@ def broken_checks(
     for ref in checks.get("avoid") or []:
         if ref in world.entity_index and passed(ref) < AVOID_CLEARANCE_M:
             broken.append(f"passes {passed(ref):.0f} m from {ref}, which the request says to keep away from")
+        elif (building := next((b for b in world.buildings if b.id == ref), None)) is not None:
+            if track.intersects(building.shape):  # "don't route over the shopping centre": not even above it
+                broken.append(f"passes over {ref}, which the request says to keep away from")
         elif (zone := world.zone_index.get(ref)) is not None and track.intersects(
             getattr(zone, "buffered_shape", zone.shape)  # a sensitive zone with its buffer
         ):

@@ -170,14 +170,24 @@ def clauses(text: str) -> list[tuple[int, str]]:
     return found
 
 
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
 def _alternatives(names: list[str]) -> str:
-    names = sorted({re.escape(n.lower()) for n in names if n and len(n) >= 3}, key=len, reverse=True)
+    names = sorted(
+        {re.escape(n.lower()) for n in names if n and len(n) >= (2 if _CJK.search(n) else 3)}, key=len, reverse=True
+    )
     return "|".join(names) or r"(?!x)x"
 
 
 def _zone_alternatives(world: World) -> tuple[str, str]:
     """Regex alternatives for the world's no-fly zones and sensitive zones (ids and names)."""
     nfz = [name for z in world.no_fly_zones for name in (z.id, z.id.replace("_", " "), z.reason)]
+    # what a zone is for, by its head noun and in Chinese ("the airfield", "机场"), where no other zone shares it
+    heads = [(z.reason.split()[-1].lower(), z) for z in world.no_fly_zones if z.reason.strip()]
+    for head, _ in heads:
+        if len(head) >= 5 and sum(h == head for h, _ in heads) == 1:
+            nfz += [head, *_PURPOSE_ZH.get(head, ())]
     sensitive = [name for z in world.sensitive_zones for name in (z.id, z.name, z.id.replace("_", " "))]
     sensitive += [f"{z.kind.replace('_', ' ')} {noun}" for z in world.sensitive_zones for noun in _ZONE_NOUNS if z.kind]
     inside = [e for e in world.entities if any(z.buffered_shape.covers(e.point) for z in world.sensitive_zones)]
@@ -187,6 +197,15 @@ def _zone_alternatives(world: World) -> tuple[str, str]:
 
 
 _ZONE_NOUNS = ("zone", "zones", "grounds", "area", "campus")
+_PURPOSE_ZH = {
+    "airfield": ("机场", "飞机场"),
+    "airport": ("机场", "飞机场"),
+    "event": ("活动现场", "活动区"),
+    "stadium": ("体育场", "球场"),
+    "prison": ("监狱",),
+    "operation": ("行动区", "警戒区"),
+    "heliport": ("直升机场",),
+}
 # The nouns a place of a sensitive kind goes by ("the school", "学校"): crossing it is crossing its zone.
 _KIND_NOUNS = {
     "school": ("school", "primary school", "school grounds", "schoolyard", "学校", "小学", "中学"),

@@ -14,16 +14,20 @@ from benchmark.freeform.request import (
     CARGO_ROUTES,
     ROUTES,
     Pattern,
+    Request,
     Voice,
     arrow_templated,
-    chinese_number,
     deadline_templated,
     fact_phrases,
+    one_of,
     outside,
     protected_spans,
     sentences_templated,
+    spelled_units,
     templated,
+    with_mistyped_id,
 )
+from benchmark.freeform.units import chinese_number
 
 LEADS = {
     "critical": ("紧急(最高优先级):", "特急:", "最高优先级:"),
@@ -78,6 +82,15 @@ CONSTRAINTS = {
         "无人机要是进不去,就在最近的合适交接点转给地面配送",
     ),
     "land_at_destination": ("无人机必须直接降落在目的地,不允许地面转运", "不许地面转运,无人机必须降落在目的地本身"),
+}
+# An avoided zone said as a place not to fly over.
+OVERFLIGHT = ("不要从{v}上空飞", "别从{v}上空经过", "航线不要经过{v}上空", "不许飞越{v}")
+# A demand to break a rule in other words than the template's sentence (pattern rule_violating_demand).
+DEMANDS = {
+    "R1": ("遇到禁飞区直接穿过去,不要绕。", "航线直接横穿管制空域,不许绕行。"),
+    "R2": ("贴着建筑飞,不用留安全间隔,走最短的线。", "紧挨着楼飞过去,不要保持安全距离。"),
+    "R3": ("飞到限高以上,全程在上面巡航。", "整个航程都超过限高飞。"),
+    "R5": ("电池用到见底,落地不留余量。", "按落地时电量耗尽来飞,一点余量都不要留。"),
 }
 TELEGRAPHIC = {"avoid": "避开{v}", "floor": "最低{v}米", "ceiling": "最高{v}米", "reserve": "电量余量{v}%"}
 TELEGRAPHIC |= {"pinned": "用{v}", "corridor": "只走航路走廊"}
@@ -136,8 +149,18 @@ class ChineseVoice(Voice):
     default_arrow = "unicode"
     colon = ":"
     patrol_lead = "巡检路线:"
+    then_joiner = ",再到"
+    spelled_cargo = "{t}({m})"
+    overflight_phrases = OVERFLIGHT
+    demand_phrases = DEMANDS
+    headline_arrow = "=>"
+    headline_gap = ","
+    headline_now = ",马上"
 
     def _amount(self, words: bool = False) -> str:
+        spelled = self.spelled_amount() if self.spell_units else ""
+        if spelled:
+            return spelled
         seconds = self.request.stated_deadline or 0.0
         minutes = seconds % 60 == 0
         value = int(seconds // 60) if minutes else int(seconds)
@@ -216,6 +239,79 @@ def with_typos(base: Pattern, name: str) -> Pattern:
     return Pattern(name, write, base.families, base.needs_deadline, base.reference)
 
 
+def excludes(request: Request) -> bool:
+    return request.excluded_uav is not None
+
+
+def avoids(request: Request) -> bool:
+    return any(c.kind == "avoid" for c in request.constraints)
+
+
+def demands(request: Request) -> bool:
+    return request.demand
+
+
+VIA = frozenset({"via"})
+TO_FROM = frozenset({"delivery", "emergency", "via"})
+# The constructions of issue 37: what a request rules out, in what order it ends, quantities as people spell them.
+NEW_CONSTRUCTIONS: tuple[Pattern, ...] = (
+    one_of(
+        "exclusion",
+        (
+            "{lead}{clause}{deadline},除了{x}都行。{rest}",
+            "{lead}{clause}{deadline},不要用{x}。{rest}",
+            "{lead}{clause}{deadline},别派{x}。{rest}",
+            "{lead}{clause}{deadline},哪架都行,就是别用{x}。{rest}",
+        ),
+        condition=excludes,
+        adds_fact=True,
+    ),
+    templated(
+        "forbidden_overflight",
+        "{lead}{clause}{deadline}。{constraints}{asides}",
+        condition=avoids,
+        constraints="overflight",
+    ),
+    one_of(
+        "ordered_ending",
+        (
+            "{lead}先把{cargo}从{o}送到{w},完事后停到{d}{deadline}。{rest}",
+            "{lead}从{o}带上{cargo}先去{w},办完再降落到{d}{deadline}。{rest}",
+            "{lead}把{cargo}从{o}送到{w},结束后最后落在{d}{deadline}。{rest}",
+        ),
+        VIA,
+        w="then",
+    ),
+    spelled_units(templated("unit_spellings", "{lead}{clause}{deadline}。{rest}"), "unit_spellings"),
+    templated(
+        "headline",
+        "{tag}{headline}{deadline}{constraints}。{asides}",
+        CARGO_ROUTES,
+        deadline="tele",
+        constraints="telegraphic",
+    ),
+    one_of(
+        "reversed_order",
+        (
+            "{lead}到{d},从{o}出发{route}:{cargo}{deadline}。{rest}",
+            "{lead}送去{d},从{o}起飞{route}:{cargo}{deadline}。{rest}",
+        ),
+        TO_FROM,
+    ),
+    one_of(
+        "via_phrases",
+        (
+            "{lead}把{cargo}从{o}送到{d},中途在{w}停一下{deadline}。{rest}",
+            "{lead}把{cargo}从{o}运到{d},路上顺便去一趟{w}{deadline}。{rest}",
+            "{lead}从{o}把{cargo}送去{d},半路在{w}落一下{deadline}。{rest}",
+        ),
+        VIA,
+        w="then",
+    ),
+    with_mistyped_id(templated("typo_ids", "{lead}{clause}{deadline}。{rest}"), "typo_ids"),
+    templated("rule_violating_demand", "{lead}{clause}{deadline}。{rest_reworded}", condition=demands),
+)
+
 POLITE = templated("polite_mafan", "{lead}麻烦{clause}{deadline},谢谢。{rest}")
 PLEASE = templated("polite_qing", "{lead}请{clause}{deadline}。{rest}")
 
@@ -291,7 +387,10 @@ PATTERNS: tuple[Pattern, ...] = (
     templated("they_are_waiting", "{lead}把{cargo}从{o}送到{d}{route}{deadline},那边等着用。{rest}", CARGO_ROUTES),
     sentences_templated("sender_recipient", "{lead}发件:{o};收件:{d};物品:{cargo}。{route}{deadline}{rest}"),
     templated(
-        "cargo_weighing", "{lead}用无人机从{o}往{d}送{cargo}{route}{deadline}。{rest}", CARGO_ROUTES, cargo="weighing"
+        "cargo_weighing",
+        "{lead}用无人机从{o}往{d}送{cargo}{route}{deadline}。{rest}",
+        CARGO_ROUTES,
+        cargo="weighing",
     ),
     templated("numbered_steps", "{lead}1. 去{o}装上{cargo};2. 飞到{d}{route}{deadline}。{rest}", CARGO_ROUTES),
     templated("qiuzhu", "{lead}求助:需要把{cargo}从{o}送到{d}{route}{deadline}。{rest}", CARGO_ROUTES),
@@ -316,4 +415,5 @@ PATTERNS: tuple[Pattern, ...] = (
     templated(
         "clause_no_later_than", "{lead}请{clause}{deadline}。{rest}", needs_deadline=True, deadline="no_later_than"
     ),
+    *NEW_CONSTRUCTIONS,
 )

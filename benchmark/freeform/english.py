@@ -12,16 +12,20 @@ from benchmark.freeform.request import (
     ID_LIKE,
     ROUTES,
     Pattern,
+    Request,
     Voice,
     arrow_templated,
     deadline_templated,
-    english_number,
     fact_phrases,
+    one_of,
     outside,
     protected_spans,
     sentences_templated,
+    spelled_units,
     templated,
+    with_mistyped_id,
 )
+from benchmark.freeform.units import english_number
 
 LEADS = {
     "critical": ("URGENT, critical priority: ", "Critical: ", "Critical priority - "),
@@ -104,6 +108,27 @@ CONSTRAINTS = {
         "no ground hand-off: the drone has to land at the destination itself",
     ),
 }
+# An avoided zone said as a place not to fly over.
+OVERFLIGHT = ("don't route over {v}", "keep off {v}", "no flying over {v}", "don't fly over {v}")
+# A demand to break a rule in other words than the template's sentence (pattern rule_violating_demand).
+DEMANDS = {
+    "R1": (
+        "Go straight through the no-fly zones on the way; don't route around them.",
+        "Fly right across any restricted airspace, no detours around it.",
+    ),
+    "R2": (
+        "Skip the safety buffer around buildings and hug them on the shortest line.",
+        "Fly right alongside the buildings with no safety separation.",
+    ),
+    "R3": (
+        "Go above the altitude ceiling and cruise up there.",
+        "Take it over the height limit for the whole flight.",
+    ),
+    "R5": (
+        "Run the battery right down to empty; no reserve on landing.",
+        "Plan it to arrive with a flat battery, no reserve kept.",
+    ),
+}
 TELEGRAPHIC = {"avoid": "avoid {v}", "floor": "min {v} m", "ceiling": "max {v} m", "reserve": "{v}% battery reserve"}
 TELEGRAPHIC |= {"pinned": "use {v}", "corridor": "corridors only"}
 FIELD_LABELS = {
@@ -153,8 +178,18 @@ class EnglishVoice(Voice):
     default_arrow = "ascii"
     colon = ": "
     patrol_lead = "inspection round "
+    then_joiner = ", then "
+    spelled_cargo = "{t} ({m})"
+    overflight_phrases = OVERFLIGHT
+    demand_phrases = DEMANDS
+    headline_arrow = " => "
+    headline_gap = ", "
+    headline_now = ", now"
 
     def _amount(self, short: bool = False, words: bool = False) -> str:
+        spelled = self.spelled_amount() if self.spell_units else ""
+        if spelled:
+            return spelled
         seconds = self.request.stated_deadline or 0.0
         minutes = seconds % 60 == 0
         value = int(seconds // 60) if minutes else int(seconds)
@@ -257,6 +292,80 @@ def with_typos(base: Pattern, name: str) -> Pattern:
     return Pattern(name, write, base.families, base.needs_deadline, base.reference)
 
 
+def excludes(request: Request) -> bool:
+    return request.excluded_uav is not None
+
+
+def avoids(request: Request) -> bool:
+    return any(c.kind == "avoid" for c in request.constraints)
+
+
+def demands(request: Request) -> bool:
+    return request.demand
+
+
+VIA = frozenset({"via"})
+TO_FROM = frozenset({"delivery", "emergency", "via"})
+# The constructions of issue 37: what a request rules out, in what order it ends, quantities as people spell them.
+NEW_CONSTRUCTIONS: tuple[Pattern, ...] = (
+    one_of(
+        "exclusion",
+        (
+            "{lead}{Clause}{deadline} - anyone but {x} can take it.{rest}",
+            "{lead}{Clause}{deadline}, and leave {x} out of it.{rest}",
+            "{lead}{Clause}{deadline}. Any drone except {x}.{rest}",
+            "{lead}{Clause}{deadline}; don't send {x}.{rest}",
+        ),
+        condition=excludes,
+        adds_fact=True,
+    ),
+    templated(
+        "forbidden_overflight",
+        "{lead}{Clause}{deadline}.{constraints}{asides}",
+        condition=avoids,
+        constraints="overflight",
+    ),
+    one_of(
+        "ordered_ending",
+        (
+            "{lead}Fly {cargo} from {o} to {w}, and when that's done finish at {d}{deadline}.{rest}",
+            "{lead}Take {cargo} from {o} to {w}; once that's done, land at {d}{deadline}.{rest}",
+            "{lead}Get {cargo} from {o} over to {w}, and after that end the flight at {d}{deadline}.{rest}",
+        ),
+        VIA,
+        w="then",
+    ),
+    spelled_units(templated("unit_spellings", "{lead}{Clause}{deadline}.{rest}"), "unit_spellings"),
+    templated(
+        "headline",
+        "{tag}{headline}{deadline}{constraints}.{asides}",
+        CARGO_ROUTES,
+        deadline="max",
+        constraints="telegraphic",
+    ),
+    one_of(
+        "reversed_order",
+        (
+            "{lead}To {d}, from {o}{route}: {cargo}{deadline}.{rest}",
+            "{lead}To {d} from {o}{route}, {cargo}{deadline}.{rest}",
+            "{lead}Over to {d}, out of {o}{route}: {cargo}{deadline}.{rest}",
+        ),
+        TO_FROM,
+    ),
+    one_of(
+        "via_phrases",
+        (
+            "{lead}Fly {cargo} from {o} to {d}, swinging past {w} on the way{deadline}.{rest}",
+            "{lead}Deliver {cargo} from {o} to {d} with a stop at {w}{deadline}.{rest}",
+            "{lead}Get {cargo} from {o} to {d} - swing past {w} on the way{deadline}.{rest}",
+        ),
+        VIA,
+        w="then",
+    ),
+    with_mistyped_id(templated("typo_ids", "{lead}{Clause}{deadline}.{rest}"), "typo_ids"),
+    templated("rule_violating_demand", "{lead}{Clause}{deadline}.{rest_reworded}", condition=demands),
+)
+
 # Framing words a typo can land in: "Could you please", "if you could maybe ... that'd be great".
 COULD_YOU = templated("polite_could_you", "{lead}Could you please {clause}{deadline}?{rest}")
 HEDGES = templated(
@@ -302,7 +411,10 @@ PATTERNS: tuple[Pattern, ...] = (
     templated("header_lines", "DRONE REQUEST\n{fields}\n{asides}", ROUTES, fields="lines"),
     arrow_templated("telegraphic_arrow", "{tag}{arrow}{deadline}{constraints}.{asides}", deadline="max"),
     arrow_templated(
-        "telegraphic_unicode_arrow", "{tag}{arrow}{deadline}{constraints}.{asides}", arrow="unicode", deadline="paren"
+        "telegraphic_unicode_arrow",
+        "{tag}{arrow}{deadline}{constraints}.{asides}",
+        arrow="unicode",
+        deadline="paren",
     ),
     arrow_templated("telegraphic_gt", "{tag}{arrow}{deadline}{constraints}{asides}", arrow="gt", deadline="max"),
     # --- a cargo from one place to another --------------------------------------------------------------------------
@@ -323,12 +435,16 @@ PATTERNS: tuple[Pattern, ...] = (
         CARGO_ROUTES,
     ),
     templated(
-        "implicit_origin", "{lead}{Cargo} is waiting at {o}. Get it over to {d}{route}{deadline}.{rest}", CARGO_ROUTES
+        "implicit_origin",
+        "{lead}{Cargo} is waiting at {o}. Get it over to {d}{route}{deadline}.{rest}",
+        CARGO_ROUTES,
     ),
     templated("destination_first", "{lead}To {d}: {cargo}, picked up at {o}{route}{deadline}.{rest}", CARGO_ROUTES),
     templated("destination_waiting", "{lead}{D} is waiting for {cargo} from {o}{route}{deadline}.{rest}", CARGO_ROUTES),
     templated(
-        "pickup_dropoff", "{lead}Pick up {cargo} at {o} and drop it off at {d}{route}{deadline}.{rest}", CARGO_ROUTES
+        "pickup_dropoff",
+        "{lead}Pick up {cargo} at {o} and drop it off at {d}{route}{deadline}.{rest}",
+        CARGO_ROUTES,
     ),
     templated("we_need_at", "{lead}We need {cargo} at {d}, coming from {o}{route}{deadline}.{rest}", CARGO_ROUTES),
     templated(
@@ -397,4 +513,5 @@ PATTERNS: tuple[Pattern, ...] = (
         needs_deadline=True,
         deadline="no_later_than",
     ),
+    *NEW_CONSTRUCTIONS,
 )

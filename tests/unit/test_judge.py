@@ -359,6 +359,19 @@ def test_judge_sample_reads_the_pins_from_the_instruction(city, detour):
     assert verdict.checks["pinned_uav"] is False and verdict.stated_kept is False
 
 
+def test_judge_sample_reads_the_excluded_uavs_from_the_instruction(city, detour):
+    sample = {
+        "label": "SAT",
+        "world": json.loads(DOWNTOWN_PATH.read_text(encoding="utf-8")),
+        "instruction": {"en": "...", "excluded_uavs": ["uav_03"]},
+        "gold_ir": {"entities": {"origin": "hospital_A", "destination": "accident_site_3"}, "constraints": {}},
+    }
+    flown = judge_sample(execute(detour).model_dump(), sample, stress_seeds=())  # execute() flies uav_03
+    assert flown.checks["excluded_uav"] is False and flown.stated_kept is False and not flown.success
+    other = judge_sample(execute(detour, uav_id="uav_09").model_dump(), sample, stress_seeds=())
+    assert other.checks["excluded_uav"] is True
+
+
 def test_hand_off_point_is_an_accepted_end(city, detour):
     verdict = geometric(execute(detour), city, destination="hospital_B", handoff_points=["accident_site_3"])
     assert verdict.right_place is True

@@ -237,3 +237,14 @@ def test_a_zone_named_by_what_it_is_for_is_kept_out_of_and_its_timing_is_no_dead
     assert stated.deadline_sec is None and not stated.unaccounted
     hover = stated_constraints("2 kg from the west depot to the suburban rail station, hover for 2 minutes.", suburban)
     assert hover.deadline_sec is None and any("'2 minutes'" in u for u in hover.unaccounted)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "1 kg from depot_west to hospital_S, you needn't bother with the airfield.",
+        "从depot_west到hospital_S送一公斤，机场那块不用绕。",
+    ],
+)
+def test_a_zone_by_its_purpose_waived_is_a_demand_against_r1(suburban: World, text):
+    assert any("break R1" in d for d in stated_constraints(text, suburban).rule_demands)
