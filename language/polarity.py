@@ -45,7 +45,7 @@ _NFZ_WORDS = (
     r"(?:no[\s-]?fly(?:[\s-]+(?:zones?|areas?))?|nfzs?\b|restricted (?:airspace|areas?|zones?)|closed airspace|"
     r"the (?:temporary |temp |government |gov |police )?(?:closure|cordon))"
 )
-_NFZ_WORDS_ZH = r"(?:禁飞区|管制区|限飞区|禁区)"
+_NFZ_WORDS_ZH = r"(?:禁飞区|管制区|限飞区|禁区|管制空域|禁飞空域|限制空域|限飞空域)"
 
 
 _CROSS = r"(?:cut|fly|go|head|route|shoot|pass|go straight|fly straight|fly right|fly directly|go right|take (?:it|the drone))"
@@ -92,10 +92,11 @@ _NO_NEED_ZH = r"(?:不用|无需|不必|不需要|没必要|用不着)(?:绕开?
 _DEMANDS: tuple[tuple[str, str], ...] = (
     ("R1", rf"\b{_CROSS}\b[^.;,]{{0,25}}?\b{_THROUGH}\s+(?:the\s+|that\s+|this\s+)?(?:{_NFZ_WORDS}|{{zones}})"),
     ("R1", rf"\b{_IGNORE}\s+(?:the\s+|all\s+|any\s+)?(?:{_NFZ_WORDS}|{{zones}})"),
-    ("R1", rf"\b{_STRAIGHT}\s+(?:the\s+|that\s+)?(?:{_NFZ_WORDS}|{{zones}})"),
+    ("R1", rf"\b{_STRAIGHT}\s+(?:the\s+|that\s+|this\s+|any\s+|all\s+)?(?:{_NFZ_WORDS}|{{zones}})"),
     ("R1", rf"\b{_NO_NEED}\s+(?:the\s+|any\s+|all\s+)?(?:{_NFZ_WORDS}|{{zones}})"),
     ("R1", rf"{_NO_NEED_ZH}.{{0,4}}?(?:{_NFZ_WORDS_ZH}|{{zones}})|(?:{_NFZ_WORDS_ZH}|{{zones}}).{{0,6}}?{_NO_NEED_ZH}"),
     ("R1", rf"{_CROSS_ZH}.{{0,6}}?(?:{_NFZ_WORDS_ZH}|{{zones}})"),
+    ("R1", rf"(?:{_NFZ_WORDS_ZH}|{{zones}}).{{0,4}}?(?:直接)(?:穿过|穿越|横穿|飞过|穿)"),
     ("R1", rf"{_IGNORE_ZH}.{{0,4}}?(?:{_NFZ_WORDS_ZH}|{{zones}})"),
     ("R2", rf"\b{_IGNORE}\s+(?:the\s+|any\s+|all\s+|about\s+)?(?:\w+\s+){{0,3}}?{_BUFFER_WORDS}"),
     ("R2", rf"\b{_CROSS}\b[^.;,]{{0,25}}?\b{_THROUGH}\s+(?:the\s+)?(?:{{sensitive}})"),
@@ -103,22 +104,39 @@ _DEMANDS: tuple[tuple[str, str], ...] = (
     ("R2", rf"\b{_NO_NEED}\s+(?:the\s+|any\s+)?(?:{{sensitive}}|{_BUFFER_WORDS})"),
     ("R2", rf"{_NO_NEED_ZH}.{{0,4}}?(?:{{sensitive}})|(?:{{sensitive}}).{{0,6}}?{_NO_NEED_ZH}"),
     ("R2", r"\b(?:hug|skim|graze|brush) (?:the )?(?:buildings?|rooftops?|roofs?|towers?)"),
-    ("R2", rf"(?:{_IGNORE_ZH}|不用保持|不需要保持|不必保持|不用和).{{0,8}}?{_BUFFER_WORDS_ZH}"),
-    ("R2", r"贴着.{0,6}(?:楼|建筑|屋顶)"),
+    (
+        "R2",
+        rf"\bwith (?:no|zero|without any) (?:safety )?{_BUFFER_WORDS}|\b(?:zero|no) (?:safety )?(?:separation|clearance|buffer)\b",
+    ),
+    (
+        "R2",
+        r"\b(?:right|close|tight|flush) (?:alongside|up against|against|next to) (?:the )?(?:buildings?|towers?|walls?)",
+    ),
+    (
+        "R2",
+        rf"(?:{_IGNORE_ZH}|不用保持|不需要保持|不必保持|不用和|不用留|不要留|不留|不要保持).{{0,8}}?{_BUFFER_WORDS_ZH}",
+    ),
+    ("R2", r"(?:贴着|紧挨着|挨着|紧贴).{0,6}(?:楼|建筑|屋顶)"),
     ("R2", rf"{_CROSS_ZH}.{{0,6}}?(?:{{sensitive}})"),
     ("R3", rf"\b{_IGNORE}\s+(?:the\s+)?{_CEILING_WORDS}"),
     ("R3", rf"\b(?:above|over|exceed|break|bust|beyond)\s+(?:the\s+)?{_CEILING_WORDS}"),
-    ("R3", rf"(?:{_IGNORE_ZH}|超过|突破|超出).{{0,4}}?{_CEILING_WORDS_ZH}"),
+    ("R3", rf"(?:{_IGNORE_ZH}|超过|突破|超出).{{0,4}}?{_CEILING_WORDS_ZH}|{_CEILING_WORDS_ZH}(?:以上|之上)"),
     ("R5", rf"\b{_IGNORE}\s+(?:the\s+|any\s+)?{_RESERVE_WORDS}"),
+    (
+        "R5",
+        rf"\b(?:keep|leave|hold|with|no) (?:no |zero )?{_RESERVE_WORDS}(?: (?:on|at) (?:landing|arrival)| kept| left)|"
+        rf"\b(?:keep|leave|hold) (?:no|zero) {_RESERVE_WORDS}|\b(?:land|arrive|come back|get there|touch down)\w* with "
+        r"(?:an? )?(?:empty|flat|dead|drained|depleted) battery|\b(?:run|drain)\w* (?:the battery|it) (?:right )?down to (?:empty|zero|0|nothing)",
+    ),
     (
         "R5",
         r"\b(?:run|drain|fly|use)\s+(?:the battery|it|its battery|the drone)\s+(?:flat|dry|empty|down to (?:zero|0|empty|nothing))",
     ),
     (
         "R5",
-        rf"(?:{_IGNORE_ZH}|不留|不用留|不需要留|不必留).{{0,4}}?(?:{_RESERVE_WORDS_ZH}|电量)|电量(?:用完|用光|耗尽|跑光)",
+        rf"(?:{_IGNORE_ZH}|不留|不用留|不要留|不需要留|不必留).{{0,6}}?(?:{_RESERVE_WORDS_ZH}|电量)|(?:电量|电池)(?:用完|用光|耗尽|跑光|用到见底|见底)",
     ),
-    ("R5", rf"(?:{_RESERVE_WORDS_ZH}|电量).{{0,4}}?(?:{_IGNORE_ZH}|不用留|不用保留|不需要|不必|无所谓)"),
+    ("R5", rf"(?:{_RESERVE_WORDS_ZH}|电量).{{0,4}}?(?:{_IGNORE_ZH}|不用留|不用保留|不要留|都不要|不需要|不必|无所谓)"),
     (
         "R1-R6",
         rf"\b{_IGNORE}\s+(?:all\s+)?{_CHECK_WORDS}|\bsystem override\b|\bsafety (?:verification|checks?) (?:is|are) (?:disabled|off)",
