@@ -44,8 +44,8 @@ PICKUP_CUE = (
     r"(?:东西|货物?|物品)(?:现在)?在"
 )
 # A form's field names the role: "Sender: X", "pickup: X", "发件:X", "起点:X"; "Recipient: X", "目的地:X", "收件:X".
-ORIGIN_FIELD = r"\b(?:sender|pick[- ]?up|origin|from|start)\s*[:=]|(?:发件|寄件|起点|起飞点|取货点|出发地)\s*[:=:]?"
-DESTINATION_FIELD = r"\b(?:recipient|drop[- ]?off|destination|to|deliver to)\s*[:=]|(?:收件|终点|降落点|目的地|送达地)\s*(?:是|为|[:=:])?"
+ORIGIN_FIELD = r"\b(?:sender|pick[- ]?up|origin|from|start|take[_ -]?off(?:[_ ]at)?)\s*[:=]|(?:发件|寄件|起点|起飞点|取货点|出发地)\s*[:=:]?"
+DESTINATION_FIELD = r"\b(?:recipient|drop[- ]?off|destination|to|deliver to|land(?:ing)?[_ ]at)\s*[:=]|(?:收件|终点|降落点|目的地|送达地)\s*(?:是|为|[:=:])?"
 # "A -> B", "A > B", "A—>B", "A => B": an arrow from one place to the next.
 ARROW = r"-+>|—+>|=+>|>|→|⇒|➔|➜"
 

@@ -43,6 +43,7 @@ _TERMINAL_CUE = (
     r"(?:done|finished|delivered|dropped(?: off)?|complete|over)\b[^.;]{0,40}?\b(?:at|to|in)\b|"
     r"\bafterwards?\b[^.;]{0,30}?\b(?:at|to)\b|\bwrap(?:s|ping)? up (?:at|in)\b|\bcall it a day at\b|"
     r"\bthen (?:go |fly |head |continue |carry on )?(?:back |home |on )?to\b(?=[^.;]*$)|"
+    r"\bland(?:ing)?[_ ](?:at|point|pad|site)\s*[:=]\s*(?:the\s+)?|"
     r"终点|降落|最后|结束后|完事后|送完(?:后|之后)?|之后停|然后停|停(?:在|到|放)"
 )
 
@@ -484,6 +485,32 @@ def _landmarks(text: str, world: World, mentions: list[Mention]) -> None:
             landmark.role = "landmark"
 
 
+_ARROW_BETWEEN = re.compile(r"^\s*(?:" + ARROW + r")\s*(?:the\s+)?$")
+
+
+def _arrow_chain(text: str, mentions: list[Mention]) -> None:
+    """ "depot_1 -> site_1 -> site_2 -> pad_2": the first place of a chain of arrows is where the flight starts,
+    the last where it ends (terminal), the ones between stops in that order."""
+    places = [m for m in mentions if m.kind == "entity" and m.role not in ("avoid", "landmark")]
+    chain: list[Mention] = []
+    for place in places:
+        if chain and _ARROW_BETWEEN.match(text[chain[-1].end : place.start]):
+            chain.append(place)
+            continue
+        _mark_chain(chain)
+        chain = [place]
+    _mark_chain(chain)
+
+
+def _mark_chain(chain: list[Mention]) -> None:
+    if len(chain) < 3:
+        return
+    chain[0].role = "origin"
+    for stop in chain[1:-1]:
+        stop.role = "via"
+    chain[-1].role, chain[-1].terminal = "destination", True
+
+
 def find_mentions(text: str, world: World) -> list[Mention]:
     """Ids first, then descriptive names, then zone words and kind words; each span is claimed once."""
     mentions = _id_mentions(text, world)
@@ -496,6 +523,7 @@ def find_mentions(text: str, world: World) -> list[Mention]:
     _assign_roles(text, mentions)
     _landmarks(text, world, mentions)
     _stops_before_the_end(text, mentions)
+    _arrow_chain(text, mentions)
     for mention in mentions:
         if mention.kind == "zone":
             mention.role = "avoid"

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Literal
 
 import cn2an
 from pydantic import BaseModel, Field
+from rapidfuzz.distance import OSA
 from text_to_num import alpha2digit
 
 from ir.fidelity import STATED_ALTITUDE_TOLERANCE_M
@@ -447,10 +448,46 @@ def _and_a_half(m: re.Match[str]) -> str:
     return f"{int(number) + 0.5:g} {word}"
 
 
+# The words the quantity readers key on; a word of 5 letters or more with the same first letter within one edit (two
+# from 8 letters; a swap of neighbours is one) of exactly one of them is read as it.
+_VOCABULARY = (
+    "battery",
+    "reserve",
+    "charge",
+    "minutes",
+    "seconds",
+    "hours",
+    "metres",
+    "meters",
+    "kilos",
+    "kilograms",
+    "grams",
+    "pounds",
+    "altitude",
+    "height",
+    "separation",
+    "clearance",
+    "percent",
+    "within",
+    "deadline",
+)
+_UNIT_WORD_TYPO = re.compile(r"\b[a-z]{5,}\b")
+
+
+@functools.cache
+def _vocabulary_word(word: str) -> str:
+    if word in _VOCABULARY:
+        return word
+    close = [v for v in _VOCABULARY if v[0] == word[0] and OSA.distance(word, v) <= (2 if len(v) >= 8 else 1)]
+    return close[0] if len(close) == 1 else word
+
+
 def with_digits(text: str) -> str:
     """The (lower-cased) text with numbers written as words in digits ("fifteen minutes" -> "15 minutes", "half a
     kilo" -> "0.5 kilo", "two and a half kilos" -> "2.5 kilos", "二十分钟" -> "20分钟", "一个半小时" -> "1.5小时"):
-    the form every quantity reader works on."""
+    the form every quantity reader works on. The words quantities are read by, typed with an error ("batetry",
+    "minuets"), are read as those words first (`unit_word_typos`)."""
+    text = _UNIT_WORD_TYPO.sub(lambda m: _vocabulary_word(m.group(0)), text)
     for pattern, spoken in (*_SPOKEN_DURATIONS, *_SPOKEN_SHARES):
         text = pattern.sub(spoken, text)
     text = _QUARTERS_BEFORE_UNIT.sub(lambda m: "0.25 " if m[1] else "0.75 ", text)

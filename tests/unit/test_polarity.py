@@ -257,3 +257,26 @@ def test_a_zone_named_by_what_it_is_for_is_kept_out_of_and_its_timing_is_no_dead
 )
 def test_a_zone_by_its_purpose_waived_is_a_demand_against_r1(suburban: World, text):
     assert any("break R1" in d for d in stated_constraints(text, suburban).rule_demands)
+
+
+def test_a_chain_of_arrows_starts_at_its_first_place_and_ends_at_its_last(downtown: World):
+    stated = stated_constraints("Patrol round depot_1 -> police_2 -> metro_station_4 -> fire_station_1.", downtown)
+    assert stated.origins[:1] == ["depot_1"] and stated.final_place == "fire_station_1"
+
+
+def test_form_fields_take_off_and_land_at(downtown: World):
+    text = "take_off_at=depot_1; inspect_in_order=police_2, metro_station_4; land_at=fire_station_1."
+    stated = stated_constraints(text, downtown)
+    assert stated.origins == ["depot_1"] and stated.final_place == "fire_station_1"
+
+
+@pytest.mark.parametrize(
+    ("text", "field", "value"),
+    [
+        ("hospital_A to police_2, arrive with 25% batetry or more.", "battery_reserve_ratio", 0.25),
+        ("hospital_A to police_2 within 15 minuets.", "deadline_sec", 900.0),
+        ("hospital_A to police_2, 2 kilso of plasma.", "payload_kg", 2.0),
+    ],
+)
+def test_a_unit_word_with_a_typing_error_is_read_as_the_word(downtown: World, text, field, value):
+    assert getattr(stated_constraints(text, downtown), field) == pytest.approx(value)
