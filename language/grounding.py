@@ -41,6 +41,7 @@ WAIVED_BEFORE = re.compile(
 PICKUP_CUE = (
     r"\bit(?:'s| is) (?:\w+ )?(?:at|in)|\b(?:is|are|'s) (?:sitting|waiting|kept|stored|located|ready|loaded) (?:at|in)|"
     r"\bcollect\w*\b[^.;,]{0,30}?\b(?:at|from)|\bpick(?:s|ing)? (?:it |them )?up\b[^.;,]{0,30}?\b(?:at|from)|"
+    r"\b(?:i've|i have|we've|we have|i've got|we've got|got)\b(?: got)?[^.;,]{0,30}?\b(?:at|in)\b|"
     r"(?:东西|货物?|物品)(?:现在)?在"
 )
 # A form's field names the role: "Sender: X", "pickup: X", "发件:X", "起点:X"; "Recipient: X", "目的地:X", "收件:X".

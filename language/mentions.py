@@ -42,7 +42,8 @@ _TERMINAL_CUE = (
     r"\b(?:when|once|after) (?:that's|that is|it's|it is|you're|you are|that|it|this|the drop|the delivery)(?: been)? "
     r"(?:done|finished|delivered|dropped(?: off)?|complete|over)\b[^.;]{0,40}?\b(?:at|to|in)\b|"
     r"\bafterwards?\b[^.;]{0,30}?\b(?:at|to)\b|\bwrap(?:s|ping)? up (?:at|in)\b|\bcall it a day at\b|"
-    r"\bthen (?:go |fly |head |continue |carry on )?(?:back |home |on )?to\b(?=[^.;]*$)|"
+    r"\bthen (?:go |fly |head |continue |carry on |return |come |get )?(?:back |home |on )?to\b(?=[^.;]*$)|"
+    r"\bend (?:the|its|this|her) (?:flight|trip|mission|run|route) (?:at|in)\b|\bafter that\b[^.;]{0,30}?\b(?:at|to)\b|"
     r"\bland(?:ing)?[_ ](?:at|point|pad|site)\s*[:=]\s*(?:the\s+)?|"
     r"终点|降落|最后|结束后|完事后|送完(?:后|之后)?|之后停|然后停|停(?:在|到|放)"
 )

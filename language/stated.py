@@ -122,7 +122,7 @@ _PIN_AFTER = re.compile(
     r"make|pick|inspect|patrol|return|head)\b|^\W{0,2}(?:去|送|运|飞|执行|负责|返航|前往)"
 )
 _EXCLUDE_BEFORE = re.compile(
-    r"(?:\bnot|n't (?:use|send|take|fly|pick|dispatch|task)|\bexcept(?: for)?|\bbut|other than|instead of|\bwithout|"
+    r"(?:\bnot|(?:n't|\bnot) (?:use|send|take|fly|pick|dispatch|task|assign)|\bexcept(?: for)?|\bbut|other than|instead of|\bwithout|"
     r"\bavoid|never (?:use|send|fly)|rather than|\bexcluding|\bapart from|\bno|\bskip|"
     r"不要用|不用|别用|别派|不要派|不派|除了|不使用|不能用|不要|别)"
     r"\W{0,3}" + _UAV_WORD + r"$"
@@ -372,7 +372,22 @@ def asks_return(text: str, mentions: Mentions, fuzzy: list[Mention]) -> bool:
     ends ("from A to B, then return to A", "... then return to the fire station"), in the exact or the fuzzy reading."""
     fuzzy_starts = {m.ids for m in fuzzy if m.role == "origin"}
     fuzzy_return = any(m.role == "destination" and m.ids in fuzzy_starts for m in fuzzy)
-    return bool(RETURN_LEG.search(text) or set(mentions.origins) & set(mentions.destinations) or fuzzy_return)
+    return bool(
+        RETURN_LEG.search(text)
+        or set(mentions.origins) & set(mentions.destinations)
+        or fuzzy_return
+        or _back_to_named(text)
+    )
+
+
+# "..., then return to the logistics depot", the depot named before: back where it started.
+_BACK_TO = re.compile(
+    r"\b(?:return|come back|fly back|head back|go back|get back)\w* to (?:the\s+)?([^.;,，。]{3,60}?)\s*(?=[.;,，。]|$)"
+)
+
+
+def _back_to_named(text: str) -> bool:
+    return any(0 <= text.find(m.group(1).strip()) < m.start(1) for m in _BACK_TO.finditer(text))
 
 
 def uav_roles_in(text: str, mentions: list[Mention]) -> dict[str, str]:

@@ -280,3 +280,26 @@ def test_form_fields_take_off_and_land_at(downtown: World):
 )
 def test_a_unit_word_with_a_typing_error_is_read_as_the_word(downtown: World, text, field, value):
     assert getattr(stated_constraints(text, downtown), field) == pytest.approx(value)
+
+
+def test_returning_to_a_place_named_before_is_a_return_leg(downtown: World):
+    text = "I've got lab samples at the central police station that have to go to hospital_A, then return to the central police station."
+    stated = stated_constraints(text, downtown)
+    assert stated.return_leg and stated.final_place == "police_2"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Get 1 kg from hospital_A over to police_2, and after that end the flight at depot_1.",
+        "Get 1 kg from hospital_A over to police_2; after that land it at depot_1.",
+    ],
+)
+def test_more_ordered_endings(downtown: World, text):
+    assert stated_constraints(text, downtown).final_place == "depot_1"
+
+
+def test_do_not_use_excludes(downtown: World):
+    assert stated_constraints("Fly 1 kg from hospital_A to police_2. Do not use uav_03.", downtown).excluded_uavs == [
+        "uav_03"
+    ]
