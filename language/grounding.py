@@ -31,10 +31,13 @@ _AVOID_CUE = re.compile(
 
 
 # "no need to avoid X", "you don't have to go around X": a waived keep-out, X no place to keep away from.
-WAIVED_BEFORE = re.compile(
-    r"(?:no need to|needn't|need not|(?:don't|do not|dont) (?:have|need) to|no reason to|not necessary to)"
-    r"(?: bother(?: to| with)?)?\s*$|(?:不用|无需|不必|不需要|没必要|用不着)$"
+# The words that waive a keep-out: "no need to avoid X", "you don't have to go around X", "不用绕开X".
+WAIVER = (
+    r"(?:no need to|needn't|need not|(?:don't|do not|dont) (?:have|need) to|no reason to|not necessary to|you needn't)"
+    r"(?: bother(?: to| with)?)?"
 )
+WAIVER_ZH = r"(?:不用|无需|不必|不需要|没必要|用不着)"
+WAIVED_BEFORE = re.compile(rf"{WAIVER}\s*$|{WAIVER_ZH}$")
 
 
 # Where the cargo waits: "it's (sitting) at X", "it is stored at X", "collect it at X", "pick it up from X".

@@ -8,7 +8,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from rapidfuzz import fuzz
-from rapidfuzz.distance import OSA, Levenshtein
+from rapidfuzz.distance import OSA
 
 from language.grounding import (
     ARROW,
@@ -139,7 +139,7 @@ _STOPWORDS = frozenset({"the", "a", "an", "on", "of", "at", "in", "side", "no.",
 class Mention:
     """A reference in the request: resolved when `ids` has one element, ambiguous with more."""
 
-    kind: str  # "entity" | "zone" | "uav"
+    kind: str  # "entity" | "zone" | "uav" | "unknown" (an id this world lacks; `ids`: those with its words)
     ids: tuple[str, ...]
     start: int
     end: int
@@ -203,28 +203,48 @@ def _normalised_id(token: str, *, short_pieces: bool = False) -> str:
     return "_".join(fixed)
 
 
+def _id_typo(written: str, identifier: str) -> bool:
+    """`written` is `identifier` with typing errors inside its words only: the same pieces, each number and one-letter
+    tag exactly ("accident_site_4" is another site, not a typo of accident_site_3), each word with its first letter
+    and within one edit (two from 8 letters; a swap of neighbours is one)."""
+    mine, theirs = written.split("_"), identifier.split("_")
+    if len(mine) != len(theirs):
+        return False
+    for a, b in zip(mine, theirs):
+        if a == b:
+            continue
+        if any(c.isdigit() for c in a + b) or len(b) <= 1 or a[:1] != b[:1]:
+            return False
+        if OSA.distance(a, b) > (2 if len(b) >= 8 else 1):
+            return False
+    return written != identifier
+
+
 def _typo_id_mentions(text: str, world: World, taken: list[tuple[int, int]]) -> list[Mention]:
+    """Ids written with a typing error, read as the one id they fit (`_id_typo`); an id-shaped token that fits none
+    but shares an id's words ("uav_04", "accident_site_4") is kept with those ids, to be asked about."""
     identifiers = [*world.entity_index, *world.zone_index, *world.uav_index]
     normalised = {identifier: _normalised_id(identifier) for identifier in identifiers}
     mentions: list[Mention] = []
     for match in _ID_LIKE.finditer(text):
         span = match.span()
-        token = _normalised_id(match.group(0))
-        if not _free(span, taken) or len(token) < 4:
+        if not _free(span, taken) or len(match.group(0)) < 4:
             continue
-        digits_for_letters = _normalised_id(match.group(0), short_pieces=True)
-        distances = {
-            i: min(Levenshtein.distance(token, n), Levenshtein.distance(digits_for_letters, n))
-            for i, n in normalised.items()
-        }
-        best = min(distances.values())
-        bound = 1 if len(token) <= 6 else TYPO_MAX_EDITS
-        closest = tuple(i for i, d in distances.items() if d == best)
-        if best > bound or len({_kind_of(world, i) for i in closest}) > 1:
+        readings = {_normalised_id(match.group(0)), _normalised_id(match.group(0), short_pieces=True)}
+        fits = tuple(i for i, n in normalised.items() if n in readings or any(_id_typo(r, n) for r in readings))
+        kind = _kind_of(world, fits[0]) if fits else "unknown"
+        if not fits:  # the same words with another number or tag: a place or UAV this world does not have
+            fits = tuple(i for i, n in normalised.items() if "_" in n and _words(n) in {_words(r) for r in readings})
+        if not fits or len({_kind_of(world, i) for i in fits}) > 1:
             continue
-        mentions.append(Mention(_kind_of(world, closest[0]), closest, *span, assumed_from=match.group(0)))
+        mentions.append(Mention(kind, fits, *span, assumed_from=match.group(0)))
         taken.append(span)
     return mentions
+
+
+def _words(identifier: str) -> tuple[str, ...]:
+    """An id's words without its numbers and one-letter tags: 'accident_site_3' -> ('accident', 'site')."""
+    return tuple(p for p in identifier.split("_") if len(p) > 1 and not any(c.isdigit() for c in p))
 
 
 def _name_variants(name: str) -> list[str]:
@@ -433,9 +453,18 @@ def _assign_roles(text: str, mentions: list[Mention]) -> None:
         if mention.role is None:
             if cue_role is not None:
                 mention.role = cue_role
-            elif previous is not None and _CONTINUATION.match(text[previous.end : mention.start]):
+            elif (
+                previous is not None
+                # "the no-fly zone, hospital_A to ...": no list; "the no-fly zone (police operation)": a qualifier
+                and (previous.kind == mention.kind or "(" in text[previous.end : mention.start])
+                and _CONTINUATION.match(text[previous.end : mention.start])
+            ):
                 mention.role = previous.role
         previous = mention
+
+
+# "if it is closed, then to X": a conditional alternative, no end the request fixes.
+_CONDITION = re.compile(r"\b(?:if|unless|otherwise|in case|should it|failing that)\b|如果|否则|万一|要是")
 
 
 def _stops_before_the_end(text: str, mentions: list[Mention]) -> None:
@@ -447,6 +476,7 @@ def _stops_before_the_end(text: str, mentions: list[Mention]) -> None:
         for i, m in enumerate(places)
         if m.role == "destination"
         and re.search(_TERMINAL_CUE, text[max(places[i - 1].end if i else 0, m.start - CUE_WINDOW_CHARS) : m.start])
+        and not _CONDITION.search(re.split(r"[.;。;]", text[: m.start])[-1])
     ]
     for i in ends:
         places[i].terminal = True

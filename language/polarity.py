@@ -18,7 +18,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from language.grounding import short_name
+from language.grounding import WAIVER, WAIVER_ZH, short_name
 from tools.rules import RULE_TEXT
 from tools.world import World
 
@@ -26,17 +26,22 @@ from tools.world import World
 _CLAUSE_END = re.compile(r"(?<!\d)[.,](?!\d)|[;!?:。;!?,,\n]|\bbut\b|\band then\b|但是|不过")
 
 
-# Modal cues that make a rule break an option, not a demand ("if that is faster", "you can", "feel free to").
+# Modal cues that make a rule break an option, not a demand: said of the break ("you can skip the reserve", "cut
+# through if that is faster", "fine to land with 5%"), not of something else ("fly through so we can save time",
+# "ignore the zones if you want to be on time" are demands).
 PERMISSION = re.compile(
-    r"\bif\b|\bcan\b|\bcould\b|\bmay\b|\bmight\b|\bfeel free\b|\bok(?:ay)?\b|\bfine\b|\ballowed\b|\bwhere needed\b|"
-    r"\bunless\b|\boptional\b|\bpermitted\b|如果|可以|的话|允许|也行|也可以"
+    r"\bif (?:that's|that is|it's|it is|it|that|this) (?:\w+ )?(?:faster|quicker|shorter|needed|necessary|easier|helps|"
+    r"saves|speeds)|\bif (?:needed|necessary|required|need be|you must|you have to|there is no other way|unavoidable)\b|"
+    r"\b(?:you|we|the drone|it|one) (?:can|may|could|might)\b|\bfeel free\b|\b(?:it's|it is|that's|that is) (?:ok|okay|fine|allowed)\b|"
+    r"\b(?:ok|okay|fine|allowed|permitted) (?:to|if)\b|\bwhere needed\b|\boptional\b|如果|可以|的话|允许|也行|也可以"
 )
+_PURPOSE_CLAUSE = re.compile(r"\bso (?:that )?(?:you|we|it|the drone|they|i) (?:can|could|may|might)\b")
 
 
 _IGNORE = (
-    r"(?:ignore|disregard|override|forget(?: about)?|never mind|skip|drop|bypass|waive|turn off|switch off|disable|"
+    r"(?:ignore|disregard|override|forget(?: about)?|never mind|skip|bypass|waive|turn off|switch off|disable|"
     r"(?:don't|do not|dont|no need to) (?:worry|bother|care)(?: about| with)?(?: keeping| the)?|"
-    r"no need (?:for|to keep|to respect|to observe)|without(?: any| the)?)"
+    r"no need (?:for|to keep|to respect|to observe))"
 )
 _IGNORE_ZH = r"(?:不用管|不要管|别管|不管|忽略|无视|不用理会|不理会|跳过|关闭|取消|不用考虑|不考虑)"
 
@@ -72,20 +77,19 @@ _RESERVE_WORDS_ZH = r"(?:电量余量|电量预留|预留电量|余量|预留|�
 
 
 _CHECK_WORDS = (
-    r"(?:(?:safety |the )?(?:checks?|verification|verifier|validation|simulation|rules?)|safety|"
-    r"the (?:safety )?(?:rules?|regulations?))"
+    r"(?:(?:the |all |any )?(?:safety|flight|airspace|aviation|drone) (?:checks?|verification|rules?|regulations?|limits?|"
+    r"restrictions?|margins?)|(?:the )?(?:safety )?(?:verification|verifier|validation)|all (?:the )?(?:rules|regulations))\b"
 )
-_CHECK_WORDS_ZH = r"(?:安全校验|安全检查|校验|验证|安全规则|规则|安全限制)"
+_CHECK_WORDS_ZH = r"(?:安全校验|安全检查|安全验证|安全规则|飞行规则|安全限制|所有规则)"
 
 
 # "no need to avoid the school", "you don't have to go around nfz_temp_1", "不用绕开禁飞区": the keep-out a rule
 # asks for, waived.
 _NO_NEED = (
-    r"(?:no need to|needn't|need not|(?:don't|do not|dont) (?:have|need) to|no reason to|not necessary to|"
-    r"you needn't)(?: bother(?: to| with)?)?\s+(?:avoid|go around|route around|detour around|fly around|"
-    r"keep (?:away|clear) (?:of|from)|stay (?:away|clear|out) (?:of|from)|steer clear of|bother with|worry about|care about)"
+    rf"{WAIVER}\s+(?:avoid|go around|route around|detour around|fly around|keep (?:away|clear) (?:of|from)|"
+    r"stay (?:away|clear|out) (?:of|from)|steer clear of|bother with|worry about|care about)"
 )
-_NO_NEED_ZH = r"(?:不用|无需|不必|不需要|没必要|用不着)(?:绕开?|绕行|绕过|避开|避让|躲开|管)"
+_NO_NEED_ZH = rf"{WAIVER_ZH}(?:绕开?|绕行|绕过|避开|避让|躲开|管)"
 
 
 # Demands, by the rule each breaks. {zones} and {sensitive} stand for the world's own zone ids and names.
@@ -106,8 +110,10 @@ _DEMANDS: tuple[tuple[str, str], ...] = (
     ("R2", r"\b(?:hug|skim|graze|brush) (?:the )?(?:buildings?|rooftops?|roofs?|towers?)"),
     (
         "R2",
-        rf"\bwith (?:no|zero|without any) (?:safety )?{_BUFFER_WORDS}|\b(?:zero|no) (?:safety )?(?:separation|clearance|buffer)\b",
+        rf"(?:\bwith (?:no|zero) (?:safety )?{_BUFFER_WORDS}|\b(?:zero|no) (?:safety )?(?:separation|clearance|buffer)\b)"
+        r"(?!\s+(?:stock|delays?|time|period|days?|left|in stock|fee|charge|check|paperwork|issues?))",
     ),
+    ("R2", rf"\bwithout (?:any |the |a )?(?:safety )?{_BUFFER_WORDS}(?=\s*(?:$|from|around|to|between|for the|near))"),
     (
         "R2",
         r"\b(?:right|close|tight|flush) (?:alongside|up against|against|next to) (?:the )?(?:buildings?|towers?|walls?)",
@@ -136,7 +142,7 @@ _DEMANDS: tuple[tuple[str, str], ...] = (
         "R5",
         rf"(?:{_IGNORE_ZH}|不留|不用留|不要留|不需要留|不必留).{{0,6}}?(?:{_RESERVE_WORDS_ZH}|电量)|(?:电量|电池)(?:用完|用光|耗尽|跑光|用到见底|见底)",
     ),
-    ("R5", rf"(?:{_RESERVE_WORDS_ZH}|电量).{{0,4}}?(?:{_IGNORE_ZH}|不用留|不用保留|不要留|都不要|不需要|不必|无所谓)"),
+    ("R5", rf"{_RESERVE_WORDS_ZH}.{{0,4}}?(?:{_IGNORE_ZH}|不用留|不用保留|不要留|都不要|不需要|不必|无所谓)"),
     (
         "R1-R6",
         rf"\b{_IGNORE}\s+(?:all\s+)?{_CHECK_WORDS}|\bsystem override\b|\bsafety (?:verification|checks?) (?:is|are) (?:disabled|off)",
@@ -163,8 +169,10 @@ class RuleDemand(BaseModel):
     span: str = Field(description="the request's words")
     rule: str = Field(description="the rule it asks to break, e.g. R1")
     permission: bool = Field(description="offered as an option ('if that is faster'), not demanded")
-    start: int = Field(default=-1, description="where the words asking for the break start in the text read")
-    end: int = Field(default=-1, description="where they end: a place named there is crossed, not visited")
+    start: int = Field(default=-1, description="where what the break would cross is named (after 'across', 'over'...)")
+    end: int = Field(
+        default=-1, description="where the words asking for the break end: a place named between is crossed"
+    )
 
     def message(self) -> str:
         rule_text = RULE_TEXT.get(self.rule, "every safety rule")  # type: ignore[call-overload]
@@ -195,7 +203,20 @@ def _alternatives(names: list[str]) -> str:
     names = sorted(
         {re.escape(n.lower()) for n in names if n and len(n) >= (2 if _CJK.search(n) else 3)}, key=len, reverse=True
     )
-    return "|".join(names) or r"(?!x)x"
+    return "(?:" + "|".join(names) + ")(?![a-z0-9_])" if names else r"(?!x)x"
+
+
+# The word after which a break names what it would cross ("fly from A across the zone to B": the zone, not A).
+_CROSSING_WORD = re.compile(
+    r"\b(?:across|through|over|into|via|around|avoid|bother with|worry about|near|alongside|against)\b|"
+    r"穿越|穿过|横穿|飞越|飞过|进入|绕开?|避开|避让|上空|贴着|挨着"
+)
+
+
+def _object_start(match: re.Match[str]) -> int:
+    """Where the thing the break concerns starts in the match's text (after its last crossing word)."""
+    words = list(_CROSSING_WORD.finditer(match.group(0)))
+    return match.start() + (words[-1].end() if words else 0)
 
 
 def _zone_alternatives(world: World) -> tuple[str, str]:
@@ -204,7 +225,7 @@ def _zone_alternatives(world: World) -> tuple[str, str]:
     # what a zone is for, by its head noun and in Chinese ("the airfield", "机场"), where no other zone shares it
     heads = [(z.reason.split()[-1].lower(), z) for z in world.no_fly_zones if z.reason.strip()]
     for head, _ in heads:
-        if len(head) >= 5 and sum(h == head for h, _ in heads) == 1:
+        if head in _PURPOSE_ZH and sum(h == head for h, _ in heads) == 1:
             nfz += [head, *_PURPOSE_ZH.get(head, ())]
     sensitive = [name for z in world.sensitive_zones for name in (z.id, z.name, z.id.replace("_", " "))]
     sensitive += [f"{z.kind.replace('_', ' ')} {noun}" for z in world.sensitive_zones for noun in _ZONE_NOUNS if z.kind]
@@ -245,14 +266,14 @@ def rule_demands(text: str, world: World) -> list[RuleDemand]:
             match = pattern.search(clause)
             if match is None or (clause.strip(), rule) in found or _NEGATED_BEFORE.search(clause[: match.start()]):
                 continue
-            if _NEGATED_PERMISSION.search(clause):  # "you can't skip the reserve" forbids the break
+            if _NEGATED_PERMISSION.search(clause) or _FORBIDS.search(clause):  # "you can't skip the reserve"
                 continue
             span = " ".join(clause.split()) or match.group(0)
             found[(clause.strip(), rule)] = RuleDemand(
                 span=span,
                 rule=rule,
-                permission=bool(PERMISSION.search(clause)),
-                start=offset + match.start(),
+                permission=bool(PERMISSION.search(_PURPOSE_CLAUSE.sub(" ", clause))),
+                start=offset + _object_start(match),
                 end=offset + match.end(),
             )
     return _one_per_clause(list(found.values()))
@@ -260,8 +281,14 @@ def rule_demands(text: str, world: World) -> list[RuleDemand]:
 
 # "never cut through the no-fly zone", "不要穿越禁飞区": a negation before the break keeps the rule.
 _NEGATED_BEFORE = re.compile(
-    r"(?:\b(?:never|don't|do not|dont|not|no|avoid\w*|without|mustn't|must not|shouldn't|should not|won't|can't|"
-    r"cannot|refuse to)\b[^,]{0,15}|(?:不要|别|不得|不能|禁止|不可|勿|不准|不许|避免|不)\s*)$"
+    r"(?:\b(?:never|ever|don't|do not|dont|doesn't|does not|not|no|avoid\w*|without|mustn't|must not|shouldn't|"
+    r"should not|won't|can't|cannot|refuse to|forbidden to|prohibited to|not allowed to|under no circumstances|"
+    r"nobody should|no one should|nobody may|no one may)\b[^,]{0,30}|(?:不要|别|不得|不能|禁止|严禁|千万别|千万不要|绝不|决不|"
+    r"不可|勿|不准|不许|避免|不)\s*)$"
+)
+# "it is forbidden to fly through the no-fly zone": the clause forbids the break wherever the cue stands.
+_FORBIDS = re.compile(
+    r"\b(?:forbidden|prohibited|not allowed|not permitted|under no circumstances|at no point)\b|严禁|禁止|不准|不许"
 )
 
 

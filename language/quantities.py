@@ -448,12 +448,10 @@ def _and_a_half(m: re.Match[str]) -> str:
     return f"{int(number) + 0.5:g} {word}"
 
 
-# The words the quantity readers key on; a word of 5 letters or more with the same first letter within one edit (two
-# from 8 letters; a swap of neighbours is one) of exactly one of them is read as it.
-_VOCABULARY = (
-    "battery",
-    "reserve",
-    "charge",
+# The words the quantity readers key on, typed with an error: a word of 5 letters or more with the same first letter
+# within one edit (two from 8 letters; a swap of neighbours is one) of exactly one of them is read as it. Unit words
+# only right after a number ("15 minuets"; "the grass" stays grass), the others anywhere.
+_TYPO_UNIT_WORDS = (
     "minutes",
     "seconds",
     "hours",
@@ -463,31 +461,32 @@ _VOCABULARY = (
     "kilograms",
     "grams",
     "pounds",
-    "altitude",
-    "height",
-    "separation",
-    "clearance",
     "percent",
-    "within",
-    "deadline",
 )
-_UNIT_WORD_TYPO = re.compile(r"\b[a-z]{5,}\b")
+_KEY_WORDS = ("battery", "reserve", "altitude", "separation", "clearance", "deadline")
+_WORD_AFTER_NUMBER = re.compile(r"(?<=\d)(\s*)([a-z]{5,})\b")
+_WORD = re.compile(r"\b[a-z]{5,}\b")
 
 
 @functools.cache
-def _vocabulary_word(word: str) -> str:
-    if word in _VOCABULARY:
+def _closest(word: str, vocabulary: tuple[str, ...]) -> str:
+    if word in vocabulary:
         return word
-    close = [v for v in _VOCABULARY if v[0] == word[0] and OSA.distance(word, v) <= (2 if len(v) >= 8 else 1)]
+    close = [v for v in vocabulary if v[0] == word[0] and OSA.distance(word, v) <= (2 if len(v) >= 8 else 1)]
     return close[0] if len(close) == 1 else word
+
+
+def _typos_fixed(text: str) -> str:
+    text = _WORD_AFTER_NUMBER.sub(lambda m: m.group(1) + _closest(m.group(2), _TYPO_UNIT_WORDS + _KEY_WORDS), text)
+    return _WORD.sub(lambda m: _closest(m.group(0), _KEY_WORDS), text)
 
 
 def with_digits(text: str) -> str:
     """The (lower-cased) text with numbers written as words in digits ("fifteen minutes" -> "15 minutes", "half a
     kilo" -> "0.5 kilo", "two and a half kilos" -> "2.5 kilos", "二十分钟" -> "20分钟", "一个半小时" -> "1.5小时"):
     the form every quantity reader works on. The words quantities are read by, typed with an error ("batetry",
-    "minuets"), are read as those words first (`unit_word_typos`)."""
-    text = _UNIT_WORD_TYPO.sub(lambda m: _vocabulary_word(m.group(0)), text)
+    "minuets"), are read as those words first (`_typos_fixed`)."""
+    text = _typos_fixed(text)
     for pattern, spoken in (*_SPOKEN_DURATIONS, *_SPOKEN_SHARES):
         text = pattern.sub(spoken, text)
     text = _QUARTERS_BEFORE_UNIT.sub(lambda m: "0.25 " if m[1] else "0.75 ", text)

@@ -65,6 +65,7 @@ INJECTION_CUES = (
 
 RETURN_LEG = re.compile(
     r"\band back\b|\bround[ -]trip\b|\b(?:come|fly|head|return) back\b|\breturn (?:it |the drone )?to (?:base|the start)"
+    r"|\b(?:and|then) (?:return|come back|fly back|head back)\b(?!\s+(?:to|from)\b)"
     r"|往返|再返回|并返回|然后返回|飞回"
 )
 
@@ -115,15 +116,18 @@ _UAV_WORD = r"(?:the\s+)?(?:only\s+)?(?:drone\s+|uav\s+)?"
 _PIN_BEFORE = re.compile(
     r"(?:\buse|\busing|\bsend|\bdispatch|\bassign|\btake|\bwith|\bby|\bhave|\blet|\bdeploy|\blaunch|\btask|"
     r"\bfly|\bonly|\bmove|\breposition|\brelocate|\bferry|\bpark|\bget|\bput|\bbring|\brecall|\breturn|"
-    r"\b(?:re)?charge|只用|使用|调用|用|派|让|安排|指定|由|把|将)\W{0,3}" + _UAV_WORD + r"$"
+    r"\b(?:re)?charge|\b(?:nobody|no one|none|nothing) but|只用|使用|调用|用|派|让|安排|指定|由|把|将)\W{0,3}"
+    + _UAV_WORD
+    + r"$"
 )
 _PIN_AFTER = re.compile(
     r"^\W{0,2}only\b|^\W{0,3}(?:should|must|will|can|could|is to|to|please|,)?\s*(?:fly|carry|take|deliver|go|bring|do|handle|"
     r"make|pick|inspect|patrol|return|head)\b|^\W{0,2}(?:去|送|运|飞|执行|负责|返航|前往)"
 )
 _EXCLUDE_BEFORE = re.compile(
-    r"(?:\bnot|(?:n't|\bnot) (?:use|send|take|fly|pick|dispatch|task|assign)|\bexcept(?: for)?|\bbut|other than|instead of|\bwithout|"
-    r"\bavoid|never (?:use|send|fly)|rather than|\bexcluding|\bapart from|\bno|\bskip|"
+    r"(?:\bnot|(?:n't|\bnot) (?:use|send|take|fly|pick|dispatch|task|assign)|\bexcept(?: for)?|"
+    r"\b(?:anyone|anybody|anything|any drone|any uav|any one|everyone|everything|all|whatever)\s+(?:\w+\s+)?but|"
+    r"other than|instead of|\bwithout|\bavoid|never (?:use|send|fly)|rather than|\bexcluding|\bapart from|\bno(?=\s+$)|\bskip|"
     r"不要用|不用|别用|别派|不要派|不派|除了|不使用|不能用|不要|别)"
     r"\W{0,3}" + _UAV_WORD + r"$"
 )
@@ -135,7 +139,7 @@ _EXCLUDE_AFTER = re.compile(
     r"broken|grounded|on the ground|home|at home|put|out|booked|taken|tied up|spoken for)|"
     r"(?:must not|mustn't|should not|shouldn't|can't|cannot|won't|may not|is not to|isn't to)\s+(?:fly|go|be used|be sent|take)|"
     r"(?:stays?|remains?) (?:out|back|behind|grounded|on the ground|home|put)|sits? (?:this one )?out|is out\b)"
-    r"|^\W{0,2}(?:不要用|不用|别用|不能用|不可用|除外|以外|之外|不行|不要派|别派|留着|待命|不参与|不要动|别动)"
+    r"|^\W{0,2}(?:不要用|不用|别用|不能用|不可用|除外|以外|之外|不行|不要派|别派|留着|待命|不参与|不要动|别动)(?!\s*[a-z0-9])"
 )
 _LEAVE_OUT = re.compile(r"(?:\bleave|\bkeep|\bhold)\W{0,3}" + _UAV_WORD + r"$")
 _LEFT_OUT_AFTER = re.compile(
@@ -193,23 +197,36 @@ def stated_constraints(text: str, world: World) -> StatedConstraints:
     demands += _reserve_demands(stated, lowered)
     stated.rule_demands = [d.message() for d in demands if not d.permission]
     stated.permissions_not_used = [d.message() for d in demands if d.permission]
-    stated.assumed = [f"'{m.assumed_from}' read as {m.ids[0]}" for m in fuzzy if m.assumed_from and len(m.ids) == 1]
+    stated.assumed = [
+        f"'{m.assumed_from}' read as {m.ids[0]}"
+        for m in fuzzy
+        if m.assumed_from and len(m.ids) == 1 and m.kind != "unknown"
+    ]
     stated.unread_duration = stated.deadline_sec is None and bool(_TIME_UNIT.search(lowered))
     quantities = [(q, _field_holding(q, stated) or _reported(q, digits)) for q in find_quantities(digits)]
     stated.spans = {field: q.text for q, field in reversed(quantities) if field not in (None, REPORTED)}
     if clock is not None and clock_sec is not None and stated.deadline_sec == clock_sec:
         stated.spans["deadline_sec"] = clock.text
-    stated.unaccounted = [
-        f"'{q.text}' is not reflected in the plan: " + (q.ambiguous or "the agent reads no demand in it")
-        for q, field in quantities
-        if field is None
-    ] + [
-        f"'{u}' is named, but neither as the UAV to fly nor as one to leave out: which is meant?"
-        for u, role in uav_roles.items()
-        if role == "unaccounted"
-    ]
+    stated.unaccounted = (
+        [
+            f"'{q.text}' is not reflected in the plan: " + (q.ambiguous or "the agent reads no demand in it")
+            for q, field in quantities
+            if field is None
+        ]
+        + [
+            f"'{u}' is named, but neither as the UAV to fly nor as one to leave out: which is meant?"
+            for u, role in uav_roles.items()
+            if role == "unaccounted"
+        ]
+        + [
+            f"'{u}' is named both as the UAV to fly and as one to leave out: which is meant?"
+            for u, role in uav_roles.items()
+            if role == "conflicting"
+        ]
+    )
     stated.intent = intent = parse_intent(blank_mentions(lowered, fuzzy))
-    if intent in CARGO_INTENTS and stated.uavs and is_repositioning(lowered, stated.payload_kg):
+    has_origin = bool(stated.origins) or any(m.role == "origin" for m in visits)
+    if intent in CARGO_INTENTS and stated.uavs and not has_origin and is_repositioning(lowered, stated.payload_kg):
         stated.intent = intent = Intent.return_  # a positioning flight: the UAV flies to the named place
     origins = set(mentions.origins) | {m.ids[0] for m in fuzzy if m.role == "origin" and len(m.ids) == 1}
     stated.missing = _missing_facts(stated, intent, mentions.uavs, fuzzy, origins) + [
@@ -224,7 +241,7 @@ def stated_constraints(text: str, world: World) -> StatedConstraints:
     stated.missing += [
         f"id: '{m.assumed_from}' is no id in this world; did you mean {' or '.join(m.ids)}?"
         for m in fuzzy
-        if m.assumed_from and len(m.ids) > 1
+        if m.assumed_from and (len(m.ids) > 1 or m.kind == "unknown")
     ]
     stated.salient = _salient(fuzzy, uav_roles, quantities, demands, lowered)
     return stated
@@ -326,6 +343,8 @@ def _salient(
 ) -> list[SalientSpan]:
     spans = []
     for m in fuzzy:
+        if m.kind == "unknown":
+            continue
         kind = {"entity": "place", "zone": "zone", "uav": "uav"}[m.kind]
         role = uav_roles.get(m.ids[0]) if m.kind == "uav" else m.role
         polarity = "excluded" if role in ("avoid", "excluded") else "wanted"
@@ -409,22 +428,25 @@ def uav_roles_in(text: str, mentions: list[Mention]) -> dict[str, str]:
         elif _REPORTED_AFTER.match(after):
             roles.add("reported")
     chosen = {
-        uav: next((r for r in ("excluded", "pinned", "reported") if r in roles), "unaccounted")
+        uav: "conflicting"
+        if {"excluded", "pinned"} <= roles
+        else next((r for r in ("excluded", "pinned", "reported") if r in roles), "unaccounted")
         for uav, roles in found.items()
     }
     # "uav_07 is nearly flat, send it to recharge": the one UAV a request names, unless left out, is the one it is
     # about when no other is pinned and the errand is the UAV's own (charge, return, repositioning).
     others = [u for u, role in chosen.items() if role in ("reported", "unaccounted")]
-    if len(others) == 1 and "pinned" not in chosen.values() and _OWN_ERRAND.search(text):
+    cargo_origin = any(m.role == "origin" for m in mentions if m.kind == "entity")
+    if len(others) == 1 and "pinned" not in chosen.values() and not cargo_origin and _OWN_ERRAND.search(text):
         chosen[others[0]] = "pinned"
     return chosen
 
 
-# Errands of the UAV itself, not of a cargo: charging, returning, repositioning.
+# Errands of the UAV itself, not of a cargo: charging, repositioning (a return belongs to a cargo flight as often).
 _OWN_ERRAND = re.compile(
-    r"\b(?:re)?charg\w*|\btop (?:it |her )?up\b|\breturn\w*|\bcome back\b|\brepositi\w*|\brelocat\w*|"
-    r"\b(?:move|send|ferry|get|bring)\b[^.;]{0,30}?\b(?:over|across|back|out) to\b|\bpark\w*|\bhold (?:there|position)\b|"
-    r"充电|充个电|返航|挪到|调到|转场|待命|停到|停在"
+    r"\b(?:re)?charg\w*|\btop (?:it |her )?up\b|\brepositi\w*|\brelocat\w*|"
+    r"\b(?:move|send|ferry|get)\b[^.;]{0,30}?\b(?:over|across) to\b|\bhold (?:there|position)\b|"
+    r"充电|充个电|挪到|调到|转场|待命"
 )
 
 
@@ -436,7 +458,7 @@ def is_repositioning(text: str, payload_kg: float | None) -> bool:
 
 _REPOSITION = re.compile(
     r"\brepositi\w*|\brelocat\w*|\b(?:move|send|ferry|get)\b[^.;]{0,30}?\b(?:over|across) to\b|"
-    r"\bpark(?:ed)? (?:it |her )?(?:there|at)\b|\b(?:sit|hold|wait|stand by) there\b|挪到|调到|转场|待命"
+    r"\bpark (?:it|her) (?:there|at)\b|\b(?:sit|hold|wait|stand by) there\b|挪到|调到|转场|待命"
 )
 
 

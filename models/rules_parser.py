@@ -186,7 +186,9 @@ def parse_instruction(instruction: str, world: World) -> ParsedTask:
     )
     task = ParsedTask(intent, parse_priority(rest, intent), EntityRefs(), constraints)
     _fill_entities(task, mentions, world, text)
-    if intent in CARGO_INTENTS and task.entities.candidate_uavs and is_repositioning(text, parse_payload(quantities)):
+    pinned = [u for u, role in uav_roles_in(text, mentions).items() if role == "pinned"]
+    has_origin = any(m.role == "origin" for m in mentions if m.kind == "entity")
+    if intent in CARGO_INTENTS and pinned and not has_origin and is_repositioning(text, parse_payload(quantities)):
         task.intent = Intent.return_  # a positioning flight: from where the UAV is to the named place
         task.entities.origin = None
         _default_endpoints(task, world)
@@ -416,7 +418,8 @@ def _repaired_task(request: GenerationRequest) -> ParsedTask:
     except ValidationError:  # an unusable previous IR: start again from the request
         task = parse_instruction(request.instruction, request.world)
     changes = apply_repair(task, feedback, request.world)
-    keep_exclusions(task, _excluded_uavs(request.instruction, request.world), request.world)
+    excluded = request.reading.excluded_uavs if request.reading else _excluded_uavs(request.instruction, request.world)
+    keep_exclusions(task, excluded, request.world)
     prior = safety_prior_zones(request.world, task.entities, task.constraints)
     task.entities.avoid_zones = list(dict.fromkeys(task.entities.avoid_zones + prior))
     task.notes.append(f"repair round {request.round}: " + ("; ".join(changes) if changes else "no applicable repair"))

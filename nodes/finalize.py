@@ -24,7 +24,12 @@ from tools.catalog import default_registry
 from tools.certificate import SafetyCertificate, issue_certificate
 
 # task_id and scenario_type: read when the run's repair cases go to memory.
-READS = tuple(dict.fromkeys(("candidate", "world", "attempts", "task_id", "scenario_type", "reading", *ATTEMPT_READS)))
+# reading, or instruction where a run checkpointed before readings were kept
+READS = tuple(
+    dict.fromkeys(
+        ("candidate", "world", "attempts", "task_id", "scenario_type", "reading", "instruction", *ATTEMPT_READS)
+    )
+)
 
 
 def _remember(state: State, runtime: Runtime[Context], closing_attempts: list[dict[str, Any]], status: str) -> None:

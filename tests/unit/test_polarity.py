@@ -303,3 +303,91 @@ def test_do_not_use_excludes(downtown: World):
     assert stated_constraints("Fly 1 kg from hospital_A to police_2. Do not use uav_03.", downtown).excluded_uavs == [
         "uav_03"
     ]
+
+
+# --- what a code review found (each a request that executed against its words, or asked where it was plain) ------
+@pytest.mark.parametrize(
+    ("text", "pinned", "excluded"),
+    [
+        ("Not uav_03 but uav_09 should carry the kit from hospital_A to police_2.", ["uav_09"], ["uav_03"]),
+        ("从hospital_A送药到police_2,用uav_09,不用uav_03。", ["uav_09"], ["uav_03"]),
+        ("nobody but uav_09 is free, kit from hospital_A to police_2", ["uav_09"], []),
+    ],
+)
+def test_a_correction_or_a_contrast_keeps_each_uav_in_its_role(downtown: World, text, pinned, excluded):
+    stated = stated_constraints(text, downtown)
+    assert (stated.uavs, stated.excluded_uavs) == (pinned, excluded)
+
+
+def test_a_uav_said_after_a_no_is_asked_about_never_left_out(downtown: World):
+    stated = stated_constraints("Kit from hospital_A to police_2 with uav_03, no, uav_09.", downtown)
+    assert "uav_09" not in stated.excluded_uavs and any("uav_09" in u for u in stated.unaccounted)
+
+
+@pytest.mark.parametrize(
+    "text", ["Deliver the kit from hospital_A to accident_site_4.", "Kit from depot_2 to police_2."]
+)
+def test_another_number_is_another_place_asked_about_never_assumed(downtown: World, text):
+    stated = stated_constraints(text, downtown)
+    assert not stated.assumed and any("no id in this world" in m for m in stated.missing)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Send uav_09 over to police_2 with the kit from hospital_A.",
+        "uav_03 is parked at hospital_A. Deliver the kit from hospital_A to police_2 using any free drone.",
+        "uav_07 is low on battery; deliver the kit from hospital_A to police_2 and come back.",
+    ],
+)
+def test_a_cargo_flight_is_no_positioning_flight_and_a_remark_pins_nothing(downtown: World, text):
+    stated = stated_constraints(text, downtown)
+    assert stated.intent.value == "delivery" and "hospital_A" in stated.origins + stated.places
+    assert "uav_07" not in stated.uavs and "uav_03" not in stated.uavs
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "hospital_A to police_2 without any safety issues",
+        "hospital_A to police_2 without the safety pouch",
+        "don't worry about the rules on paperwork, hospital_A to police_2",
+        "hospital_A to police_2, with no buffer stock left",
+        "从hospital_A到police_2,电量不需要充满",
+        "hospital_A to police_2, expect a 5% change in wind",
+        "hospital_A to police_2 without any restrictions on timing",
+        "do not under any circumstances fly through the no-fly zone, hospital_A to police_2",
+        "it is forbidden to fly through the no-fly zone. hospital_A to police_2",
+        "严禁穿越禁飞区,从hospital_A到police_2",
+        "hospital_A to police_2, skip the queue, no need to rush, ignore my last message",
+    ],
+)
+def test_ordinary_words_and_prohibitions_are_no_demands(downtown: World, text):
+    stated = stated_constraints(text, downtown)
+    assert not stated.rule_demands and stated.places == ["hospital_A", "police_2"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "fly straight through the no-fly zone so we can save time, hospital_A to police_2",
+        "ignore the no-fly zones if you want to be on time, hospital_A to police_2",
+    ],
+)
+def test_a_modal_of_something_else_keeps_a_demand_a_demand(downtown: World, text):
+    assert stated_constraints(text, downtown).rule_demands
+
+
+def test_a_permission_keeps_the_places_around_what_it_would_cross(downtown: World):
+    stated = stated_constraints(
+        "Fly the kit from hospital_A across the no-fly zone to police_2 if that is faster.", downtown
+    )
+    assert stated.permissions_not_used and stated.places == ["hospital_A", "police_2"] and not stated.missing
+
+
+def test_a_conditional_alternative_is_no_ordered_ending_and_then_return_is_a_return(downtown: World):
+    conditional = stated_constraints(
+        "Deliver from hospital_A to police_2; if it is closed, then to fire_station_1.", downtown
+    )
+    assert conditional.final_place is None
+    assert stated_constraints("uav_03: kit from hospital_A to police_2, then return.", downtown).return_leg
