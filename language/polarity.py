@@ -40,7 +40,7 @@ _PURPOSE_CLAUSE = re.compile(r"\bso (?:that )?(?:you|we|it|the drone|they|i) (?:
 
 _IGNORE = (
     r"(?:ignore|disregard|override|forget(?: about)?|never mind|skip|bypass|waive|turn off|switch off|disable|"
-    r"(?:don't|do not|dont|no need to) (?:worry|bother|care)(?: about| with)?(?: keeping| the)?|"
+    r"(?:don't|do not|dont|no need to) (?:worry|bother|care|fuss|fret|stress)(?: about| with| over)?(?: keeping| the)?|"
     r"no need (?:for|to keep|to respect|to observe))"
 )
 _IGNORE_ZH = r"(?:不用管|不要管|别管|不管|忽略|无视|不用理会|不理会|跳过|关闭|取消|不用考虑|不考虑)"
@@ -154,7 +154,8 @@ _DEMANDS: tuple[tuple[str, str], ...] = (
 # "climb to 300 m", "go up to 250 m", "爬升到300米": an altitude to reach, judged against the ceiling by the caller.
 CLIMB_TO = re.compile(
     r"\b(?:climb|go up|rise|ascend|get up|pop up|fly up|take it up|push it up)\s+(?:it\s+)?(?:up\s+)?(?:to|at)\s+"
-    r"(?=\d)|(?:爬升|升高|拉升|爬高|上升)(?:到|至)(?=\d)"
+    r"(?=\d)|\b(?:take|bring|send|get|put|push)\s+(?:it|her|the drone|uav[_ -]?\w+)\s+up\s+to\s+(?=\d)|"
+    r"(?:爬升|升高|拉升|爬高|上升|爬|升|拉)(?:到|至)(?=\d)"
 )
 
 
