@@ -457,7 +457,7 @@ def is_repositioning(text: str, payload_kg: float | None) -> bool:
 
 
 _REPOSITION = re.compile(
-    r"\brepositi\w*|\brelocat\w*|\b(?:move|send|ferry|get)\b[^.;]{0,30}?\b(?:over|across) to\b|"
+    r"\brepositi\w*|\brelocat\w*|\b(?:move|send|ferry|get)\b[^.;]{0,30}?\b(?:over|across|out) to\b|"
     r"\bpark (?:it|her) (?:there|at)\b|\b(?:sit|hold|wait|stand by) there\b|挪到|调到|转场|待命"
 )
 
