@@ -120,8 +120,14 @@ _FLEET_CANNOT = re.compile(r"no_available_uav|low_battery|wind \+ gusts|below th
 
 
 def cause_of_question(reason: str) -> str:
-    """'fleet' where the tools found no UAV that can fly the task, else 'reading'."""
-    return "fleet" if _FLEET_CANNOT.search(reason) else "reading"
+    """Why a clear request was asked about: 'fleet' (no UAV whose limits cover the task), 'simulation' (a stress
+    scenario the repairs could not clear), 'planner' (the planner keeps out of zones only, not of a place named to
+    avoid), else 'reading'."""
+    if _FLEET_CANNOT.search(reason):
+        return "fleet"
+    if reason.startswith("simulate:"):
+        return "simulation"
+    return "planner" if "avoided_place_visited" in reason else "reading"
 
 
 _NAMES_A_RULE = re.compile(r"\bR[1-6]\b")
@@ -190,15 +196,50 @@ def run(requests: list[dict[str, Any]], model: str) -> list[dict[str, Any]]:
     return rows
 
 
+def markdown_table(requests: list[dict[str, Any]], results: dict[str, list[dict[str, Any]]]) -> str:
+    """One row per request: what it says, what it means, and each model's outcome (verdict, and why it asked)."""
+    by_model = {model: {row["id"]: row for row in rows} for model, rows in results.items()}
+    models = list(by_model)
+    lines = [
+        "| id | construction | request | expected | " + " | ".join(models) + " |",
+        "|---|---|---|---|" + "---|" * len(models),
+    ]
+    for request in requests:
+        cells = []
+        for model in models:
+            row = by_model[model].get(request["id"])
+            if row is None:
+                cells.append("not run")
+                continue
+            cause = f", {row['cause']}" if row.get("cause") else ""
+            broken = f": {'; '.join(row['broken'])}" if row.get("broken") else ""
+            cells.append(f"{row['status']} ({row['verdict']}{cause}){broken}")
+        text = request["request"].replace("|", "/")
+        lines.append(
+            f"| {request['id']} | {request['construction']} | {text} | {request['expected']} | "
+            + " | ".join(cells)
+            + " |"
+        )
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", default="tests/data/own_words_second_pass.jsonl")
     parser.add_argument("--model", default="rules")
     parser.add_argument("--only", default="", help="comma-separated request ids")
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--table", default="", help="MODEL=results.json,...: print the markdown table of earlier runs")
     args = parser.parse_args(argv)
     with open(args.requests, encoding="utf-8") as handle:
         requests = [json.loads(line) for line in handle if line.strip()]
+    if args.table:
+        results = {}
+        for item in args.table.split(","):
+            model, path = item.split("=", 1)
+            results[model] = json.loads(Path(path).read_text(encoding="utf-8"))
+        print(markdown_table(requests, results))
+        return 0
     if args.only:
         requests = [r for r in requests if r["id"] in set(args.only.split(","))]
     rows = run(requests, args.model)
