@@ -348,7 +348,8 @@ def _first_length(patterns: tuple[re.Pattern[str], ...], text: str) -> tuple[flo
     """First match's length and the text with that match blanked (so altitude parsing does not re-read it)."""
     for pattern in patterns:
         for m in pattern.finditer(text):
-            if (value := _length(m.group(1))) is not None:
+            written = next((g for g in m.groups() if g is not None), None)  # the alternative that matched
+            if written is not None and (value := _length(written)) is not None:
                 return value, text[: m.start()] + " " * (m.end() - m.start()) + text[m.end() :]
     return None, text
 

@@ -391,3 +391,17 @@ def test_a_conditional_alternative_is_no_ordered_ending_and_then_return_is_a_ret
     )
     assert conditional.final_place is None
     assert stated_constraints("uav_03: kit from hospital_A to police_2, then return.", downtown).return_leg
+
+
+@pytest.mark.parametrize(
+    ("text", "cruise"),
+    [
+        ("按一百五十米的高度飞，从hospital_A送1公斤到police_2。", 150.0),
+        ("按60米的高度飞，从hospital_A送1公斤到police_2。", 60.0),
+    ],
+)
+def test_a_chinese_altitude_before_its_noun_is_the_cruise_altitude(downtown: World, text, cruise):
+    from models.rules_parser import parse_instruction
+
+    assert stated_constraints(text, downtown).cruise_altitude_m == cruise
+    parse_instruction(text, downtown)  # the rules model reads it too (it raised on the second alternative once)
