@@ -216,7 +216,12 @@ def _fill_entities(task: ParsedTask, mentions: list[Mention], world: World, text
             avoid += m.ids
         elif m.kind == "entity" and m.role == "avoid":
             avoid += [z for entity_id in m.ids for z in _zones_near_entity(world, entity_id)]
-        elif m.kind == "uav" and uav_roles.get(m.ids[0]) == "pinned" and m.ids[0] not in refs.candidate_uavs:
+        # pinned, or named in a remark ("uav_07 is nearest, any drone will do"): a first choice repairs may change
+        elif (
+            m.kind == "uav"
+            and uav_roles.get(m.ids[0]) in ("pinned", "reported")
+            and m.ids[0] not in refs.candidate_uavs
+        ):
             refs.candidate_uavs.append(m.ids[0])
     excluded = [u for u, role in uav_roles.items() if role == "excluded"]
     if excluded:  # a hard exclusion: assignment chooses among the others

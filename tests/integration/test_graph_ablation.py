@@ -40,7 +40,7 @@ def test_each_single_ablation_compiles_runs_and_never_runs_the_dropped_node(worl
         assert "direct_tools" in ran
         assert out.status == "safe_refusal" and "bad_arguments" in out.decision["reason"]
     else:  # the same good IR passes every gate left in place
-        assert out.status == "execute" and out.decision["reason"] == "all enabled checks passed"
+        assert out.status == "execute" and out.decision["reason"].startswith("all enabled checks passed")
     if ablation in ("verifier", "simulator"):
         # The ablated gate is reported as not run, never silently as passed.
         assert out.decision["verified" if ablation == "verifier" else "simulated"] is False
