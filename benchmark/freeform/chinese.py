@@ -13,11 +13,15 @@ import numpy as np
 from benchmark.freeform.request import (
     CARGO_ROUTES,
     ROUTES,
+    TO_FROM,
+    VIA,
     Pattern,
-    Request,
     Voice,
     arrow_templated,
+    avoids,
     deadline_templated,
+    demands,
+    excludes,
     fact_phrases,
     one_of,
     outside,
@@ -239,20 +243,6 @@ def with_typos(base: Pattern, name: str) -> Pattern:
     return Pattern(name, write, base.families, base.needs_deadline, base.reference)
 
 
-def excludes(request: Request) -> bool:
-    return request.excluded_uav is not None
-
-
-def avoids(request: Request) -> bool:
-    return any(c.kind == "avoid" for c in request.constraints)
-
-
-def demands(request: Request) -> bool:
-    return request.demand
-
-
-VIA = frozenset({"via"})
-TO_FROM = frozenset({"delivery", "emergency", "via"})
 # The constructions of issue 37: what a request rules out, in what order it ends, quantities as people spell them.
 NEW_CONSTRUCTIONS: tuple[Pattern, ...] = (
     one_of(

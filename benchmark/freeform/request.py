@@ -578,3 +578,20 @@ def fact_phrases(voice: Voice) -> list[str]:
 
 def outside(spans: list[tuple[int, int]], start: int, end: int) -> bool:
     return all(end <= a or start >= b for a, b in spans)
+
+
+# When a free-form construction of issue 37 fits a request (english.py and chinese.py share them).
+def excludes(request: Request) -> bool:
+    return request.excluded_uav is not None
+
+
+def avoids(request: Request) -> bool:
+    return any(c.kind == "avoid" for c in request.constraints)
+
+
+def demands(request: Request) -> bool:
+    return request.demand
+
+
+VIA = frozenset({"via"})
+TO_FROM = frozenset({"delivery", "emergency", "via"})
