@@ -128,7 +128,7 @@ _EXCLUDE_BEFORE = re.compile(
     r"(?:\bnot|(?:n't|\bnot) (?:use|send|take|fly|pick|dispatch|task|assign)|\bexcept(?: for)?|"
     r"\b(?:anyone|anybody|anything|any drone|any uav|any one|everyone|everything|all|whatever)\s+(?:\w+\s+)?but|"
     r"other than|instead of|\bwithout|\bavoid|never (?:use|send|fly)|rather than|\bexcluding|\bapart from|\bno(?=\s+$)|\bskip|"
-    r"不要用|不用|别用|别派|不要派|不派|除了|不使用|不能用|不要|别)"
+    r"不要使用|请勿使用|别使用|不得使用|禁止使用|不要用|不用|别用|别派|不要派|不派|除了|不使用|不能用|不要|别)"
     r"\W{0,3}" + _UAV_WORD + r"$"
 )
 # "leave uav_05 out of it", "keep uav_05 on the ground", "uav_05 stays home", "uav_05 is off-limits / busy",
@@ -402,11 +402,16 @@ def asks_return(text: str, mentions: Mentions, fuzzy: list[Mention]) -> bool:
 # "..., then return to the logistics depot", the depot named before: back where it started.
 _BACK_TO = re.compile(
     r"\b(?:return|come back|fly back|head back|go back|get back)\w* to (?:the\s+)?([^.;,，。]{3,60}?)\s*(?=[.;,，。]|$)"
+    r"|(?:回到|返回到?|飞回到?)([^.;,，。;,]{2,30}?)\s*(?=[.;,，。;,]|$)"
 )
 
 
 def _back_to_named(text: str) -> bool:
-    return any(0 <= text.find(m.group(1).strip()) < m.start(1) for m in _BACK_TO.finditer(text))
+    for m in _BACK_TO.finditer(text):
+        group = 1 if m.group(1) is not None else 2
+        if 0 <= text.find(m.group(group).strip()) < m.start(group):
+            return True
+    return False
 
 
 def uav_roles_in(text: str, mentions: list[Mention]) -> dict[str, str]:

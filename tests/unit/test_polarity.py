@@ -405,3 +405,11 @@ def test_a_chinese_altitude_before_its_noun_is_the_cruise_altitude(downtown: Wor
 
     assert stated_constraints(text, downtown).cruise_altitude_m == cruise
     parse_instruction(text, downtown)  # the rules model reads it too (it raised on the second alternative once)
+
+
+def test_chinese_do_not_use_and_back_to_a_place_named_before(downtown: World):
+    assert stated_constraints("从hospital_A送文件到police_2,1分钟内到达。不要使用uav_03。", downtown).excluded_uavs == [
+        "uav_03"
+    ]
+    text = "请带着文件从西南的hospital_A飞到police_2,然后回到西南的hospital_A。"
+    assert stated_constraints(text, downtown).return_leg
