@@ -453,13 +453,12 @@ def _assign_roles(text: str, mentions: list[Mention]) -> None:
         if mention.role is None:
             if cue_role is not None:
                 mention.role = cue_role
-            elif (
-                previous is not None
-                # "the no-fly zone, hospital_A to ...": no list; "the no-fly zone (police operation)": a qualifier
-                and (previous.kind == mention.kind or "(" in text[previous.end : mention.start])
-                and _CONTINUATION.match(text[previous.end : mention.start])
-            ):
-                mention.role = previous.role
+            elif previous is not None and _CONTINUATION.match(text[previous.end : mention.start]):
+                between = text[previous.end : mention.start]
+                if previous.kind == mention.kind:  # "A and B", "A, B": a list takes its first member's role
+                    mention.role = previous.role
+                elif "(" in between or "（" in between:  # "the no-fly zone (police operation)": a qualifier, no place
+                    mention.role = "landmark"
         previous = mention
 
 
