@@ -183,7 +183,7 @@ def stated_constraints(text: str, world: World) -> StatedConstraints:
         pointed=[ref for ref in dict.fromkeys(pointed) if ref not in mentions.places],
         enter_and_keep_out=entered_and_kept_out(world, text),
     )
-    clock, clock_sec = _clock_deadline(lowered, world)
+    clock, clock_sec = clock_deadline(lowered, world)
     if clock_sec is not None and (stated.deadline_sec is None or clock_sec < stated.deadline_sec):
         stated.deadline_sec = clock_sec  # the stricter of a duration and a time of day
     if any(_reported(q, digits) for q in find_quantities(digits) if q.value == stated.battery_reserve_ratio):
@@ -275,7 +275,7 @@ def _reported(quantity: Quantity, digits: str) -> str | None:
     return REPORTED if _REPORT_BEFORE.search(before) and _REPORT_AFTER.match(after) else None
 
 
-def _clock_deadline(text: str, world: World) -> tuple[ClockTime | None, float | None]:
+def clock_deadline(text: str, world: World) -> tuple[ClockTime | None, float | None]:
     """The first time of day the request asks to arrive by ("by 14:30", "下午3点前"), and its seconds after the
     world's t = 0 (None: no clock origin, or past then)."""
     clock = next((c for c in find_clock_times(text) if c.deadline), None)

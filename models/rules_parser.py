@@ -35,7 +35,6 @@ from language.defaults import CARGO_INTENTS, active_in_window, default_destinati
 from language.grounding import ground_mentions
 from language.mentions import Mention, blank_mentions, find_mentions, id_pattern
 from language.quantities import (
-    deadline_from_clock,
     parse_altitude_and_separation,
     parse_deadline,
     parse_payload,
@@ -45,6 +44,7 @@ from language.quantities import (
 from language.stated import (
     INJECTION_CUES,
     asks_return,
+    clock_deadline,
     demands_marking_crossed,
     is_repositioning,
     parse_intent,
@@ -164,11 +164,6 @@ def plan_hand_off(task: ParsedTask, text: str, world: World) -> None:
         _keep_clear(refs, world, task.constraints)
 
 
-def _clock_deadline(text: str, world: World) -> float | None:
-    origin = world.geo_reference.clock_origin_utc if world.geo_reference else None
-    return deadline_from_clock(text, origin)
-
-
 def parse_instruction(instruction: str, world: World) -> ParsedTask:
     text = instruction.lower().replace("\u2019", "'")
     mentions = find_mentions(text, world)
@@ -179,14 +174,15 @@ def parse_instruction(instruction: str, world: World) -> ParsedTask:
     defaults = OperationConstraints()
     quantities = with_digits(rest)
     constraints = OperationConstraints(
-        deadline_sec=min(filter(None, (parse_deadline(quantities), _clock_deadline(text, world))), default=None),
+        deadline_sec=min(filter(None, (parse_deadline(quantities), clock_deadline(text, world)[1])), default=None),
         payload_kg=parse_payload(quantities) or 0.0,
         battery_reserve_ratio=max(parse_reserve(quantities) or 0.0, defaults.battery_reserve_ratio),
         **parse_altitude_and_separation(quantities, defaults),
     )
     task = ParsedTask(intent, parse_priority(rest, intent), EntityRefs(), constraints)
-    _fill_entities(task, mentions, world, text)
-    pinned = [u for u, role in uav_roles_in(text, mentions).items() if role == "pinned"]
+    uav_roles = uav_roles_in(text, mentions)
+    _fill_entities(task, mentions, world, uav_roles)
+    pinned = [u for u, role in uav_roles.items() if role == "pinned"]
     has_origin = any(m.role == "origin" for m in mentions if m.kind == "entity")
     if intent in CARGO_INTENTS and pinned and not has_origin and is_repositioning(text, parse_payload(quantities)):
         task.intent = Intent.return_  # a positioning flight: from where the UAV is to the named place
@@ -204,11 +200,10 @@ def parse_instruction(instruction: str, world: World) -> ParsedTask:
     return task
 
 
-def _fill_entities(task: ParsedTask, mentions: list[Mention], world: World, text: str) -> None:
+def _fill_entities(task: ParsedTask, mentions: list[Mention], world: World, uav_roles: dict[str, str]) -> None:
     """Places by their roles, zones (and places named to keep away from) to avoid, and the UAVs the request pins;
     a UAV it names only to leave out is never a candidate."""
     refs = task.entities
-    uav_roles = uav_roles_in(text, mentions)
     places = [m for m in mentions if m.kind == "entity"]
     avoid: list[str] = []
     for m in mentions:
