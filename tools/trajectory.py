@@ -54,3 +54,61 @@ def positions(waypoints: np.ndarray, times: np.ndarray) -> np.ndarray:
 
 def path_length(points: np.ndarray) -> float:
     return float(np.linalg.norm(np.diff(points[:, :3], axis=0), axis=1).sum()) if len(points) > 1 else 0.0
+
+
+# The whole flight runs from the ground to the ground: a route starts with the vertical take-off over its first
+# point (from 0 m AGL) and ends with the vertical landing over its last. PX4's default automatic vertical speeds
+# (MPC_Z_V_AUTO_UP, MPC_Z_V_AUTO_DN): a plan that assumes them is one a stock autopilot flies on time.
+GROUND_M = 0.0
+TAKEOFF_CLIMB_MPS = 3.0
+LANDING_DESCENT_MPS = 1.5
+_SAME_XY_M = 1e-6
+
+
+class FlightPhases(BaseModel):
+    """Where a track's take-off climb ends and its landing descent begins (waypoint indices and times). The
+    altitude band (R3's floor) applies en route, between the two; a track that starts or ends in the air (an
+    older plan, another operator's traffic) has no such leg: its index is its first / last waypoint."""
+
+    takeoff_end: int = Field(description="index of the waypoint at the top of the take-off climb (0: none)")
+    landing_start: int = Field(description="index of the waypoint at the top of the landing descent (last: none)")
+    takeoff_end_sec: float
+    landing_start_sec: float
+
+    @property
+    def has_takeoff(self) -> bool:
+        return self.takeoff_end > 0
+
+    def has_landing(self, count: int) -> bool:
+        return self.landing_start < count - 1
+
+
+def _vertical_from_ground(ground: np.ndarray, above: np.ndarray) -> bool:
+    return ground[2] <= GROUND_M and above[2] > GROUND_M and float(np.hypot(*(above[:2] - ground[:2]))) <= _SAME_XY_M
+
+
+def flight_phases(waypoints: np.ndarray | list[list[float]]) -> FlightPhases:
+    points = np.asarray(waypoints, dtype=float).reshape(-1, 4)
+    last = len(points) - 1
+    takeoff = 1 if last >= 1 and _vertical_from_ground(points[0], points[1]) else 0
+    landing = last - 1 if last - 1 >= takeoff and _vertical_from_ground(points[last], points[last - 1]) else last
+    return FlightPhases(
+        takeoff_end=takeoff,
+        landing_start=landing,
+        takeoff_end_sec=float(points[takeoff, 3]),
+        landing_start_sec=float(points[landing, 3]),
+    )
+
+
+def ground_to_ground(points: np.ndarray, depart_time_sec: float) -> np.ndarray:
+    """(n, 3) cruise points -> (n + 2, 4) timed track: the take-off climb from the ground under the first point,
+    the cruise at `times`, the landing descent to the ground under the last. `points` must already carry times in
+    a 4th column measured from the top of the climb (0 there)."""
+    first, last = points[0], points[-1]
+    climb = max(first[2] - GROUND_M, 0.0) / TAKEOFF_CLIMB_MPS
+    descent = max(last[2] - GROUND_M, 0.0) / LANDING_DESCENT_MPS
+    cruise = points.copy()
+    cruise[:, 3] += depart_time_sec + climb
+    takeoff = np.array([[first[0], first[1], GROUND_M, depart_time_sec]])
+    landing = np.array([[last[0], last[1], GROUND_M, cruise[-1, 3] + descent]])
+    return np.concatenate([takeoff, cruise, landing])
