@@ -46,10 +46,14 @@ from tools.world import (
 
 XY = tuple[float, float]
 # Synthetic cities lie nowhere: this stated anchor (the home position of PX4's SITL simulators, Zurich, 488 m AMSL)
-# puts their exports where a simulator starts. The example worlds carry the same one.
+# puts their exports where a simulator starts. The example worlds carry the same one. The geoid undulation is
+# EGM96's at the anchor (standards.geoid.egm96_undulation(47.397742, 8.545594) = 47.3364 m), stored so that
+# generating a world never needs the grid; tests/unit/test_geoid.py recomputes it.
 SYNTHETIC_ANCHOR = GeoReference(
     anchor_lat_lon=(47.397742, 8.545594),
     ground_elevation_amsl_m=488.0,
+    geoid_undulation_m=47.336,
+    geoid_model="EGM96 (PROJ egm96_15.gtx, bilinear), at the anchor",
     note="a stated anchor for a synthetic city: the home position of PX4's SITL simulators (Zurich, 488 m AMSL), "
     "so an exported plan opens where a simulator starts",
 )

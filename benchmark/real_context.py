@@ -78,6 +78,12 @@ POI_TAGS = {
     "building": ["train_station", "school"],
 }
 BASE_WIND = Range(3.0, 7.0)  # procedural: the Helsinki breeze, no real weather source offline
+# EGM96's geoid undulation at the frame's origin (EPSG:3067 383851, 6669579: 60.1466 N, 24.9081 E), from
+# standards.geoid.egm96_undulation (17.9173 m); stored so that generating a world never needs the grid.
+# tests/unit/test_geoid.py recomputes it at the origin the extract gives. Across the 2.7 x 4.8 km frame EGM96 varies
+# by 0.11 m. The ground elevation stays unknown (no elevation model offline), so WGS84 heights stay unknown too.
+GEOID_UNDULATION_M = 17.917
+GEOID_MODEL = "EGM96 (PROJ egm96_15.gtx, bilinear), at the frame's origin"
 
 
 @dataclass(frozen=True)
@@ -442,6 +448,8 @@ def real_base() -> RealBase:
         geo_reference=GeoReference(
             crs=CRS,
             origin_easting_northing=origin,
+            geoid_undulation_m=GEOID_UNDULATION_M,
+            geoid_model=GEOID_MODEL,
             country="FIN",
             note=f"the OSM extract's frame: {CRS} (ETRS-TM35FIN) shifted by its origin; ground elevation not known",
         ),

@@ -1,7 +1,9 @@
 """A world's geodetic frame: local metres <-> WGS84 (pyproj), and altitudes between AGL, AMSL and WGS84 heights.
 
-Every conversion that rests on a value the world does not know (ground elevation, geoid undulation, the clock's
-start) uses a stated default and says so in `assumptions`, which every export carries.
+A height above a reference the world does not place (AMSL without its ground elevation, WGS84 without the ground
+elevation and the geoid undulation) is refused in one line, never guessed: `knows_amsl` and `knows_wgs84` say
+beforehand which a writer can give. The one stated default is the clock's start, said in `assumptions`, which every
+export carries.
 """
 
 from __future__ import annotations
@@ -16,6 +18,9 @@ from pyproj.exceptions import CRSError
 from tools.world import GeoReference, World
 
 WGS84 = "EPSG:4326"
+_UNKNOWN_GROUND = (
+    "{what} need the world's ground elevation (geo_reference.ground_elevation_amsl_m), which it does not give"
+)
 FEET = 0.3048  # metres in an international foot (exact)
 VERTICAL_REFERENCES = ("AGL", "AMSL", "WGS84")
 
@@ -67,27 +72,32 @@ class GeoFrame:
         return float(east) - self._offset[0], float(north) - self._offset[1]
 
     # --- altitudes ------------------------------------------------------------------------------------------
-    def _ground(self, why: str) -> float:
-        if self.reference.ground_elevation_amsl_m is None:
-            self._assume(f"ground elevation unknown: taken as 0 m AMSL ({why})")
-            return 0.0
-        return self.reference.ground_elevation_amsl_m
+    @property
+    def knows_amsl(self) -> bool:
+        """The world gives its ground elevation, so heights above mean sea level can be written."""
+        return self.reference.ground_elevation_amsl_m is not None
 
-    def _undulation(self, why: str) -> float:
-        if self.reference.geoid_undulation_m is None:
-            self._assume(f"geoid undulation unknown: WGS84 ellipsoid heights taken as AMSL ({why})")
-            return 0.0
-        return self.reference.geoid_undulation_m
-
-    def _assume(self, text: str) -> None:
-        if text not in self.assumptions:
-            self.assumptions.append(text)
+    @property
+    def knows_wgs84(self) -> bool:
+        """The world gives its ground elevation and geoid undulation, so WGS84 ellipsoidal heights can be written."""
+        return self.knows_amsl and self.reference.geoid_undulation_m is not None
 
     def amsl(self, agl: float) -> float:
-        return agl + self._ground("AMSL altitudes")
+        """Metres above mean sea level of a height above this world's ground."""
+        if self.reference.ground_elevation_amsl_m is None:
+            raise StandardsError(_UNKNOWN_GROUND.format(what="AMSL heights"))
+        return agl + self.reference.ground_elevation_amsl_m
 
     def wgs84_height(self, agl: float) -> float:
-        return agl + self._ground("WGS84 heights") + self._undulation("WGS84 heights")
+        """Metres above the WGS84 ellipsoid of a height above this world's ground."""
+        if self.reference.ground_elevation_amsl_m is None:
+            raise StandardsError(_UNKNOWN_GROUND.format(what="WGS84 heights"))
+        if self.reference.geoid_undulation_m is None:
+            raise StandardsError(
+                "WGS84 heights need the world's geoid undulation (geo_reference.geoid_undulation_m), "
+                "which it does not give"
+            )
+        return agl + self.reference.ground_elevation_amsl_m + self.reference.geoid_undulation_m
 
     def agl(self, value_m: float, reference: str, what: str) -> float:
         """A published altitude in metres (AGL, AMSL or WGS84) above this world's ground; an import cannot assume

@@ -287,8 +287,9 @@ class GeoReference(_Model):
 
     Either a projected CRS in metres and the easting / northing of the frame's (0, 0) (real-context worlds: their
     national grid), or a WGS84 anchor: the frame is then a transverse Mercator plane tangent at the anchor (scale 1
-    there; under 1 mm of distortion across 10 km). World altitudes are above ground level; exports in AMSL or WGS84
-    ellipsoidal heights add the ground elevation and the geoid undulation, each stated as an assumption when unknown.
+    there; under 1 mm of distortion across 10 km). World altitudes are above ground level; AMSL heights add the
+    ground elevation, WGS84 ellipsoidal heights also the geoid undulation (one value for the whole world, from the
+    model `geoid_model` names). Where one is unknown, heights above that reference are not known (never guessed).
     """
 
     crs: str | None = Field(default=None, description="projected CRS in metres, e.g. 'EPSG:3067'; None: anchor")
@@ -297,6 +298,9 @@ class GeoReference(_Model):
     ground_elevation_amsl_m: float | None = Field(default=None, description="ground height above mean sea level")
     geoid_undulation_m: float | None = Field(
         default=None, description="WGS84 ellipsoid height minus height above mean sea level, here"
+    )
+    geoid_model: str = Field(
+        default="", description="where geoid_undulation_m comes from, e.g. 'EGM96 (PROJ egm96_15.gtx, bilinear)'"
     )
     country: str = Field(default="", description="ISO 3166-1 alpha-3 code written on exported zones; '' unknown")
     clock_origin_utc: datetime | None = Field(
@@ -315,6 +319,8 @@ class GeoReference(_Model):
             lat, lon = self.anchor_lat_lon
             if not (-85.0 <= lat <= 85.0 and -180.0 <= lon <= 180.0):
                 raise ValueError(f"anchor_lat_lon {self.anchor_lat_lon} is not a latitude, longitude")
+        if self.geoid_model and self.geoid_undulation_m is None:
+            raise ValueError("geoid_model names the source of a geoid_undulation_m the reference does not give")
         if self.clock_origin_utc is not None and self.clock_origin_utc.utcoffset() is None:
             raise ValueError("clock_origin_utc needs a time zone (e.g. a trailing Z)")
         return self

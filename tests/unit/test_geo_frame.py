@@ -1,5 +1,5 @@
 """A world's geodetic frame: local metres <-> WGS84 both ways, checked against pyproj and geodesics computed here,
-and altitudes that never assume a ground elevation an import would need."""
+and altitudes that never assume a ground elevation or a geoid undulation the world does not give."""
 
 from __future__ import annotations
 
@@ -59,7 +59,13 @@ def test_a_crs_the_frame_cannot_use_is_one_line(downtown, reference, message):
 
 @pytest.mark.parametrize(
     "reference",
-    [{}, {"anchor_lat_lon": (47.0, 8.0), "crs": "EPSG:3067"}, {"crs": "EPSG:3067"}, {"anchor_lat_lon": (95.0, 8.0)}],
+    [
+        {},
+        {"anchor_lat_lon": (47.0, 8.0), "crs": "EPSG:3067"},
+        {"crs": "EPSG:3067"},
+        {"anchor_lat_lon": (95.0, 8.0)},
+        {"anchor_lat_lon": (47.0, 8.0), "geoid_model": "EGM96"},  # a source named for no undulation
+    ],
 )
 def test_a_reference_is_either_a_crs_and_origin_or_an_anchor(reference):
     with pytest.raises(ValidationError):
@@ -71,19 +77,31 @@ def test_a_world_without_a_reference_cannot_be_exported(downtown):
         geo_frame(downtown.model_copy(update={"geo_reference": None}))
 
 
-def test_altitudes_convert_through_ground_and_geoid_and_say_what_they_assumed(downtown):
+def test_altitudes_convert_through_ground_and_geoid(downtown):
     known = geo_frame(_with_reference(downtown, anchor_lat_lon=(60.0, 25.0), ground_elevation_amsl_m=12.0,
-                                      geoid_undulation_m=17.5))  # fmt: skip
+                                      geoid_undulation_m=17.5, geoid_model="stated"))  # fmt: skip
+    assert known.knows_amsl and known.knows_wgs84
     assert known.amsl(40.0) == 52.0 and known.wgs84_height(40.0) == 69.5
     assert known.agl(69.5, "WGS84", "z") == pytest.approx(40.0) and known.agl(52.0, "AMSL", "z") == 40.0
-    assert not [a for a in known.assumptions if "ground" in a or "geoid" in a]
 
-    unknown = geo_frame(_with_reference(downtown, anchor_lat_lon=(60.0, 25.0)), datetime(2026, 1, 1, tzinfo=UTC))
-    assert unknown.wgs84_height(40.0) == 40.0
-    assert any("ground elevation unknown" in a for a in unknown.assumptions)
-    assert any("geoid undulation unknown" in a for a in unknown.assumptions)
+
+def test_a_height_above_a_reference_the_world_does_not_place_is_refused_never_taken_as_zero(downtown):
+    clock = datetime(2026, 1, 1, tzinfo=UTC)
+    neither = geo_frame(_with_reference(downtown, anchor_lat_lon=(60.0, 25.0), geoid_undulation_m=17.9), clock)
+    assert not neither.knows_amsl and not neither.knows_wgs84
+    for height in (neither.amsl, neither.wgs84_height):
+        with pytest.raises(StandardsError, match=r"geo_reference\.ground_elevation_amsl_m") as caught:
+            height(40.0)
+        assert "\n" not in str(caught.value)
     with pytest.raises(StandardsError, match="ground elevation"):
-        unknown.agl(100.0, "AMSL", "zone Z")  # an import never guesses the ground
+        neither.agl(100.0, "AMSL", "zone Z")  # an import never guesses the ground
+
+    ground_only = geo_frame(_with_reference(downtown, anchor_lat_lon=(60.0, 25.0), ground_elevation_amsl_m=12.0), clock)
+    assert ground_only.knows_amsl and not ground_only.knows_wgs84
+    assert ground_only.amsl(40.0) == 52.0
+    with pytest.raises(StandardsError, match=r"geo_reference\.geoid_undulation_m"):
+        ground_only.wgs84_height(40.0)
+    assert not neither.assumptions and not ground_only.assumptions  # nothing was assumed instead
 
 
 def test_feet_are_international_feet_and_other_units_are_refused():
