@@ -57,6 +57,7 @@ from tools.simulator import (
     counted_events,
     simulate,
 )
+from tools.trajectory import flight_phases
 from tools.world import UAV, TrafficTrack, UAVStatus, World, parse_world
 
 Label = Literal["SAT", "UNSAT", "AMBIGUOUS"]
@@ -330,8 +331,13 @@ def _traffic(tracks: Iterable[TrafficTrack], wps: np.ndarray, min_separation_m: 
 
 
 def _stated_band(wps: np.ndarray, band: tuple[float, float]) -> list[Violation]:
+    """The ceiling over the whole flight; the floor en route, from the top of the take-off climb to the start of
+    the landing descent (a UAV climbs through it from the ground)."""
     low, high = band
-    bad = np.flatnonzero((wps[:, 2] > high + 1e-6) | (wps[:, 2] < low - 1e-6))
+    phases = flight_phases(wps)
+    en_route = np.zeros(len(wps), dtype=bool)
+    en_route[phases.takeoff_end : phases.landing_start + 1] = True
+    bad = np.flatnonzero((wps[:, 2] > high + 1e-6) | (en_route & (wps[:, 2] < low - 1e-6)))
     if not len(bad):
         return []
     i = int(bad[0])

@@ -71,8 +71,14 @@ class EntityRefs(_IRModel):
 
 class OperationConstraints(_IRModel):
     deadline_sec: float | None = Field(default=None, description="seconds from now; null = no deadline")
-    altitude_min_m: float = Field(default=DEFAULT_ALTITUDE_MIN_M, ge=0)
-    altitude_max_m: float = Field(default=DEFAULT_ALTITUDE_MAX_M, ge=0)
+    altitude_min_m: float = Field(
+        default=DEFAULT_ALTITUDE_MIN_M,
+        ge=0,
+        description="floor in metres AGL, en route: from the top of the take-off climb to the start of the landing",
+    )
+    altitude_max_m: float = Field(
+        default=DEFAULT_ALTITUDE_MAX_M, ge=0, description="ceiling in metres AGL, over the whole flight"
+    )
     min_separation_m: float = Field(default=DEFAULT_MIN_SEPARATION_M, ge=0)
     battery_reserve_ratio: float = Field(default=0.2, description="battery share left on arrival")
     max_risk_level: MaxRiskLevel = MaxRiskLevel.medium

@@ -1,7 +1,8 @@
 """assign_uav: pick the UAV for a task (origin -> destination) from the candidates or the whole fleet.
 
 A UAV is feasible when it is idle, can lift the payload, keeps the battery reserve after flying to the origin
-and on to the destination (straight legs inflated by a detour factor, energy from tools/energy.py), and the wind
+and on to the destination (straight legs inflated by a detour factor, plus the take-off climb to the lowest cruise
+height and the landing; energy from tools/energy.py), and the wind
 plus gusts along those legs stay within its limit. Feasible UAVs are ranked by the objective; every
 rejected one says why.
 """
@@ -19,6 +20,8 @@ from tools.city import unknown_id_failure
 from tools.contract import ToolFailure, ToolOutput
 from tools.energy import path_energy_wh
 from tools.registry import ToolSpec
+from tools.rules import DEFAULT_ALTITUDE_MIN_M as CRUISE_FLOOR_M
+from tools.trajectory import vertical_legs_sec
 from tools.world import UAV, XY, UAVStatus, World
 
 DETOUR_FACTOR = 1.3  # grid routes around obstacles are longer than the straight line
@@ -82,7 +85,10 @@ def evaluate(world: World, uav: UAV, origin: XY, destination: XY, args: AssignUa
     to_origin = np.array([[*uav.position, 0.0], [*origin, 0.0]])
     to_destination = np.array([[*origin, 0.0], [*destination, 0.0]])
     energy = DETOUR_FACTOR * (path_energy_wh(world, to_origin) + path_energy_wh(world, to_destination, args.payload_kg))
+    # the flight runs ground to ground: the climb to the lowest cruise height and the descent from it
+    energy += path_energy_wh(world, np.array([[*uav.position, 0.0], [*uav.position, CRUISE_FLOOR_M]]))
     distance = DETOUR_FACTOR * (math.dist(uav.position, origin) + math.dist(origin, destination))
+    seconds = distance / uav.cruise_speed_mps + vertical_legs_sec(CRUISE_FLOOR_M)
     after = uav.battery_ratio - energy / uav.battery_capacity_wh
     reasons = []
     if uav.status is not UAVStatus.idle:
@@ -100,7 +106,7 @@ def evaluate(world: World, uav: UAV, origin: XY, destination: XY, args: AssignUa
             f"wind + gusts {wind:g} m/s in {region} on its way (repositioning leg included) exceed its limit "
             f"{uav.max_wind_mps:g} m/s"
         )
-    return Candidate(uav, distance / uav.cruise_speed_mps, energy, after, reasons)
+    return Candidate(uav, seconds, energy, after, reasons)
 
 
 def _ranking(feasible: list[Candidate], objective: Objective) -> list[dict]:

@@ -22,6 +22,7 @@ from pydantic import BaseModel, Field
 
 from tools.catalog import default_registry
 from tools.ltl import default_engine
+from tools.trajectory import FlightPhases, flight_phases
 from tools.world import World
 
 CERTIFICATE_VERSION = "cloudbrain-certificate/1"
@@ -68,6 +69,12 @@ class SafetyCertificate(BaseModel):
     specs: list[dict[str, Any]] = Field(default_factory=list, description="the LTL / STL specs and their status")
     simulation_args: dict[str, Any] = Field(description="the simulator's arguments except the trajectory and seed")
     simulations: list[SimulationRecord]
+    flight_phases: FlightPhases | None = Field(
+        default=None,
+        description="where the take-off climb ends and the landing descent begins: the altitude band's floor (R3) "
+        "binds between the two (not on the verticals over the first and last points); the ceiling and every other "
+        "rule bind over the whole flight, ground to ground",
+    )
     engines: dict[str, str] = Field(description="which engine judged what, e.g. {'ltl': 'spot', 'stl': 'rtamt'}")
     versions: dict[str, str] = Field(description="package versions of the engines")
     digests: Digests
@@ -129,6 +136,7 @@ def issue_certificate(
         specs=[*(verdict.get("ltl") or []), *(verdict.get("stl") or [])],
         simulation_args=sim_args,
         simulations=[_simulation_record(result, {**sim_args, "seed": result["seed"]}) for result in simulations],
+        flight_phases=flight_phases(trajectory.waypoints) if trajectory.waypoints else None,
         engines=dict(verdict.get("engine") or {}),
         versions=dict(_versions()),
         digests=Digests(

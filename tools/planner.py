@@ -12,8 +12,10 @@ comes from (see evaluation/perf/planner_vs_networkx.py).
 Cells are flat indices into the grid padded by one blocked cell on every side, so neighbour indices are
 `index + offset` with no bounds checks.
 
-Take-off and landing verticals at pads are outside the plan: a route starts and ends above the entity's (x, y),
-on the lowest layer inside the altitude band that building clearance leaves free (see `endpoint_cell`).
+A route runs from the ground to the ground: the search starts and ends above the first and last stops' (x, y), on
+the lowest layer inside the altitude band that building clearance leaves free (see `endpoint_cell`), and the plan
+adds the vertical take-off climb from the ground under the first stop and the landing descent to the ground under
+the last (tools/trajectory.ground_to_ground), so the verifier and the simulator judge them like any other leg.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import numpy as np
 
 from tools.energy import path_energy_wh
 from tools.grid_masks import Cell, Occupancy, allowed_layers, cached, cell_centres, cell_of, layer_altitudes
+from tools.trajectory import GROUND_M, ground_to_ground
 from tools.world import XY, Grid, World
 
 DEFAULT_BUCKET_CELLS = 1.0  # bucket width in horizontal cell sizes; tuned on the perf benchmark
@@ -197,8 +200,8 @@ def graph_for(occupancy: Occupancy) -> GridGraph:
 
 def endpoint_cell(occupancy: Occupancy, label: str, xy: XY) -> Cell:
     """The free cell a route starts or ends in, above (x, y): the lowest layer inside the altitude band, or, where
-    only building clearance blocks it, the lowest free layer above (the climb from a pad on or beside a building
-    is part of the take-off / landing vertical, which is outside the plan). Raises NoPathError when a zone,
+    only building clearance blocks it, the lowest free layer above (the climb from a pad beside a building is the
+    take-off vertical, judged by the verifier's R2 like the rest). Raises NoPathError when a zone,
     a corridor or buildings up to the top of the band block the column.
     """
     grid, spec = occupancy.grid, occupancy.spec
@@ -253,8 +256,10 @@ def plan_through(
         legs.append(points if not legs else points[1:])  # a leg starts where the previous one ended
     points = np.concatenate(legs)
     distance = np.concatenate([[0.0], np.cumsum(np.linalg.norm(np.diff(points, axis=0), axis=1))])
-    times = depart_time_sec + distance / speed_mps
-    return PlannedRoute(np.column_stack([points, times]), float(distance[-1]), float(times[-1]), energy)
+    track = ground_to_ground(np.column_stack([points, distance / speed_mps]), depart_time_sec)
+    energy += path_energy_wh(world, track[:2, :3], payloads[0]) + path_energy_wh(world, track[-2:, :3], payloads[-1])
+    length = float(distance[-1]) + float(points[0, 2] + points[-1, 2]) - 2 * GROUND_M
+    return PlannedRoute(track, length, float(track[-1, 3]), energy)
 
 
 def merge_collinear(cells: np.ndarray) -> np.ndarray:

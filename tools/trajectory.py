@@ -83,6 +83,12 @@ class FlightPhases(BaseModel):
         return self.landing_start < count - 1
 
 
+def vertical_legs_sec(cruise_m: float) -> float:
+    """The take-off climb to `cruise_m` and the landing descent from it, in seconds."""
+    height = max(cruise_m - GROUND_M, 0.0)
+    return height / TAKEOFF_CLIMB_MPS + height / LANDING_DESCENT_MPS
+
+
 def _vertical_from_ground(ground: np.ndarray, above: np.ndarray) -> bool:
     return ground[2] <= GROUND_M and above[2] > GROUND_M and float(np.hypot(*(above[:2] - ground[:2]))) <= _SAME_XY_M
 
@@ -106,7 +112,7 @@ def ground_to_ground(points: np.ndarray, depart_time_sec: float) -> np.ndarray:
     a 4th column measured from the top of the climb (0 there)."""
     first, last = points[0], points[-1]
     climb = max(first[2] - GROUND_M, 0.0) / TAKEOFF_CLIMB_MPS
-    descent = max(last[2] - GROUND_M, 0.0) / LANDING_DESCENT_MPS
+    descent = max(last[2] - GROUND_M, 0.0) / LANDING_DESCENT_MPS  # vertical_legs_sec, split at the two ends
     cruise = points.copy()
     cruise[:, 3] += depart_time_sec + climb
     takeoff = np.array([[first[0], first[1], GROUND_M, depart_time_sec]])

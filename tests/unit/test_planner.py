@@ -13,7 +13,7 @@ from shapely.geometry import LineString
 from evaluation.perf.planner_vs_networkx import networkx_graph
 from tools.grid_masks import MaskSpec, build_occupancy, cell_centres
 from tools.planner import GridGraph, NoPathError, endpoint_cell, merge_collinear, plan_through
-from tools.trajectory import resample
+from tools.trajectory import LANDING_DESCENT_MPS, TAKEOFF_CLIMB_MPS, resample
 from tools.world import World
 
 
@@ -136,7 +136,12 @@ def test_plan_through_times_follow_speed_and_stops_are_kept(downtown):
     assert wps[0, 3] == 30.0 and np.all(np.diff(wps[:, 3]) > 0)
     length = np.linalg.norm(np.diff(wps[:, :3], axis=0), axis=1).sum()
     assert route.length_m == pytest.approx(length)
-    assert route.eta_sec == pytest.approx(30.0 + length / 12.0)
+    # ground to ground: the climb and the descent at their vertical speeds, the cruise at the given speed
+    assert wps[0, 2] == 0.0 and wps[-1, 2] == 0.0 and np.allclose(wps[1, :2], wps[0, :2])
+    cruise = length - wps[1, 2] - wps[-2, 2]
+    vertical = wps[1, 2] / TAKEOFF_CLIMB_MPS + wps[-2, 2] / LANDING_DESCENT_MPS
+    assert route.eta_sec == pytest.approx(30.0 + cruise / 12.0 + vertical)
+    assert wps[1, 3] == pytest.approx(30.0 + wps[1, 2] / TAKEOFF_CLIMB_MPS)
     assert route.energy_wh > 0
 
 
@@ -160,4 +165,5 @@ def test_endpoint_beside_a_building_climbs_above_its_clearance():
         endpoint_cell(occupancy, "under_zone", (20.0, 170.0))  # a zone never lets the endpoint climb over it
     assert error.value.blockers == ["low_nfz"]
     route = plan_through(world, occupancy, [("beside", (115.0, 100.0)), ("far", (15.0, 15.0))])
-    assert route.waypoints[0, 2] == 80.0 and route.waypoints[-1, 2] == 40.0
+    assert route.waypoints[1, 2] == 80.0 and route.waypoints[-2, 2] == 40.0  # the cruise's ends, over the pads
+    assert route.waypoints[0, 2] == route.waypoints[-1, 2] == 0.0  # taking off from and landing on the ground

@@ -11,7 +11,7 @@ from shapely.geometry import LineString
 
 from tools import route
 from tools.registry import ToolRegistry
-from tools.trajectory import resample
+from tools.trajectory import LANDING_DESCENT_MPS, TAKEOFF_CLIMB_MPS, resample
 from tools.world import World
 
 
@@ -31,7 +31,8 @@ def test_named_nfz_is_avoided_and_band_kept(call, downtown):
     wps = _waypoints(result)
     nfz = downtown.zone_index["nfz_temp_1"].shape
     assert not LineString(wps[:, :2]).intersects(nfz)
-    assert (wps[:, 2] >= 30).all() and (wps[:, 2] <= 120).all()
+    assert (wps[1:-1, 2] >= 30).all() and (wps[:, 2] <= 120).all()  # the band en route
+    assert wps[0, 2] == wps[-1, 2] == 0.0  # the take-off and the landing, from and to the ground
     assert wps[0, :2].tolist() == list(downtown.position_of("hospital_A"))
     assert wps[-1, :2].tolist() == list(downtown.position_of("accident_site_3"))
 
@@ -49,7 +50,9 @@ def test_times_follow_the_uav_speed(call):
     wps = _waypoints(result)
     assert result.result["stops"] == ["hospital_A", "accident_site_3"]  # uav_03 is within tolerance of start
     assert wps[0, 3] == 20
-    assert result.result["eta_sec"] == pytest.approx(20 + result.result["length_m"] / 12.0, abs=0.01)
+    cruise = result.result["length_m"] - wps[1, 2] - wps[-2, 2]
+    vertical = wps[1, 2] / TAKEOFF_CLIMB_MPS + wps[-2, 2] / LANDING_DESCENT_MPS
+    assert result.result["eta_sec"] == pytest.approx(20 + cruise / 12.0 + vertical, abs=0.01)
     assert result.result["energy_wh"] > 0
 
 

@@ -1,0 +1,91 @@
+"""The whole flight, from the ground to the ground (issue 38): the planner's route starts with the take-off climb
+and ends with the landing descent, and the gates judge both. A take-off inside an active no-fly zone that reaches
+the ground is an R1 failure, even where the zone ends below the cruise height (as `nfz_temp_1` does not, but a
+low temporary zone over a pad would), so such a request is never executed; the demo request still is."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from graph.runner import run_task
+from nodes.context import Context
+from tools.catalog import default_registry
+from tools.trajectory import LANDING_DESCENT_MPS, TAKEOFF_CLIMB_MPS, flight_phases
+from tools.world import World
+
+WITHOUT_MEMORY = frozenset({"memory"})
+DEMO = (
+    "Send a drone with the defibrillator (1 kg) from hospital_A to accident_site_3 within 10 minutes, keep away "
+    "from the school and the temporary no-fly zone."
+)
+
+
+def _with_low_zone_over(world: World, entity_id: str, active: bool = True) -> World:
+    """The world with an active no-fly zone from the ground to 25 m over `entity_id`: under any cruise height
+    (the band's floor is 30 m), so only the take-off climb passes through it."""
+    x, y = world.position_of(entity_id)
+    zone = {
+        "id": "nfz_pad_closure",
+        "polygon": [(x - 20, y - 20), (x + 20, y - 20), (x + 20, y + 20), (x - 20, y + 20)],
+        "alt_min_m": 0.0,
+        "alt_max_m": 25.0,
+        "reason": "police cordon round the pad",  # not `temporary`: the request's "the temporary zone" stays one
+        **({} if active else {"active_window": {"start_sec": 7200.0, "end_sec": 9000.0}}),
+    }
+    data = world.model_dump(mode="json")
+    data["no_fly_zones"].append(zone)
+    return World.model_validate(data)
+
+
+def test_the_verifier_judges_the_take_off_climb(downtown):
+    world = _with_low_zone_over(downtown, "hospital_A")
+    registry = default_registry()
+    route = registry.call("plan_route", world, {"start": "hospital_A", "goal": "accident_site_3", "uav_id": "uav_03"})
+    assert route.ok
+    waypoints = np.asarray(route.result["waypoints"])
+    assert waypoints[0, 2] == 0.0 and waypoints[1, 2] >= 30.0  # the climb from the ground, in the plan
+    verdict = registry.call(
+        "verify_ltl_stl",
+        world,
+        {"waypoints": route.result["waypoints"], "uav_id": "uav_03", "origin": "hospital_A", "goal": "accident_site_3"},
+    )
+    assert not verdict.ok and verdict.result["rules"]["R1"]["status"] == "fail"
+    counterexample = verdict.result["counterexample"]
+    assert counterexample["violated_rule"] == "R1" and counterexample["offending_entity"] == "nfz_pad_closure"
+    assert counterexample["time_sec"] <= waypoints[1, 3]  # during the climb
+
+
+def test_a_take_off_inside_an_active_ground_level_zone_is_not_executed(downtown):
+    world = _with_low_zone_over(downtown, "hospital_A")
+    out = run_task(world, DEMO, context=Context(model="rules", without=WITHOUT_MEMORY), db=None)
+    assert out.status != "execute", out.decision.get("reason")
+    assert not out.decision.get("waypoints")
+
+
+def test_the_same_zone_outside_its_window_does_not_stop_the_flight(downtown):
+    world = _with_low_zone_over(downtown, "hospital_A", active=False)
+    out = run_task(world, DEMO, context=Context(model="rules", without=WITHOUT_MEMORY), db=None)
+    assert out.status == "execute", out.decision.get("reason")
+
+
+@pytest.fixture(scope="module")
+def demo_execute(downtown):
+    out = run_task(downtown, DEMO, context=Context(model="rules", without=WITHOUT_MEMORY), db=None)
+    assert out.status == "execute", out.decision.get("reason")
+    return out
+
+
+def test_the_demo_executes_from_the_ground_to_the_ground(demo_execute, downtown):
+    waypoints = np.asarray(demo_execute.decision["waypoints"], dtype=float)
+    phases = flight_phases(waypoints)
+    assert phases.has_takeoff and phases.has_landing(len(waypoints))
+    assert waypoints[0, 2] == waypoints[-1, 2] == 0.0
+    assert np.allclose(waypoints[0, :2], downtown.position_of("hospital_A"))
+    assert np.allclose(waypoints[-1, :2], downtown.position_of("accident_site_3"))
+    climb, descent = waypoints[1] - waypoints[0], waypoints[-1] - waypoints[-2]
+    assert climb[3] == pytest.approx(climb[2] / TAKEOFF_CLIMB_MPS, abs=1e-2)
+    assert descent[3] == pytest.approx(-descent[2] / LANDING_DESCENT_MPS, abs=1e-2)
+    # the en-route band holds between the two verticals; the arrival the deadline judges is the touchdown
+    assert (waypoints[phases.takeoff_end : phases.landing_start + 1, 2] >= 30.0).all()
+    assert demo_execute.decision["eta_sec"] == pytest.approx(waypoints[-1, 3], abs=1e-2)
