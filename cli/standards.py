@@ -18,7 +18,7 @@ from graph.checkpoint import DEFAULT_DB
 from standards.flight_plans import PLAN_FORMATS, plan_export, write_plan
 from standards.frame import StandardsError, geo_frame, parse_instant
 from standards.zone_files import FORMATS, detect_format
-from standards.zones import export_zones, import_zones
+from standards.zones import export_zones, import_zones, nothing_imported
 from tools.world import World
 
 
@@ -38,6 +38,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--horizon-hours", type=float, default=12.0, help="schedules read over this long (default 12)")
     p.add_argument("--circle-tolerance", type=float, default=0.5, help="metres a circle's polygon may lie outside it")
+    p.add_argument(
+        "--axis-order",
+        choices=("auto", "lon,lat", "lat,lon"),
+        default="auto",
+        help="the file's coordinate pairs (default auto: the order that puts more zones near the world)",
+    )
     add_json_flag(p)
     p.set_defaults(run=run_zones_import)
 
@@ -94,9 +100,17 @@ def run_zones_import(args: argparse.Namespace) -> int:
     document = read_json_file(args.file, "zone file")
     try:
         file_format = args.format or detect_format(document)
-        imported = import_zones(world, document, file_format, frame, args.horizon_hours * 3600.0, args.circle_tolerance)
+        imported = import_zones(
+            world, document, file_format, frame, args.horizon_hours * 3600.0, args.circle_tolerance, args.axis_order
+        )
     except StandardsError as exc:
         raise CommandError(f"{args.file}: {exc}") from None
+    refusal = nothing_imported(imported)
+    if refusal:  # a world written with nothing imported would hide a wrong file, world, axis order or time
+        swapped = any(line.axes_look_swapped for line in imported.lines)
+        other = "lon,lat" if imported.axis_order == "lat,lon" else "lat,lon"
+        hint = f" (--axis-order {other} reads the file's pairs the other way round)" if swapped else ""
+        raise CommandError(f"{args.file}: {refusal}; nothing written{hint}")
     write_whole(args.out, _world_json(imported.world))
     report = {
         "format": file_format,

@@ -3,7 +3,8 @@ successor) and plain GeoJSON.
 
 The structure of ED-269 files and ED-318 zone properties is checked by `uas-standards`' typed models (so a field
 the standard requires and the file lacks is named by the standard's own model); geometry, limits and schedules are
-read here into `PublishedZone`, in the file's own units and references. Coordinates are kept as the file gives
+read here into `PublishedZone`, in the file's own units and references, with the fields an export writes back
+(reason text, conditions, authorities, the time periods as published). Coordinates are kept as the file gives
 them: whether pairs are [lon, lat] or [lat, lon] is decided for the whole file by `standards.zones`.
 """
 
@@ -25,6 +26,9 @@ FORMATS = ("ed269", "ed318", "geojson")
 RESTRICTIONS = ("PROHIBITED", "REQ_AUTHORISATION", "CONDITIONAL", "NO_RESTRICTION")
 SPELLINGS = {"REQ_AUTHORIZATION": "REQ_AUTHORISATION", "USPACE": "USPACE"}  # ED-318 spells it with a Z
 WEEKDAYS = ("MON", "TUE", "WED", "THU", "FRI", "SAT", "SUN")
+AUTHORITY_FIELDS = ("name", "service", "email", "contactName", "siteURL", "phone", "purpose", "intervalBefore")
+PERIOD_FIELDS = ("startDateTime", "endDateTime")
+DAILY_FIELDS = ("day", "startTime", "startEvent", "endTime", "endEvent")
 MAX_RADIUS_M = 1_000_000.0
 
 
@@ -72,6 +76,11 @@ class PublishedZone:
     volumes: list[tuple[Horizontal, Limits]]
     periods: list[Period] | None  # None: permanent
     notes: list[str] = field(default_factory=list)
+    other_reason_info: str = ""  # the text of reason OTHER
+    lang: str = ""  # the language of its texts (ED-318's {text, lang}), '' where none is given
+    restriction_conditions: list[str] = field(default_factory=list)
+    authorities: list[dict[str, str]] = field(default_factory=list)  # by ED-269's field names, values as text
+    applicability: list[dict[str, Any]] | None = None  # the periods as published (ED-318's TimePeriod fields)
 
 
 def detect_format(document: Any) -> str:
@@ -122,6 +131,8 @@ def _read_ed269(document: Any) -> list[PublishedZone]:
         if not feature.get("geometry"):
             raise StandardsError(f"{where}: missing geometry")
         volumes = [_ed269_volume(volume, f"{where}.geometry[{g}]") for g, volume in enumerate(feature["geometry"])]
+        applicability = feature.get("applicability") or []
+        periods = _ed269_periods(applicability, where)
         zones.append(
             PublishedZone(
                 identifier=identifier,
@@ -131,15 +142,47 @@ def _read_ed269(document: Any) -> list[PublishedZone]:
                 name=_text(feature.get("name"), f"{where}.name"),
                 message=_text(feature.get("message"), f"{where}.message"),
                 volumes=volumes,
-                periods=_ed269_periods(feature.get("applicability") or [], where),
+                periods=periods,
+                **_published_fields(feature, None if periods is None else applicability, where),
             )
         )
     return zones
 
 
+def _published_fields(fields: dict, periods: list[Any] | None, where: str) -> dict[str, Any]:
+    """What the world does not use but an export writes back: the reason text, conditions, authorities and the
+    time periods as published (ED-269's `permanent` left out: a zone with periods is not permanent)."""
+    return {
+        "lang": _lang(fields),
+        "other_reason_info": _text(fields.get("otherReasonInfo"), f"{where}.otherReasonInfo"),
+        "restriction_conditions": _conditions(fields.get("restrictionConditions"), where),
+        "authorities": _authorities(fields.get("zoneAuthority"), where),
+        "applicability": None if periods is None else [_as_published(p) for p in periods],
+    }
+
+
+def _lang(fields: dict) -> str:
+    """The language of the zone's first text that gives one (ED-318 texts are lists of {text, lang})."""
+    for key in ("name", "message", "otherReasonInfo"):
+        value = fields.get(key)
+        if isinstance(value, list):
+            for text in value:
+                if isinstance(text, dict) and isinstance(text.get("lang"), str) and text["lang"]:
+                    return text["lang"]
+    return ""
+
+
+def _as_published(period: dict) -> dict[str, Any]:
+    """A period's own fields as the file gives them (already read and checked by `_period`)."""
+    published: dict[str, Any] = {k: period[k] for k in PERIOD_FIELDS if period.get(k) is not None}
+    if period.get("schedule"):
+        published["schedule"] = [{k: d[k] for k in DAILY_FIELDS if d.get(k) is not None} for d in period["schedule"]]
+    return published
+
+
 def _times_as_the_model_reads_them(document: dict) -> dict:
     """A copy whose schedule times are in the one spelling uas-standards' ED269TimeType parses (it refuses
-    "08:00:00Z" and "+02:00" offsets that published files use); the real times are read by `_clock`."""
+    "08:00:00Z" and "+02:00" offsets that published files use); the real times are read by `clock_time`."""
     copy = json.loads(json.dumps(document))
     for feature in copy.get("features") or []:
         for period in (feature.get("applicability") or []) if isinstance(feature, dict) else []:
@@ -196,6 +239,7 @@ def _read_feature(feature: Any, index: int, strict: bool) -> PublishedZone:
     restriction = properties.get("type") if strict else properties.get("restriction", properties.get("type"))
     if restriction is None:
         raise StandardsError(f"{where}: no restriction (`type` in ED-318, `restriction` in GeoJSON)")
+    periods, published = _geojson_periods(properties, where)
     return PublishedZone(
         identifier=identifier,
         country=str(properties.get("country") or ""),
@@ -204,7 +248,8 @@ def _read_feature(feature: Any, index: int, strict: bool) -> PublishedZone:
         name=_text(properties.get("name"), f"{where}.name"),
         message=_text(properties.get("message"), f"{where}.message"),
         volumes=_geojson_volumes(geometry, properties, where, strict),
-        periods=_geojson_periods(properties, where),
+        periods=periods,
+        **_published_fields(properties, published, where),
     )
 
 
@@ -267,15 +312,16 @@ def _flat_limits(properties: dict, where: str, strict: bool) -> Limits:
     )
 
 
-def _geojson_periods(properties: dict, where: str) -> list[Period] | None:
+def _geojson_periods(properties: dict, where: str) -> tuple[list[Period] | None, list[Any] | None]:
+    """The periods read, and as published (flat start / end properties as one period)."""
     periods = properties.get("limitedApplicability")
     if periods is None and ("startDateTime" in properties or "endDateTime" in properties):
-        periods = [properties]
+        periods = [{k: properties.get(k) for k in PERIOD_FIELDS}]
     if not periods:
-        return None
+        return None, None
     if not isinstance(periods, list):
         raise StandardsError(f"{where}: limitedApplicability is not a list")
-    return [_period(p, f"{where}.limitedApplicability[{n}]") for n, p in enumerate(periods)]
+    return [_period(p, f"{where}.limitedApplicability[{n}]") for n, p in enumerate(periods)], periods
 
 
 # --- shared pieces ---------------------------------------------------------------------------------------------
@@ -304,14 +350,14 @@ def _daily(day: Any, where: str) -> DailyWindow:
     start, end = day.get("startTime"), day.get("endTime")
     return DailyWindow(
         days=days,
-        start=None if start is None else _clock(str(start), where),
-        end=None if end is None else _clock(str(end), where),
+        start=None if start is None else clock_time(str(start), where),
+        end=None if end is None else clock_time(str(end), where),
         approximated=(start is None and day.get("startEvent") is not None)
         or (end is None and day.get("endEvent") is not None),
     )
 
 
-def _clock(text: str, where: str) -> time:
+def clock_time(text: str, where: str) -> time:
     """ED-269's hh:mm:ss(.s)Z / hh:mmZ, with Z or an offset; no zone is UTC (ED-318 times are UTC)."""
     value = text.strip().replace("Z", "+00:00")
     try:
@@ -375,6 +421,31 @@ def _reasons(value: Any, where: str) -> list[str]:
     return list(value)
 
 
+def _conditions(value: Any, where: str) -> list[str]:
+    """ED-269's restrictionConditions is a text or a list of texts, ED-318's one expression."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value] if value else []
+    if not isinstance(value, list) or not all(isinstance(c, str) for c in value):
+        raise StandardsError(f"{where}: restrictionConditions must be a text or a list of texts, got {value!r}")
+    return [c for c in value if c]
+
+
+def _authorities(value: Any, where: str) -> list[dict[str, str]]:
+    """zoneAuthority entries by ED-269's field names, each value as text (ED-318's {text, lang} lists read as
+    their first text), fields left empty dropped."""
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(a, dict) for a in value):
+        raise StandardsError(f"{where}: zoneAuthority must be a list of authorities, got {value!r}")
+    read = []
+    for n, authority in enumerate(value):
+        texts = {k: _text(authority.get(k), f"{where}.zoneAuthority[{n}].{k}") for k in AUTHORITY_FIELDS}
+        read.append({k: v for k, v in texts.items() if v})
+    return read
+
+
 def _reference(value: Any, where: str, key: str) -> str:
     if value is None:
         raise StandardsError(f"{where}: altitude reference missing ({key}: AGL, AMSL or WGS84)")
@@ -392,11 +463,13 @@ def _restriction(value: str, where: str) -> str:
 
 
 def _text(value: Any, where: str) -> str:
-    """ED-269 texts are strings; ED-318's are lists of {text, lang}: the first text."""
+    """ED-269 texts are strings; ED-318's are lists of {text, lang} (the first text), or one {text, lang}."""
     if value is None:
         return ""
     if isinstance(value, str):
         return value
+    if isinstance(value, dict) and isinstance(value.get("text", ""), str | None):
+        return value.get("text") or ""
     if isinstance(value, list) and all(isinstance(v, dict) for v in value):
         return next((str(v["text"]) for v in value if v.get("text")), "")
     raise StandardsError(f"{where}: a text must be a string or a list of {{text, lang}}, got {value!r}")

@@ -11,25 +11,33 @@ Vertical limits become metres above this world's ground (FT to M; AMSL and WGS84
 elevation and geoid undulation, which the import never guesses); circles become circumscribed polygons whose
 outward error is at most `circle_tolerance_m`; schedules become the active window on the mission's clock (the hull
 of the day's windows when there are several: active through the gaps, reported). Coordinates are read as
-[lon, lat] unless the file's pairs only make sense as [lat, lon] near this world (then reported). A zone that
-misses the world's frame, or is never active in the horizon, is skipped and reported by its identifier.
+[lon, lat] unless the file's pairs only make sense as [lat, lon] near this world (then reported), or in the order
+the caller fixes. A zone that misses the world's frame, or is never active in the horizon, is skipped and reported
+by its identifier; one that misses it but would lie in or near it read with its axes swapped says so.
+
+What the world does not use is kept on the zone's `source` and written back by the export: the published country,
+reasons and their text, conditions, authorities, and the time periods as published (every window of a weekly
+schedule, while the zone's active window is still the one the import read from them).
 """
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from dataclasses import dataclass, field
+from datetime import time
 from typing import Any, Literal
 
 import numpy as np
 from pydantic import BaseModel
 from pyproj import Geod
 from shapely.geometry import Polygon, box
+from uas_standards.eurocae_ed269 import ED269TimeType
 
 from standards.frame import GeoFrame, StandardsError, rfc3339
 from standards.schedule import active_intervals
-from standards.zone_files import Horizontal, Limits, PublishedZone, read_zones
+from standards.zone_files import PERIOD_FIELDS, Horizontal, Limits, PublishedZone, clock_time, read_zones
 from tools.world import NoFlyZone, SensitiveZone, TimeWindow, World, ZoneSource
 
 UNLIMITED_M = 10_000.0  # NoFlyZone's own default ceiling: no upper limit
@@ -41,11 +49,15 @@ MAX_HORIZON_SEC = 366 * 86_400.0
 WGS84_GEOD = Geod(ellps="WGS84")
 
 
+AxisOrder = Literal["auto", "lon,lat", "lat,lon"]
+
+
 class ImportLine(BaseModel):
     identifier: str
     outcome: Literal["imported", "approximated", "replaced", "skipped"]
     zone_ids: list[str] = []
     detail: str = ""
+    axes_look_swapped: bool = False  # skipped outside the frame, but in or near it read with its axes swapped
 
 
 @dataclass
@@ -62,14 +74,18 @@ def import_zones(
     frame: GeoFrame,
     horizon_sec: float = 86_400.0,
     circle_tolerance_m: float = 0.5,
+    axis_order: AxisOrder = "auto",
 ) -> ZoneImport:
-    """The world with the file's zones added (a zone with an id the world already has replaces it)."""
+    """The world with the file's zones added (a zone with an id the world already has replaces it). `axis_order`
+    "auto" reads the file's pairs in the order that puts more of its zones near the world ([lon, lat] on a tie)."""
     if not (math.isfinite(horizon_sec) and 0 < horizon_sec <= MAX_HORIZON_SEC):
         raise StandardsError(f"the horizon must be more than 0 and at most {MAX_HORIZON_SEC / 3600:g} hours")
     if not (math.isfinite(circle_tolerance_m) and circle_tolerance_m >= MIN_CIRCLE_TOLERANCE_M):
         raise StandardsError(f"the circle tolerance must be at least {MIN_CIRCLE_TOLERANCE_M:g} m")
+    if axis_order not in ("auto", "lon,lat", "lat,lon"):
+        raise StandardsError(f"axis order {axis_order!r}: auto, lon,lat or lat,lon")
     published = read_zones(document, file_format)
-    lat_first = _lat_first(published, frame, world)
+    lat_first = _lat_first(published, frame, world) if axis_order == "auto" else axis_order == "lat,lon"
     _check_coordinates(published, lat_first)
     result = ZoneImport(world, axis_order="lat,lon" if lat_first else "lon,lat")
     frame_box = box(0.0, 0.0, world.grid.width_m, world.grid.depth_m)
@@ -129,6 +145,12 @@ def _import_one(
         reasons=zone.reasons,
         name=zone.name,
         message=zone.message,
+        other_reason_info=zone.other_reason_info,
+        lang=zone.lang,
+        restriction_conditions=zone.restriction_conditions,
+        authorities=zone.authorities,
+        applicability=zone.applicability,
+        applicability_window=window,
     )
     base_id = re.sub(r"[^A-Za-z0-9_]", "_", zone.identifier)
     if not base_id[:1].isalpha():
@@ -149,7 +171,10 @@ def _import_one(
         made.append(_world_zone(zone, zone_id, ring, lower, upper, window, source, notes))
     if not made:
         line.outcome = "skipped"
-        line.detail = "outside the world's frame" if outside else "; ".join(notes)
+        if outside:
+            line.detail, line.axes_look_swapped = _outside(zone, frame, frame_box, lat_first, tolerance_m)
+        else:
+            line.detail = "; ".join(notes)
         return line, made
     line.zone_ids = [z.id for z in made]
     if notes:
@@ -172,7 +197,8 @@ def _world_zone(
         return SensitiveZone(
             id=zone_id, kind="conditional", name=zone.name or zone.message, polygon=ring, buffer_m=0.0, source=source
         )
-    reason = zone.message or zone.name or ", ".join(zone.reasons)
+    reasons = [zone.other_reason_info if r == "OTHER" and zone.other_reason_info else r for r in zone.reasons]
+    reason = zone.message or zone.name or ", ".join(reasons)
     if zone.restriction == "REQ_AUTHORISATION":
         reason = f"authorisation required{': ' + reason if reason else ''}"
     return NoFlyZone(
@@ -202,6 +228,55 @@ def _window(zone: PublishedZone, frame: GeoFrame, horizon_sec: float) -> tuple[T
     if start <= 0.0 and end >= horizon_sec and len(intervals) == 1:
         return None, notes  # active throughout the mission's horizon
     return TimeWindow(start_sec=max(start, 0.0), end_sec=end), notes
+
+
+def _outside(
+    zone: PublishedZone, frame: GeoFrame, frame_box: Polygon, lat_first: bool, tolerance_m: float
+) -> tuple[str, bool]:
+    """Why a zone was skipped as outside the frame: how far it lies, and whether its pairs read the other way round
+    would put it in the world (or near it, nearer than as read): then the file's axes are likely swapped."""
+    read = _distance(zone, frame, frame_box, lat_first, tolerance_m)
+    swapped = _distance(zone, frame, frame_box, not lat_first, tolerance_m)
+    detail = "outside the world's frame" + (f" ({_km(read)} from it)" if read is not None else "")
+    other = "lon, lat" if lat_first else "lat, lon"
+    if swapped == 0.0:
+        return f"{detail}; its pairs look like [{other}]: read with its axes swapped it lies in the world", True
+    if swapped is not None and (read is None or swapped < read):
+        return f"{detail}; its pairs may be [{other}]: read with its axes swapped it lies {_km(swapped)} from it", True
+    return detail, False
+
+
+def _distance(
+    zone: PublishedZone, frame: GeoFrame, frame_box: Polygon, lat_first: bool, tolerance_m: float
+) -> float | None:
+    """How far the zone's nearest volume lies from the frame, read in this axis order (0: it reaches the frame);
+    None where that is more than NEARBY_M, or where the pairs are no positions in this order."""
+    nearest = math.inf
+    for horizontal, _ in zone.volumes:
+        try:
+            ring, _ = _local_ring(horizontal, frame, lat_first, tolerance_m, zone.identifier)
+        except StandardsError:
+            return None
+        nearest = min(nearest, Polygon(ring).distance(frame_box))
+    return nearest if nearest <= NEARBY_M else None
+
+
+def _km(metres: float) -> str:
+    return f"{metres / 1000:.1f} km" if metres >= 1000 else f"{metres:.0f} m"
+
+
+def nothing_imported(result: ZoneImport) -> str | None:
+    """Why an import that lands no zone in the world is refused (a world written with nothing imported would hide
+    a wrong file, world, order or time), naming a likely axis swap first; None when some zone landed."""
+    if any(line.outcome != "skipped" for line in result.lines):
+        return None
+    if not result.lines:
+        return "the file holds no zones"
+    swapped = [line for line in result.lines if line.axes_look_swapped]
+    shown = swapped or result.lines
+    listed = "; ".join(f"{line.identifier}: {line.detail}" for line in shown[:3])
+    more = f"; and {len(shown) - 3} more" if len(shown) > 3 else ""
+    return f"no zone imported (pairs read as [{result.axis_order.replace(',', ', ')}]): {listed}{more}"
 
 
 def _agl_band(limits: Limits, frame: GeoFrame, where: str) -> tuple[float, float]:
@@ -280,33 +355,64 @@ def _lat_first(zones: list[PublishedZone], frame: GeoFrame, world: World) -> boo
 
 # --- export ----------------------------------------------------------------------------------------------------
 ExportFormat = Literal["ed269", "ed318", "geojson"]
+ED269_OTHER_REASON_CHARS = 30  # ED-269's otherReasonInfo is at most 30 characters
+LANG = "en-GB"  # ED-318 texts are {text, lang}: a zone's own language where it was published with one
+MIDNIGHT = "00:00:00.00Z"
 
 
 def export_zones(world: World, frame: GeoFrame, file_format: ExportFormat) -> dict[str, Any]:
-    """The world's zones as a published file; sensitive zones as CONDITIONAL, their buffer drawn into the polygon."""
-    zones = [*map(_exported_nfz, world.no_fly_zones), *map(_exported_sensitive, world.sensitive_zones)]
-    country = world.geo_reference.country if world.geo_reference else ""
-    if not country and any(not z["source"] or not z["source"].country for z in zones):
-        frame.assumptions.append("the world names no country: zones without one are written with XXX")
+    """The world's zones as a published file; sensitive zones as CONDITIONAL, their buffer drawn into the polygon.
+    An imported zone is written with its published fields (country, reasons and their text, conditions,
+    authorities, and its time periods as published while its window is still the one read from them); the world's
+    own zones with reason OTHER and their own reason as its text, and their active window."""
+    say = _Assumptions(frame)
+    zones = [*(_exported_nfz(z, say) for z in world.no_fly_zones), *map(_exported_sensitive, world.sensitive_zones)]
+    country = _country(world, zones, say)
     writer = {"ed269": _ed269, "ed318": _ed318, "geojson": _geojson}[file_format]
-    features = [writer(group, frame, country or "XXX") for group in _by_identifier(zones)]
+    features = [writer(group, frame, country, say) for group in _by_identifier(zones)]
     name = f"UAS geographical zones of {world.world_id}"
     if file_format == "ed269":
         return {"title": name, "description": _described(frame), "features": features}
     document: dict[str, Any] = {"type": "FeatureCollection", "name": name, "features": features}
     if file_format == "ed318":
         document["metadata"] = {
-            "description": [{"text": _described(frame), "lang": "en-GB"}],
+            "description": _texts(_described(frame), LANG),
             "issued": rfc3339(frame.clock_origin),
         }
     return document
+
+
+class _Assumptions:
+    """Says a thing once in the export's assumptions (the file's description carries them)."""
+
+    def __init__(self, frame: GeoFrame) -> None:
+        self.frame = frame
+
+    def __call__(self, text: str) -> None:
+        if text not in self.frame.assumptions:
+            self.frame.assumptions.append(text)
+
+
+def _country(world: World, zones: list[dict[str, Any]], say: _Assumptions) -> str:
+    """The country written on zones that publish none (the world's own): the world's, else the one country every
+    imported zone names (they were published for a place that reaches this world), else XXX, said."""
+    country = world.geo_reference.country if world.geo_reference else ""
+    if country or all(z["source"] and z["source"].country for z in zones):
+        return country or "XXX"
+    published = {z["source"].country for z in zones if z["source"] and z["source"].country}
+    if len(published) == 1:
+        (country,) = published
+        say(f"the world names no country: zones without one are written with {country}, every imported zone's")
+        return country
+    say("the world names no country: zones without one are written with XXX")
+    return "XXX"
 
 
 def _by_identifier(zones: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
     """The world zones of one published zone (its volumes, imported as <id>_1, <id>_2...) as one feature again."""
     groups: dict[str, list[dict[str, Any]]] = {}
     for zone in zones:
-        groups.setdefault(_common(zone, "")["identifier"], []).append(zone)
+        groups.setdefault(zone["source"].identifier if zone["source"] else zone["id"], []).append(zone)
     return [sorted(group, key=lambda z: (len(z["id"]), z["id"])) for group in groups.values()]  # _2 before _10
 
 
@@ -315,8 +421,12 @@ def _described(frame: GeoFrame) -> str:
     return f"{base}. Assumptions: {'; '.join(frame.assumptions)}" if frame.assumptions else base
 
 
-def _exported_nfz(zone: NoFlyZone) -> dict[str, Any]:
+def _exported_nfz(zone: NoFlyZone, say: _Assumptions) -> dict[str, Any]:
     source = zone.source
+    periods = source.applicability if source else None
+    if periods is not None and zone.active_window != source.applicability_window:
+        say(f"zone {zone.id}: its active window is not the one read from its published periods: written as its window")
+        periods = None
     return {
         "id": zone.id,
         "source": source,
@@ -325,7 +435,9 @@ def _exported_nfz(zone: NoFlyZone) -> dict[str, Any]:
         "lower": zone.alt_min_m,
         "upper": None if zone.alt_max_m >= UNLIMITED_M else zone.alt_max_m,
         "window": zone.active_window,
+        "periods": periods,
         "name": source.name if source else zone.reason,
+        "reason_text": zone.reason or "no-fly zone",
     }
 
 
@@ -338,8 +450,10 @@ def _exported_sensitive(zone: SensitiveZone) -> dict[str, Any]:
         "ring": [tuple(round(v, DIGITS) for v in xy) for xy in list(shape.exterior.coords)[:-1]],
         "lower": 0.0,
         "upper": None,
-        "window": None,
+        "window": None,  # kept clear at every time: a published schedule is written back as published
+        "periods": zone.source.applicability if zone.source else None,
         "name": zone.source.name if zone.source else zone.name or zone.kind,
+        "reason_text": zone.name or zone.kind,
     }
 
 
@@ -349,13 +463,20 @@ def _lon_lat_ring(zone: dict[str, Any], frame: GeoFrame) -> list[list[float]]:
 
 
 def _common(zone: dict[str, Any], country: str) -> dict[str, Any]:
+    """The published fields of a zone, by ED-269's names; a reason OTHER always with its text (the published one,
+    else the world zone's own reason)."""
     source: ZoneSource | None = zone["source"]
+    reasons = list(source.reasons) if source else ["OTHER"]
+    other = (source.other_reason_info if source else "") or ("OTHER" in reasons and zone["reason_text"] or "")
     return {
         "identifier": source.identifier if source else zone["id"],
         "country": source.country if source and source.country else country,
         "name": zone["name"],
-        "reason": list(source.reasons) if source else ["OTHER"],
+        "reason": reasons,
+        "otherReasonInfo": other,
+        "restrictionConditions": list(source.restriction_conditions) if source else [],
         "message": source.message if source else "",
+        "zoneAuthority": [dict(a) for a in source.authorities] if source else [],
     }
 
 
@@ -368,15 +489,36 @@ def _times(window: TimeWindow | None, frame: GeoFrame) -> dict[str, str] | None:
     }
 
 
-def _ed269(group: list[dict[str, Any]], frame: GeoFrame, country: str) -> dict[str, Any]:
-    zone = group[0]
+def _periods(zone: dict[str, Any], frame: GeoFrame) -> list[dict[str, Any]] | None:
+    """The zone's time periods in ED-318's TimePeriod fields: as published, else its active window; None:
+    permanent."""
+    if zone["periods"] is not None:
+        return [json.loads(json.dumps(p)) for p in zone["periods"]]
     times = _times(zone["window"], frame)
-    return {
-        **_common(zone, country),
+    return [times] if times else None
+
+
+def _ed269(group: list[dict[str, Any]], frame: GeoFrame, country: str, say: _Assumptions) -> dict[str, Any]:
+    zone = group[0]
+    common = _common(zone, country)
+    periods = _periods(zone, frame)
+    other = common.pop("otherReasonInfo")
+    if len(other) > ED269_OTHER_REASON_CHARS:
+        say(f"zone {common['identifier']}: its reason text cut to ED-269's {ED269_OTHER_REASON_CHARS} characters")
+        other = other[: ED269_OTHER_REASON_CHARS - 1] + "…"
+    conditions = common.pop("restrictionConditions")
+    feature = {
+        **common,
+        "message": common["message"] or None,
+        "otherReasonInfo": other or None,
+        "restrictionConditions": (conditions[0] if len(conditions) == 1 else conditions) or None,
         "type": "COMMON",
         "restriction": zone["restriction"],
-        "applicability": [{"permanent": "NO", **times}] if times else [{"permanent": "YES"}],
-        "zoneAuthority": [],
+        "applicability": (
+            [{"permanent": "NO", **_ed269_period(p, common["identifier"], say)} for p in periods]
+            if periods is not None
+            else [{"permanent": "YES"}]
+        ),
         "geometry": [
             {
                 "uomDimensions": "M",
@@ -389,6 +531,48 @@ def _ed269(group: list[dict[str, Any]], frame: GeoFrame, country: str) -> dict[s
             for part in group
         ],
     }
+    return _no_nulls(feature)
+
+
+def _ed269_period(period: dict[str, Any], identifier: str, say: _Assumptions) -> dict[str, Any]:
+    """A period in ED-269's fields: its schedule's times as published where uas-standards' model reads them, else
+    the same time of day and offset in the model's spelling; a daylight event (ED-318) as the day's bound, as the
+    import reads it."""
+    written = {k: v for k, v in period.items() if k != "schedule"}
+    if "schedule" in period:
+        written["schedule"] = []
+        for day in period["schedule"]:
+            if day.get("startEvent") or day.get("endEvent"):
+                say(f"zone {identifier}: a sunrise / sunset bound written as the day's (ED-269 has no daylight events)")
+            start, end = day.get("startTime"), day.get("endTime")
+            written["schedule"].append(
+                {
+                    "day": day["day"],
+                    "startTime": _ed269_time(start) if start else MIDNIGHT,  # the import's start of day: UTC
+                    "endTime": _ed269_time(end) if end else _midnight(start),
+                }
+            )
+    return written
+
+
+def _ed269_time(text: str) -> str:
+    try:
+        ED269TimeType(text)
+        return text
+    except (ValueError, TypeError):
+        return _spelled(clock_time(text, "a published time"))
+
+
+def _midnight(start: str | None) -> str:
+    """The end of the day, in the start's offset (the import reads a missing end so)."""
+    if not start:
+        return MIDNIGHT
+    return _spelled(time(0, tzinfo=clock_time(start, "a published time").tzinfo))
+
+
+def _spelled(value: time) -> str:
+    offset = value.strftime("%z")
+    return value.strftime("%H:%M:%S.%f")[:11] + ("Z" if offset in ("", "+0000") else offset)
 
 
 def _layer(zone: dict[str, Any]) -> dict[str, Any]:
@@ -396,21 +580,45 @@ def _layer(zone: dict[str, Any]) -> dict[str, Any]:
     return {"upper": upper, "upperReference": "AGL", "lower": zone["lower"], "lowerReference": "AGL", "uom": "m"}
 
 
-def _ed318(group: list[dict[str, Any]], frame: GeoFrame, country: str) -> dict[str, Any]:
+def _texts(text: str, lang: str) -> list[dict[str, str]]:
+    return [{"text": text, "lang": lang}]
+
+
+def _ed318_authority(authority: dict[str, str], identifier: str, lang: str, say: _Assumptions) -> dict[str, Any]:
+    """An authority in ED-318's fields: its texts as {text, lang}; a purpose it must have (ED-269's is optional)."""
+    if not authority.get("purpose"):
+        say(f"zone {identifier}: an authority without a purpose written as INFORMATION (ED-318 requires one)")
+    written: dict[str, Any] = {"purpose": authority.get("purpose") or "INFORMATION"}
+    for key in ("name", "service", "contactName"):
+        if authority.get(key):
+            written[key] = _texts(authority[key], lang)
+    for key in ("siteURL", "email", "phone"):
+        if authority.get(key):
+            written[key] = {"text": authority[key], "lang": lang}
+    if authority.get("intervalBefore"):
+        written["intervalBefore"] = authority["intervalBefore"]
+    return written
+
+
+def _ed318(group: list[dict[str, Any]], frame: GeoFrame, country: str, say: _Assumptions) -> dict[str, Any]:
     zone = group[0]
     common = _common(zone, country)
-    times = _times(zone["window"], frame)
+    identifier = common["identifier"]
+    lang = zone["source"].lang if zone["source"] and zone["source"].lang else LANG
     restriction = zone["restriction"].replace("AUTHORISATION", "AUTHORIZATION")
+    authorities = [_ed318_authority(a, identifier, lang, say) for a in common["zoneAuthority"]]
     properties = {
-        "identifier": common["identifier"],
+        "identifier": identifier,
         "country": common["country"],
-        "name": [{"text": common["name"], "lang": "en-GB"}],
+        "name": _texts(common["name"], lang),
         "type": restriction,
         "variant": "COMMON",
         "reason": common["reason"],
-        "message": [{"text": common["message"], "lang": "en-GB"}] if common["message"] else None,
-        "limitedApplicability": [times] if times else None,
-        "zoneAuthority": [{"purpose": "INFORMATION"}],
+        "otherReasonInfo": _texts(common["otherReasonInfo"], lang) if common["otherReasonInfo"] else None,
+        "restrictionConditions": "; ".join(common["restrictionConditions"]) or None,
+        "message": _texts(common["message"], lang) if common["message"] else None,
+        "limitedApplicability": _periods(zone, frame),
+        "zoneAuthority": authorities or [{"purpose": "INFORMATION"}],
     }
     # no Feature id: the identifier is in the properties, and uas-standards' model reads a string id as an int
     return {"type": "Feature", "properties": _no_nulls(properties), "geometry": _layered(group, frame)}
@@ -422,17 +630,29 @@ def _layered(group: list[dict[str, Any]], frame: GeoFrame) -> dict[str, Any]:
     return parts[0] if len(parts) == 1 else {"type": "GeometryCollection", "geometries": parts}
 
 
-def _geojson(group: list[dict[str, Any]], frame: GeoFrame, country: str) -> dict[str, Any]:
+def _geojson(group: list[dict[str, Any]], frame: GeoFrame, country: str, say: _Assumptions) -> dict[str, Any]:
     zone = group[0]
     common = _common(zone, country)
-    properties = {**common, "restriction": zone["restriction"], **(_times(zone["window"], frame) or {})}
+    conditions = common.pop("restrictionConditions")
+    properties = {
+        **common,
+        "message": common["message"] or None,
+        "otherReasonInfo": common["otherReasonInfo"] or None,
+        "restrictionConditions": (conditions[0] if len(conditions) == 1 else conditions) or None,
+        "restriction": zone["restriction"],
+    }
+    periods = _periods(zone, frame)
+    if periods is not None and len(periods) == 1 and periods[0] and set(periods[0]) <= set(PERIOD_FIELDS):
+        properties.update(periods[0])  # one date range: flat, as a GIS tool's attribute table holds it
+    elif periods is not None:
+        properties["limitedApplicability"] = periods
     if len(group) == 1:  # flat limits, as a GIS tool's attribute table holds them
         layer = _layer(zone)
         properties.update({k: layer[k] for k in ("lower", "lowerReference", "upper", "upperReference", "uom")})
         geometry = {"type": "Polygon", "coordinates": [_lon_lat_ring(zone, frame)]}
     else:
         geometry = _layered(group, frame)
-    return {"type": "Feature", "id": common["identifier"], "properties": properties, "geometry": geometry}
+    return {"type": "Feature", "id": common["identifier"], "properties": _no_nulls(properties), "geometry": geometry}
 
 
 def _no_nulls(values: dict[str, Any]) -> dict[str, Any]:

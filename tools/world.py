@@ -157,6 +157,24 @@ class ZoneSource(_Model):
     reasons: list[str] = Field(default_factory=list)
     name: str = ""
     message: str = ""
+    other_reason_info: str = Field(default="", description="the published text of reason OTHER (otherReasonInfo)")
+    lang: str = Field(default="", description="the language of its published texts (ED-318's lang); '' none given")
+    restriction_conditions: list[str] = Field(default_factory=list, description="the published conditions")
+    authorities: list[dict[str, str]] = Field(
+        default_factory=list,
+        description="the published zoneAuthority entries by ED-269's field names (name, service, email, "
+        "contactName, siteURL, phone, purpose, intervalBefore)",
+    )
+    applicability: list[dict[str, Any]] | None = Field(
+        default=None,
+        description="the zone's time periods as published (startDateTime, endDateTime, schedule of day, "
+        "startTime / startEvent, endTime / endEvent); None: permanent",
+    )
+    applicability_window: TimeWindow | None = Field(
+        default=None,
+        description="the active window the import read from them: while it is the zone's, an export writes the "
+        "published periods back",
+    )
 
 
 class NoFlyZone(_PolygonMixin, _Model):

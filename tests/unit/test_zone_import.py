@@ -208,6 +208,16 @@ def test_import_export_import_lands_on_the_same_world(downtown, sample, file_for
     school = _zone(first, "school_zone_2")  # written with its buffer drawn in
     original = _zone(imported, "school_zone_2")
     assert school.shape.covers(original.shape.buffer(original.buffer_m - 1e-3))
+    for zone in [*imported.no_fly_zones, *imported.sensitive_zones]:  # the published fields come back too
+        if zone.source is not None:  # country, reasons, texts, authorities, every schedule window as published
+            assert _published(_zone(first, zone.id).source) == _published(zone.source), zone.id
+    own = _zone(first, "nfz_temp_1").source  # the world's own zones: reason OTHER with its text, the file's country
+    assert own.country == "CHE" and own.reasons == ["OTHER"] and own.other_reason_info.startswith("police operation")
+
+
+def _published(source) -> dict:
+    """A zone's published fields, whichever standard carried them (ED-269 publishes no language)."""
+    return source.model_dump(exclude={"standard", "lang"})
 
 
 @pytest.mark.parametrize(
