@@ -9,16 +9,20 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sqlite3
 import tempfile
+from datetime import datetime
 from pathlib import Path
 
 from cli.common import EXIT_OK, CommandError, add_json_flag, add_world_arg, emit, open_world, read_json_file
 from cli.tools import load_certificate
-from graph.checkpoint import DEFAULT_DB
-from standards.flight_plans import PLAN_FORMATS, plan_export, write_plan
-from standards.frame import StandardsError, geo_frame, parse_instant
+from graph.checkpoint import DEFAULT_DB, CheckpointerError, is_postgres_url, open_checkpointer
+from graph.runner import thread_config
+from standards.flight_plans import PLAN_FORMATS, SIDECAR_FORMATS, SIDECAR_SUFFIX, plan_export, sidecar, write_plan
+from standards.frame import StandardsError, geo_frame, parse_instant, rfc3339
 from standards.zone_files import FORMATS, detect_format
 from standards.zones import export_zones, import_zones, nothing_imported
+from tools.certificate import world_digest
 from tools.world import World
 
 
@@ -64,7 +68,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_world_arg(p)
     p.add_argument("--format", choices=PLAN_FORMATS, required=True)
     p.add_argument("--out", required=True)
-    p.add_argument("--start", default=None, help="RFC 3339 instant of t = 0 (default: the world's, else now)")
+    p.add_argument(
+        "--start",
+        default=None,
+        help="RFC 3339 instant of t = 0, the run's one mission clock (default: the world's clock origin, else the "
+        "run's start as its checkpoint recorded it; without either, required)",
+    )
     p.add_argument("--priority", type=int, default=0, help="the F3548 operational intent's priority (default 0)")
     add_json_flag(p)
     p.set_defaults(run=run_export)
@@ -149,30 +158,102 @@ def run_zones_export(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def run_export(args: argparse.Namespace) -> int:
-    world, frame = _world_with_frame(args.world, args.start)
-    certificate, _ = load_certificate(args.run_file, args.db, args.thread)
+def _run_started(args: argparse.Namespace) -> tuple[datetime, str] | None:
+    """When the run began, as its checkpoint recorded it (the latest input to its thread): a `--thread`'s, or the
+    thread and database a `run --json` output names. None where there is no such record."""
+    if args.thread:
+        db, thread = args.db, args.thread
+    else:
+        document = read_json_file(args.run_file, "run")
+        if not isinstance(document, dict) or not document.get("thread_id") or not document.get("db"):
+            return None
+        db, thread = str(document["db"]), str(document["thread_id"])
+        if not is_postgres_url(db) and not Path(db).is_file():
+            return None
     try:
-        plan = plan_export(world, certificate, frame, args.priority)
+        history = list(open_checkpointer(db).list(thread_config(thread)))
+    except (CheckpointerError, OSError, sqlite3.Error):
+        return None
+    inputs = [c for c in history if (c.metadata or {}).get("source") == "input"] or history
+    if not inputs:
+        return None
+    started = max(datetime.fromisoformat(c.checkpoint["ts"]) for c in inputs)
+    return started, f"the run's start, recorded in its checkpoint (thread {thread})"
+
+
+def _mission_clock(world: World, args: argparse.Namespace) -> tuple[datetime, str, list[str]]:
+    """t = 0 of every export of a run, where it comes from, and what that moves: --start, else the world's clock
+    origin (its zone schedules and stated clock times are read on it), else the run's recorded start."""
+    origin = world.geo_reference.clock_origin_utc if world.geo_reference else None
+    if args.start:
+        try:
+            start = parse_instant(args.start, "--start")
+        except StandardsError as exc:
+            raise CommandError(str(exc)) from None
+        moved = []
+        if origin is not None and start != origin:
+            moved.append(
+                f"t = 0 is --start {rfc3339(start)}, not the world's clock origin {rfc3339(origin)}, on which its "
+                "zones' schedules and any clock time in the request were read"
+            )
+        return start, "--start", moved
+    if origin is not None:
+        return origin, "the world's clock origin (geo_reference.clock_origin_utc)", []
+    if started := _run_started(args):
+        return started[0], started[1], []
+    raise CommandError(
+        "no mission clock: the world gives no clock origin and the run records no start; give --start (the RFC 3339 "
+        "instant of t = 0)"
+    )
+
+
+def run_export(args: argparse.Namespace) -> int:
+    world, _ = _world_with_frame(args.world, None)  # a world without a geo_reference is refused here
+    certificate, _ = load_certificate(args.run_file, args.db, args.thread)
+    if world_digest(world) != certificate.digests.world_sha256:  # before the clock: the wrong world says so first
+        raise CommandError("the certificate is not this world's (world sha256 differs): export with its own world")
+    start, source, moved = _mission_clock(world, args)
+    try:
+        frame = geo_frame(world, start)
+        plan = plan_export(world, certificate, frame, args.priority, source)
+        for text in moved:
+            plan.note(text)
         text = write_plan(plan, args.format)
+        companion = sidecar(plan, args.format, text) if args.format in SIDECAR_FORMATS else None
     except StandardsError as exc:
         raise CommandError(str(exc)) from None
-    write_whole(args.out, text)
+    side_path = args.out + SIDECAR_SUFFIX if companion is not None else None
+    if side_path is not None:
+        write_whole(side_path, companion)
+    try:
+        write_whole(args.out, text)
+    except CommandError:
+        if side_path is not None:
+            Path(side_path).unlink(missing_ok=True)
+        raise
     buffers = plan.buffers
+    provenance = plan.provenance()
+    clock = provenance["mission_clock"]
     report = {
         "format": args.format,
         "out": args.out,
+        "provenance_file": side_path,
         "volumes": len(plan.volumes),
         "buffers": buffers.model_dump(),
         "trajectory_sha256": certificate.digests.trajectory_sha256,
-        "assumptions": frame.assumptions,
+        "mission_clock": clock,
+        "assumptions": provenance["assumptions"],
     }
+    where = args.out
+    if side_path is not None:
+        where += f" (its provenance in {side_path}: a WPL file has no comment lines)"
     text_lines = [
-        f"{args.format} -> {args.out}: {len(plan.waypoints)} waypoints, {len(plan.volumes)} 4D volumes "
+        f"{args.format} -> {where}: {len(plan.waypoints)} waypoints, {len(plan.volumes)} 4D volumes "
         f"(buffers {buffers.lateral_m:g} m sideways, {buffers.vertical_m:g} m vertically, {buffers.delay_sec:g} s late)",
         f"  {buffers.basis}",
+        f"  mission clock: t = 0 is {clock['t0_utc']} ({clock['source']}); the flight ends by {clock['ends_utc']}",
         f"  certified trajectory sha256 {certificate.digests.trajectory_sha256[:16]}...",
-        *(f"  assumption: {a}" for a in frame.assumptions),
+        *(f"  assumption: {a}" for a in provenance["assumptions"]),
     ]
     emit(report, args.json, "\n".join(text_lines))
     return EXIT_OK

@@ -1,17 +1,27 @@
 """An execute as the files other systems take: an ASTM F3548-21 operational intent, a QGroundControl `.plan`, a
 MAVLink mission (QGC WPL 110 lines, one MISSION_ITEM_INT each), GeoJSON and KML.
 
-Every file carries the certificate's trajectory digest and the route it was made from (`certified_trajectory`,
-whose sha256 is the certificate's `trajectory_sha256`), so a reader can check the file is the certified route; and
-the assumptions its altitudes and times rest on.
+Every file carries, or has beside it, the certificate's trajectory digest and the route it was made from
+(`certified_trajectory`, whose sha256 is the certificate's `trajectory_sha256`), so a reader can check the file is
+the certified route; the run's one mission clock (t = 0 and where it comes from); and the assumptions its altitudes
+and times rest on. A WPL file has no place for any of it (QGroundControl reads 12 tab-separated fields on every line
+after the header), so its provenance is the sidecar `<file>.cloudbrain.json`.
+
+A certified trajectory runs from the ground to the ground (tools.trajectory.flight_phases): the mission takes off
+(NAV_TAKEOFF to the top of the climb), flies the en-route waypoints and lands (NAV_LAND at the last point), with a
+DO_CHANGE_SPEED before every leg whose speed changes, in the frame its speed type names: ground speed (horizontal
+distance / time), climb speed or descent speed (vertical distance / time). A track that starts or ends in the air
+(an older plan) has no take-off or landing item there.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any, Literal
 
 import numpy as np
@@ -20,18 +30,31 @@ from shapely.geometry import LineString
 from standards.frame import GeoFrame, StandardsError, rfc3339
 from standards.volumes import Buffers, LegVolume, leg_volumes, simulated_buffers, uncovered_legs
 from tools.certificate import SafetyCertificate, check_certificate, sha256_of, world_digest
+from tools.trajectory import flight_phases
 from tools.world import World
 
 PlanFormat = Literal["f3548", "qgc-plan", "mavlink", "geojson", "kml"]
 PLAN_FORMATS: tuple[str, ...] = ("f3548", "qgc-plan", "mavlink", "geojson", "kml")
 SUFFIX = {"f3548": ".json", "qgc-plan": ".plan", "mavlink": ".waypoints", "geojson": ".geojson", "kml": ".kml"}
+SIDECAR_SUFFIX = ".cloudbrain.json"  # the provenance of a format that cannot carry it (mavlink)
+SIDECAR_FORMATS = ("mavlink",)
+
 # MAVLink enums (common.xml), by name so the file reads as the standard does
 MAV_CMD_NAV_WAYPOINT = 16
+MAV_CMD_NAV_LAND = 21
+MAV_CMD_NAV_TAKEOFF = 22
 MAV_CMD_DO_CHANGE_SPEED = 178
 MAV_FRAME_GLOBAL = 0  # AMSL: the home line of a WPL file
-MAV_FRAME_GLOBAL_RELATIVE_ALT = 3  # metres above home: the world's AGL
+MAV_FRAME_MISSION = 2  # "NOT a coordinate frame, indicates a mission command" (what QGC gives DO_ commands)
+MAV_FRAME_GLOBAL_RELATIVE_ALT = 3  # metres above home (the take-off point, on the ground): the world's AGL
+SPEED_TYPE_GROUNDSPEED, SPEED_TYPE_CLIMB_SPEED, SPEED_TYPE_DESCENT_SPEED = 1, 2, 3
+NAVIGATION = (MAV_CMD_NAV_WAYPOINT, MAV_CMD_NAV_LAND, MAV_CMD_NAV_TAKEOFF)
 QGC_FIRMWARE_PX4, QGC_VEHICLE_QUADROTOR = 12, 2
+QGC_ALTITUDE_MODE_RELATIVE = 1  # QGroundControlQmlGlobal::AltMode: Mixed 0, Relative 1, Absolute 2, ...
 ACCEPTANCE_RADIUS_M = 2.0
+TIME_RESOLUTION_SEC = 0.001  # a certified waypoint's time is to the ms: a speed in force that keeps a leg's time to
+# within it is the leg's speed, and is not written again
+_STILL_M = 1e-6
 KML = "http://www.opengis.net/kml/2.2"
 
 
@@ -43,10 +66,27 @@ class FlightExport:
     buffers: Buffers
     volumes: list[LegVolume]
     priority: int = 0
+    clock_source: str = "the world's clock origin"
+    exported_at: datetime = field(default_factory=lambda: datetime.now(UTC))
+    notes: list[str] = field(default_factory=list)  # what a writer states beyond the frame's assumptions
 
     @property
     def waypoints(self) -> list[list[float]]:
         return self.certificate.trajectory.waypoints
+
+    @property
+    def ends_sec(self) -> float:
+        """The intent's end on the world's clock: the last volume's, which holds the delay buffer."""
+        return max((v.t_end for v in self.volumes), default=float(self.waypoints[-1][3]))
+
+    @property
+    def has_ended(self) -> bool:
+        """The flight's time (its last volume's end) is already past when it is exported."""
+        return self.frame.instant(self.ends_sec) <= self.exported_at
+
+    def note(self, text: str) -> None:
+        if text not in self.notes:
+            self.notes.append(text)
 
     def provenance(self) -> dict[str, Any]:
         trajectory = self.certificate.trajectory.model_dump(mode="json")
@@ -59,14 +99,28 @@ class FlightExport:
             "world_id": self.world.world_id,
             "geo_reference": self.frame.reference.model_dump(mode="json"),
             "clock_origin_utc": rfc3339(self.frame.clock_origin),
+            "mission_clock": {
+                "t0_utc": rfc3339(self.frame.clock_origin),
+                "source": self.clock_source,
+                "starts_utc": rfc3339(self.frame.instant(float(self.waypoints[0][3]))),
+                "ends_utc": rfc3339(self.frame.instant(self.ends_sec)),
+            },
             "buffers": self.buffers.model_dump(),
-            "assumptions": self.frame.assumptions,
+            "assumptions": [*self.frame.assumptions, *self.notes],
         }
 
 
-def plan_export(world: World, certificate: SafetyCertificate, frame: GeoFrame, priority: int = 0) -> FlightExport:
+def plan_export(
+    world: World,
+    certificate: SafetyCertificate,
+    frame: GeoFrame,
+    priority: int = 0,
+    clock_source: str = "the world's clock origin",
+    now: datetime | None = None,
+) -> FlightExport:
     """The export of a certified execute: the certificate must be this world's and re-check (both gates re-run),
-    and every leg must lie in its volume, or nothing is written."""
+    and every leg must lie in its volume, or nothing is written. `frame.clock_origin` is the run's one mission
+    clock (t = 0), `clock_source` where it comes from."""
     if world_digest(world) != certificate.digests.world_sha256:
         raise StandardsError("the certificate is not this world's (world sha256 differs): export with its own world")
     check = check_certificate(certificate, world)
@@ -76,13 +130,44 @@ def plan_export(world: World, certificate: SafetyCertificate, frame: GeoFrame, p
     volumes = leg_volumes(certificate.trajectory.waypoints, buffers)
     if failures := uncovered_legs(volumes, certificate.trajectory.waypoints):
         raise StandardsError(f"the volumes do not hold the route: {failures[0]}")
-    frame.wgs84_height(0.0)  # every export states the altitude assumptions, whichever heights it writes
-    return FlightExport(world, frame, certificate, buffers, volumes, priority)
+    plan = FlightExport(world, frame, certificate, buffers, volumes, priority, clock_source)
+    plan.exported_at = now or datetime.now(UTC)
+    if plan.has_ended:
+        plan.note(
+            f"the flight's time is past: it ended at {rfc3339(frame.instant(plan.ends_sec))}, before this export "
+            f"({rfc3339(plan.exported_at)}); flown now, it flies outside the times its certificate checked"
+        )
+    return plan
+
+
+def past_intent(plan: FlightExport) -> str | None:
+    """ASTM F3548-21: a volume's end time may not be in the past (OperationalIntentDetails.volumes). One line
+    saying so, or None."""
+    if not plan.has_ended:
+        return None
+    return (
+        f"the operational intent would already have ended ({rfc3339(plan.frame.instant(plan.ends_sec))}; t = 0 is "
+        f"{rfc3339(plan.frame.clock_origin)}, {plan.clock_source}) and F3548 volumes may not end in the past: give "
+        "--start with a later instant"
+    )
 
 
 def write_plan(plan: FlightExport, file_format: str) -> str:
     writer = {"f3548": _f3548, "qgc-plan": _qgc_plan, "mavlink": _mavlink, "geojson": _geojson, "kml": _kml}
     return writer[file_format](plan)
+
+
+def sidecar(plan: FlightExport, file_format: str, text: str) -> str:
+    """The provenance of a file that cannot carry it (a WPL mission), tied to that file by its sha256."""
+    document = {
+        "describes": {
+            "format": file_format,
+            "sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(),
+            "note": "QGC WPL 110 has no comment lines: QGroundControl reads 12 tab-separated fields on every line",
+        },
+        "cloudbrain": plan.provenance(),
+    }
+    return _json(document)
 
 
 def _json(document: Any) -> str:
@@ -92,6 +177,17 @@ def _json(document: Any) -> str:
 # --- ASTM F3548-21 ---------------------------------------------------------------------------------------------
 def _f3548(plan: FlightExport) -> str:
     frame = plan.frame
+    if not frame.knows_wgs84:
+        reference = frame.reference
+        missing = [f"geo_reference.{name}" for name in ("ground_elevation_amsl_m", "geoid_undulation_m")]
+        missing = [m for m, value in zip(missing, (reference.ground_elevation_amsl_m, reference.geoid_undulation_m))
+                   if value is None]  # fmt: skip
+        raise StandardsError(
+            f"F3548 volumes are bounded in W84 (ellipsoid) heights, which need what the world does not give: "
+            f"{' and '.join(missing)}"
+        )
+    if reason := past_intent(plan):
+        raise StandardsError(reason)
     volumes = [_volume4d(v, frame) for v in plan.volumes]
     document = {
         "details": {"volumes": volumes, "off_nominal_volumes": [], "priority": plan.priority},
@@ -105,6 +201,8 @@ def _volume4d(volume: LegVolume, frame: GeoFrame) -> dict[str, Any]:
     return {
         "volume": {
             "outline_polygon": {"vertices": vertices},
+            # to the cm, the lower bound down and the upper up: a volume from the ground (lower_m = 0) starts at
+            # or below the ground's W84 height
             "altitude_lower": _w84(math.floor(frame.wgs84_height(volume.lower_m) * 100) / 100),
             "altitude_upper": _w84(math.ceil(frame.wgs84_height(volume.upper_m) * 100) / 100),
         },
@@ -123,43 +221,110 @@ def _w84(value: float) -> dict[str, Any]:
 class MissionItem:
     command: int
     frame: int
-    params: tuple[float | None, ...]  # param1..4, lat, lon, alt
+    params: tuple[float | None, ...]  # param1..4, lat, lon, alt; None: NaN (the command's default)
+
+
+def leg_speeds(a: np.ndarray, b: np.ndarray) -> dict[int, float]:
+    """The speeds a plan assumes on the leg a -> b, by MAVLink SPEED_TYPE: ground speed (horizontal distance over
+    time) where it moves sideways, climb or descent speed (vertical distance over time) where it changes height."""
+    seconds = float(b[3] - a[3])
+    if seconds <= 0:
+        return {}
+    speeds = {}
+    horizontal = float(np.hypot(*(b[:2] - a[:2])))
+    vertical = float(b[2] - a[2])
+    if horizontal > _STILL_M:
+        speeds[SPEED_TYPE_GROUNDSPEED] = _speed(horizontal, seconds)
+    if vertical > _STILL_M:
+        speeds[SPEED_TYPE_CLIMB_SPEED] = _speed(vertical, seconds)
+    elif vertical < -_STILL_M:
+        speeds[SPEED_TYPE_DESCENT_SPEED] = _speed(-vertical, seconds)
+    return speeds
+
+
+def _speed(metres: float, seconds: float) -> float:
+    """metres / seconds with the fewest decimals that keep the leg's time to within half the plan's time
+    resolution (the waypoints' times are rounded to it): 40 m in 13.333 s is 3 m/s, not 3.000075."""
+    exact = metres / seconds
+    for decimals in range(10):
+        speed = round(exact, decimals)
+        if speed > 0 and abs(metres / speed - seconds) <= TIME_RESOLUTION_SEC / 2:
+            return speed
+    return exact
 
 
 def mission_items(plan: FlightExport) -> list[MissionItem]:
-    """A NAV_WAYPOINT per certified waypoint at its AGL altitude (relative to home, the take-off point on the
-    ground), each leg preceded by DO_CHANGE_SPEED to the plan's ground speed on it so the times hold; a leg that
-    stays in place becomes the previous waypoint's hold time."""
-    items: list[MissionItem] = []
+    """The mission of a certified trajectory, in MAVLink commands (common.xml):
+
+    - MAV_CMD_NAV_TAKEOFF (22) at the take-off point to the top of the climb (frame 3, relative to home, which is
+      the take-off point on the ground), after DO_CHANGE_SPEED to the climb speed (SPEED_TYPE 2);
+    - a NAV_WAYPOINT (16) per en-route waypoint at its AGL altitude, each leg preceded by DO_CHANGE_SPEED (178) to
+      the speeds the plan assumes on it where they change: ground speed (1), climb (2) or descent speed (3); a leg
+      that stays in place adds its time to the previous waypoint's hold (param1);
+    - DO_CHANGE_SPEED to the descent speed (3), then MAV_CMD_NAV_LAND (21) at the last point (altitude 0: the
+      ground, relative to home).
+
+    A track that starts in the air starts with a NAV_WAYPOINT; one that ends in the air ends with one."""
     points = np.asarray(plan.waypoints, dtype=float)
-    speed = None
-    for i, point in enumerate(points):
-        if i > 0:
-            previous = points[i - 1]
-            distance, seconds = float(np.linalg.norm(point[:3] - previous[:3])), float(point[3] - previous[3])
-            if distance == 0.0:
-                hold = items[-1]
-                items[-1] = MissionItem(hold.command, hold.frame, (round(seconds, 3), *hold.params[1:]))
-                continue
-            leg_speed = round(distance / seconds, 3) if seconds > 0 else None
-            if leg_speed is not None and leg_speed != speed:
-                items.append(
-                    MissionItem(MAV_CMD_DO_CHANGE_SPEED, MAV_FRAME_GLOBAL_RELATIVE_ALT, (1, leg_speed, -1, 0, 0, 0, 0))
-                )
-                speed = leg_speed
+    phases = flight_phases(points)
+    items: list[MissionItem] = []
+    in_force: dict[int, float] = {}
+
+    def change_speeds(a: np.ndarray, b: np.ndarray) -> None:
+        speeds = leg_speeds(a, b)
+        seconds = float(b[3] - a[3])
+        distance = {SPEED_TYPE_GROUNDSPEED: float(np.hypot(*(b[:2] - a[:2]))), 0: abs(float(b[2] - a[2]))}
+        # vertical speeds first, the ground speed last: a reader that takes every DO_CHANGE_SPEED for the forward
+        # speed (QGroundControl's time estimate, MissionItem::flightSpeed) still flies the leg at its ground speed
+        for kind in sorted(speeds, reverse=True):
+            held = in_force.get(kind)
+            metres = distance[kind if kind == SPEED_TYPE_GROUNDSPEED else 0]
+            if held is not None and abs(metres / held - seconds) <= TIME_RESOLUTION_SEC:
+                continue  # the speed in force keeps the leg's time to the precision of the plan's times
+            items.append(MissionItem(MAV_CMD_DO_CHANGE_SPEED, MAV_FRAME_MISSION, (kind, speeds[kind], -1, 0, 0, 0, 0)))
+            in_force[kind] = speeds[kind]
+            if kind != SPEED_TYPE_GROUNDSPEED:
+                in_force.pop(SPEED_TYPE_GROUNDSPEED, None)  # ... so the ground speed is given again after it
+
+    def place(command: int, point: np.ndarray, params: tuple[float | None, ...], altitude: float) -> None:
         lon, lat = plan.frame.lon_lat(point[0], point[1])
-        items.append(
-            MissionItem(
-                MAV_CMD_NAV_WAYPOINT,
-                MAV_FRAME_GLOBAL_RELATIVE_ALT,
-                (0, ACCEPTANCE_RADIUS_M, 0, None, lat, lon, point[2]),
-            )
-        )
+        items.append(MissionItem(command, MAV_FRAME_GLOBAL_RELATIVE_ALT, (*params, lat, lon, float(altitude))))
+
+    def waypoint(point: np.ndarray, hold: float = 0.0) -> None:
+        place(MAV_CMD_NAV_WAYPOINT, point, (hold, ACCEPTANCE_RADIUS_M, 0, None), point[2])
+
+    if phases.has_takeoff:
+        change_speeds(points[0], points[phases.takeoff_end])
+        # param1 minimum pitch (fixed wing only), param3 NAV_TAKEOFF_FLAGS none, param4 yaw NaN: the heading mode
+        place(MAV_CMD_NAV_TAKEOFF, points[0], (0, 0, 0, None), points[phases.takeoff_end][2])
+    else:
+        waypoint(points[0])
+    for i in range(phases.takeoff_end + 1, phases.landing_start + 1):
+        a, b = points[i - 1], points[i]
+        if float(np.linalg.norm(b[:3] - a[:3])) <= _STILL_M:  # a hover: the time held where it is
+            previous = items[-1]
+            if previous.command == MAV_CMD_NAV_WAYPOINT:
+                held = round(float(previous.params[0] or 0) + float(b[3] - a[3]), 3)
+                items[-1] = MissionItem(previous.command, previous.frame, (held, *previous.params[1:]))
+            else:  # right after the take-off: a waypoint where it is, to hold at
+                waypoint(b, round(float(b[3] - a[3]), 3))
+            continue
+        change_speeds(a, b)
+        waypoint(b)
+    if phases.has_landing(len(points)):
+        change_speeds(points[phases.landing_start], points[-1])
+        # param1 abort altitude 0 (the system's default), param2 PRECISION_LAND_MODE disabled, param4 yaw NaN;
+        # param7 the landing altitude, ground level in the item's frame: 0 above home
+        place(MAV_CMD_NAV_LAND, points[-1], (0, 0, 0, None), points[-1][2])
     return items
 
 
-def _home(plan: FlightExport) -> tuple[float, float, float]:
+def _home(plan: FlightExport) -> tuple[float, float, float | None]:
+    """Home, the take-off point on the ground: latitude, longitude, AMSL altitude (None where the world does not
+    know its ground elevation)."""
     lon, lat = plan.frame.lon_lat(*plan.waypoints[0][:2])
+    if not plan.frame.knows_amsl:
+        return lat, lon, None
     return lat, lon, plan.frame.amsl(0.0)
 
 
@@ -177,7 +342,14 @@ def _qgc_plan(plan: FlightExport) -> str:
                 "params": list(item.params),
             }
         )
-    cruise = max((i.params[1] for i in mission if i.command == MAV_CMD_DO_CHANGE_SPEED), default=10.0)
+    ground = [i.params[1] for i in mission if i.command == MAV_CMD_DO_CHANGE_SPEED and i.params[0] == 1]
+    cruise = max(ground, default=5.0)
+    lat, lon, alt = _home(plan)
+    if alt is None:
+        plan.note(
+            "ground elevation unknown: the planned home position's altitude is null (QGroundControl reads NaN); "
+            "every item flies relative to home (frame 3), so the flight does not depend on it"
+        )
     document = {
         "fileType": "Plan",
         "version": 1,
@@ -188,7 +360,8 @@ def _qgc_plan(plan: FlightExport) -> str:
             "vehicleType": QGC_VEHICLE_QUADROTOR,
             "cruiseSpeed": cruise,
             "hoverSpeed": cruise,
-            "plannedHomePosition": list(_home(plan)),
+            "globalPlanAltitudeMode": QGC_ALTITUDE_MODE_RELATIVE,
+            "plannedHomePosition": [lat, lon, alt],
             "items": items,
         },
         "geoFence": {"version": 2, "circles": [], "polygons": _fences(plan)},
@@ -200,7 +373,8 @@ def _qgc_plan(plan: FlightExport) -> str:
 
 def _fences(plan: FlightExport) -> list[dict[str, Any]]:
     """The world's no-fly and sensitive zones as exclusion fences, only those the route keeps clear of sideways:
-    a fence is 2D and always on, so a zone the route passes over, under or outside its window would trip it."""
+    a fence is 2D and always on, so a zone the route passes over, under or outside its window would trip it.
+    Vertices [lat, lon], wound clockwise (QGroundControl's plan format)."""
     route = LineString([p[:2] for p in plan.waypoints]).buffer(plan.buffers.lateral_m)
     shapes = [z.shape for z in plan.world.no_fly_zones]
     shapes += [z.shape.buffer(z.buffer_m, join_style="mitre") for z in plan.world.sensitive_zones]
@@ -208,23 +382,25 @@ def _fences(plan: FlightExport) -> list[dict[str, Any]]:
     for shape in shapes:
         if shape.intersects(route):
             continue
-        ring = [list(reversed(plan.frame.lon_lat(x, y))) for x, y in list(shape.exterior.coords)[:-1]]
-        fences.append({"version": 1, "inclusion": False, "polygon": ring})
+        lon_lat = [list(plan.frame.lon_lat(x, y)) for x, y in list(shape.exterior.coords)[:-1]]
+        ring = _wound(lon_lat, counter_clockwise=False)
+        fences.append({"version": 1, "inclusion": False, "polygon": [[lat, lon] for lon, lat in ring]})
     return fences
 
 
 def _mavlink(plan: FlightExport) -> str:
-    """QGC WPL 110 (the MAVLink mission file pymavlink and Mission Planner read): seq 0 is home (AMSL), then one
-    MISSION_ITEM_INT per line; latitudes and longitudes to 1e-8 degrees (an INT item keeps 1e-7)."""
-    provenance = plan.provenance()
-    lines = [
-        "QGC WPL 110",
-        f"# cloudbrain export: certified trajectory sha256 {provenance['trajectory_sha256']}",
-        f"# world {plan.world.world_id} sha256 {provenance['world_sha256']}; clock origin {provenance['clock_origin_utc']}",
-        *(f"# assumption: {a}" for a in plan.frame.assumptions),
-    ]
+    """QGC WPL 110 (the MAVLink mission file QGroundControl, Mission Planner and pymavlink read): the header, then
+    seq 0 home (AMSL), then one MISSION_ITEM_INT per line, 12 tab-separated fields each and nothing else (no
+    comment lines: QGroundControl's loader rejects them); latitudes and longitudes to 1e-8 degrees (an INT item
+    keeps 1e-7). A NaN parameter (the command's default) is written 0, as ArduPilot's planners write it."""
     lat, lon, alt = _home(plan)
-    rows = [(1, MAV_FRAME_GLOBAL, MAV_CMD_NAV_WAYPOINT, (0, 0, 0, 0, lat, lon, alt))]
+    if alt is None:
+        plan.note(
+            "ground elevation unknown: the WPL home line's AMSL altitude is written 0; every item flies relative "
+            "to home (frame 3), so the flight does not depend on it"
+        )
+    lines = ["QGC WPL 110"]
+    rows = [(1, MAV_FRAME_GLOBAL, MAV_CMD_NAV_WAYPOINT, (0, 0, 0, 0, lat, lon, alt or 0.0))]
     rows += [(0, item.frame, item.command, item.params) for item in mission_items(plan)]
     for seq, (current, frame, command, params) in enumerate(rows):
         values = [0.0 if p is None else float(p) for p in params]
@@ -235,9 +411,19 @@ def _mavlink(plan: FlightExport) -> str:
 
 # --- GIS: GeoJSON and KML -------------------------------------------------------------------------------------
 def _geojson(plan: FlightExport) -> str:
-    """RFC 7946: positions [lon, lat, height above the WGS84 ellipsoid]; the route, then each leg's volume."""
+    """RFC 7946: positions [lon, lat, height above the WGS84 ellipsoid] where the world gives the ellipsoid
+    height, else [lon, lat] (RFC 7946 heights are ellipsoidal: none is better than a wrong one); the AGL altitudes
+    in the properties either way. The route, then each leg's volume (exterior rings counterclockwise)."""
     frame = plan.frame
-    route = [[*frame.lon_lat(x, y), round(frame.wgs84_height(z), 3)] for x, y, z, _ in plan.waypoints]
+    heights = frame.knows_wgs84
+    if not heights:
+        plan.note("WGS84 heights unknown: GeoJSON positions are [lon, lat]; the AGL altitudes are in the properties")
+
+    def position(x: float, y: float, z: float) -> list[float]:
+        lon, lat = frame.lon_lat(x, y)
+        return [lon, lat, round(frame.wgs84_height(z), 3)] if heights else [lon, lat]
+
+    route = [position(x, y, z) for x, y, z, _ in plan.waypoints]
     features = [
         {
             "type": "Feature",
@@ -253,34 +439,40 @@ def _geojson(plan: FlightExport) -> str:
     ]
     for volume in plan.volumes:
         ring = [list(frame.lon_lat(x, y)) for x, y in volume.ring]
+        ring = _wound(ring, counter_clockwise=True)
+        properties: dict[str, Any] = {"kind": "volume", "leg": volume.leg}
+        properties |= {"lower_agl_m": volume.lower_m, "upper_agl_m": volume.upper_m}
+        if heights:
+            properties["lower_wgs84_m"] = round(frame.wgs84_height(volume.lower_m), 3)
+            properties["upper_wgs84_m"] = round(frame.wgs84_height(volume.upper_m), 3)
+        properties["time_start"] = rfc3339(frame.instant(volume.t_start))
+        properties["time_end"] = rfc3339(frame.instant(volume.t_end + 0.000999))
         features.append(
             {
                 "type": "Feature",
                 "id": f"volume_{volume.leg}",
-                "geometry": {"type": "Polygon", "coordinates": [[*_counter_clockwise(ring), ring[0]]]},
-                "properties": {
-                    "kind": "volume",
-                    "leg": volume.leg,
-                    "lower_wgs84_m": round(frame.wgs84_height(volume.lower_m), 3),
-                    "upper_wgs84_m": round(frame.wgs84_height(volume.upper_m), 3),
-                    "time_start": rfc3339(frame.instant(volume.t_start)),
-                    "time_end": rfc3339(frame.instant(volume.t_end + 0.000999)),
-                },
+                "geometry": {"type": "Polygon", "coordinates": [[*ring, ring[0]]]},
+                "properties": properties,
             }
         )
     return _json({"type": "FeatureCollection", "features": features, "cloudbrain": plan.provenance()})
 
 
-def _counter_clockwise(ring: list[list[float]]) -> list[list[float]]:
+def _wound(ring: list[list[float]], counter_clockwise: bool) -> list[list[float]]:
+    """An open ring of [x, y] (lon, lat) in the winding asked for, its first vertex kept first."""
     area = sum(x0 * y1 - x1 * y0 for (x0, y0), (x1, y1) in zip(ring, ring[1:] + ring[:1]))
-    return ring if area > 0 else [ring[0], *reversed(ring[1:])]
+    return ring if (area > 0) == counter_clockwise else [ring[0], *reversed(ring[1:])]
 
 
 def _kml(plan: FlightExport) -> str:
-    """The route as a LineString above mean sea level (KML's `absolute`), in a Placemark whose TimeSpan is the
-    flight's, with the certificate's digest in its ExtendedData."""
+    """The route as a LineString above mean sea level (KML's `absolute`) where the world gives its ground
+    elevation, else above the ground (`relativeToGround`, the AGL altitudes), in a Placemark whose TimeSpan is the
+    flight's, with the certificate's digest and the mission clock in its ExtendedData."""
     ET.register_namespace("", KML)
     frame = plan.frame
+    amsl = frame.knows_amsl
+    if not amsl:
+        plan.note("ground elevation unknown: the KML route is relativeToGround, its altitudes AGL")
     root = ET.Element(f"{{{KML}}}kml")
     document = ET.SubElement(root, f"{{{KML}}}Document")
     ET.SubElement(document, f"{{{KML}}}name").text = f"CloudBrain execute in {plan.world.world_id}"
@@ -290,18 +482,20 @@ def _kml(plan: FlightExport) -> str:
     ET.SubElement(span, f"{{{KML}}}begin").text = rfc3339(frame.instant(plan.waypoints[0][3]))
     ET.SubElement(span, f"{{{KML}}}end").text = rfc3339(frame.instant(plan.waypoints[-1][3]))
     extended = ET.SubElement(placemark, f"{{{KML}}}ExtendedData")
-    provenance = plan.provenance()
-    for key in ("trajectory_sha256", "world_sha256", "clock_origin_utc"):
-        data = ET.SubElement(extended, f"{{{KML}}}Data", name=key)
-        ET.SubElement(data, f"{{{KML}}}value").text = str(provenance[key])
-    data = ET.SubElement(extended, f"{{{KML}}}Data", name="assumptions")
-    ET.SubElement(data, f"{{{KML}}}value").text = "; ".join(frame.assumptions) or "none"
-    line = ET.SubElement(placemark, f"{{{KML}}}LineString")
-    ET.SubElement(line, f"{{{KML}}}altitudeMode").text = "absolute"
+    line = ET.Element(f"{{{KML}}}LineString")
+    ET.SubElement(line, f"{{{KML}}}altitudeMode").text = "absolute" if amsl else "relativeToGround"
     coordinates = []
     for x, y, z, _ in plan.waypoints:
         lon, lat = frame.lon_lat(x, y)
-        coordinates.append(f"{lon:.9f},{lat:.9f},{frame.amsl(z):.3f}")
+        coordinates.append(f"{lon:.9f},{lat:.9f},{frame.amsl(z) if amsl else z:.3f}")
     ET.SubElement(line, f"{{{KML}}}coordinates").text = " ".join(coordinates)
+    provenance = plan.provenance()
+    values = {key: str(provenance[key]) for key in ("trajectory_sha256", "world_sha256", "clock_origin_utc")}
+    values["mission_clock_source"] = provenance["mission_clock"]["source"]
+    values["assumptions"] = "; ".join(provenance["assumptions"]) or "none"
+    for key, value in values.items():
+        data = ET.SubElement(extended, f"{{{KML}}}Data", name=key)
+        ET.SubElement(data, f"{{{KML}}}value").text = value
+    placemark.append(line)
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

@@ -6,6 +6,10 @@ every side, the altitudes of a and b widened by the vertical buffer, and the tim
 simulated UAV is never ahead of its plan (it waits, holds and slows, never hurries), and where it flies the plan's
 point of plan time s it is at most `lateral_m` sideways and `vertical_m` up or down from it, at most `delay_sec`
 after s. So at every simulated second the UAV lies in the volume of the leg it is flying.
+
+A certified trajectory runs from the ground to the ground (tools.trajectory.flight_phases): its first leg is the
+vertical take-off climb, its last the landing descent, and their volumes reach down to the ground (lower bound
+0 m AGL, never below it: the buffer does not dig into the ground), so the intent holds the whole flight.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from shapely.geometry import LineString, Point, Polygon
 
 from tools.catalog import default_registry
 from tools.certificate import SafetyCertificate
+from tools.trajectory import GROUND_M
 from tools.world import World
 
 MARGIN_M = 1.0  # on top of the worst simulated deviation: coordinate rounding and the WGS84 round trip
@@ -73,7 +78,7 @@ def leg_volumes(waypoints: list[list[float]], buffers: Buffers) -> list[LegVolum
             LegVolume(
                 leg=leg,
                 ring=_leg_rectangle(a[:2], b[:2], buffers.lateral_m),
-                lower_m=max(0.0, min(a[2], b[2]) - buffers.vertical_m),
+                lower_m=max(GROUND_M, min(a[2], b[2]) - buffers.vertical_m),
                 upper_m=max(a[2], b[2]) + buffers.vertical_m,
                 t_start=float(a[3]),
                 t_end=float(b[3]) + buffers.delay_sec,

@@ -1,16 +1,20 @@
 """Published zones imported into the example world, a run that keeps clear of them, and its execute exported to
-the five formats: each file read back by a parser this project did not write (uas-standards, pymavlink, fastkml,
-geojson-pydantic), the F3548 volumes shown to hold the certified trajectory at every instant, and the route shown
-to be the certified one."""
+the five formats with one mission clock: each file read back by a parser this project did not write (uas-standards,
+pymavlink, fastkml, geojson-pydantic), the F3548 volumes shown to hold the certified trajectory, from the ground up,
+at every instant, and the route shown to be the certified one (take-off, en route, landing). The consumers' own
+acceptance rules (QGroundControl's loaders, the F3548 OpenAPI schema, KML's XSD, RFC 7946) are applied in
+test_export_consumers.py."""
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import io
 import json
 import os
 import re
 import stat
+import xml.etree.ElementTree as ET
 from datetime import datetime
 from pathlib import Path
 
@@ -26,52 +30,25 @@ from shapely.geometry import LineString, Point, Polygon
 from uas_standards.astm.f3548.v21.api import OperationalIntentDetails
 
 from cli.main import main
+from graph.checkpoint import open_checkpointer
+from graph.runner import thread_config
+from standards.flight_plans import SIDECAR_SUFFIX
 from tests.support.cli import run_cli
+from tests.support.exports import DEMO_INSTRUCTION, EXPORT_START, MISSION_START, export_start, zoned_demo
 from tests.support.paths import DOWNTOWN
 from tests.support.zones import ED269_SAMPLE, bow_tie
 from tools.certificate import sha256_of
-from tools.world import World, load_world
+from tools.trajectory import flight_phases
+from tools.world import World
 
 ZONES = ED269_SAMPLE
-MISSION_START = "2026-11-26T09:00:00Z"
-DEMO_INSTRUCTION = (
-    "Send a drone with the defibrillator (1 kg) from hospital_A to accident_site_3 within 10 minutes, keep away "
-    "from the school and the temporary no-fly zone."
-)
-FORMATS = ("f3548", "qgc-plan", "mavlink", "geojson", "kml")
+KML_NS = {"k": "http://www.opengis.net/kml/2.2"}
 
 
 @pytest.fixture(scope="module")
 def zoned(tmp_path_factory: pytest.TempPathFactory) -> dict:
     """The ED-269 sample imported into downtown, the demo request run on it, and the execute in every format."""
-    folder = tmp_path_factory.mktemp("standards")
-    world_path, run_path = folder / "zoned.json", folder / "run.json"
-    with contextlib.redirect_stdout(io.StringIO()):  # module-scoped: no capsys, stdout is caught here
-        assert main(["zones", "import", "--world", str(DOWNTOWN), "--file", str(ZONES), "--mission-start",
-                     MISSION_START, "--out", str(world_path)]) == 0  # fmt: skip
-    printed = io.StringIO()
-    with contextlib.redirect_stdout(printed):
-        code = main(["run", "--world", str(world_path), "--instruction", DEMO_INSTRUCTION, "--model", "rules",
-                     "--json", "--db", str(folder / "runs.sqlite"), "--thread", "zoned-demo", "--memory-path",
-                     str(folder / "memory")])  # fmt: skip
-    assert code == 0
-    run_path.write_text(printed.getvalue(), encoding="utf-8")
-    files = {}
-    for file_format in FORMATS:
-        out = folder / f"route.{file_format}"
-        with contextlib.redirect_stdout(io.StringIO()):
-            assert main(["export", "--run", str(run_path), "--world", str(world_path), "--format", file_format,
-                         "--out", str(out)]) == 0  # fmt: skip
-        files[file_format] = out
-    run = json.loads(run_path.read_text(encoding="utf-8"))
-    return {
-        "world": load_world(world_path),
-        "world_path": world_path,
-        "run": run,
-        "run_path": run_path,
-        "db": folder / "runs.sqlite",
-        **files,
-    }
+    return zoned_demo(tmp_path_factory.getbasetemp() / "zoned-demo")
 
 
 def _certified(zoned: dict) -> dict:
@@ -87,6 +64,25 @@ def _to_local(world: World):
     lat, lon = world.geo_reference.anchor_lat_lon
     crs = f"+proj=tmerc +lat_0={lat} +lon_0={lon} +k=1 +x_0=0 +y_0=0 +datum=WGS84 +units=m"
     return Transformer.from_crs("EPSG:4326", crs, always_xy=True).transform
+
+
+def flown_targets(waypoints: np.ndarray) -> list[tuple[int, np.ndarray]]:
+    """(command, [x, y, altitude above home]) of each navigation item a mission of these waypoints has, in order:
+    NAV_TAKEOFF over the first point to the top of the climb, a NAV_WAYPOINT per en-route point (a hover is a hold,
+    no item), NAV_LAND at the last point on the ground; a track starting or ending in the air has NAV_WAYPOINTs
+    there."""
+    phases = flight_phases(waypoints)
+    targets = []
+    if phases.has_takeoff:
+        targets.append((22, np.array([*waypoints[0][:2], waypoints[phases.takeoff_end][2]])))
+    else:
+        targets.append((16, waypoints[0][:3]))
+    for i in range(phases.takeoff_end + 1, phases.landing_start + 1):
+        if np.any(waypoints[i][:3] != waypoints[i - 1][:3]):
+            targets.append((16, waypoints[i][:3]))
+    if phases.has_landing(len(waypoints)):
+        targets.append((21, waypoints[-1][:3]))
+    return targets
 
 
 def test_the_run_executes_clear_of_every_imported_zone_and_verify_names_them(zoned):
@@ -109,9 +105,8 @@ def test_the_operational_intent_parses_as_f3548_and_its_volumes_hold_the_route_a
     details = ImplicitDict.parse(document["details"], OperationalIntentDetails)
     world = zoned["world"]
     to_local = _to_local(world)
-    origin = datetime.fromisoformat(MISSION_START.replace("Z", "+00:00"))
-    ground = world.geo_reference.ground_elevation_amsl_m  # no geoid undulation given: W84 = AMSL, as stated
-    assert any("geoid undulation unknown" in a for a in document["cloudbrain"]["assumptions"])
+    reference = world.geo_reference
+    ground_w84 = reference.ground_elevation_amsl_m + reference.geoid_undulation_m  # the world's ground, W84
     volumes = []
     for volume in details.volumes:
         outline = volume.volume.outline_polygon.vertices
@@ -121,10 +116,10 @@ def test_the_operational_intent_parses_as_f3548_and_its_volumes_hold_the_route_a
         volumes.append(
             (
                 polygon,
-                volume.volume.altitude_lower.value - ground,
-                volume.volume.altitude_upper.value - ground,
-                (volume.time_start.value.datetime - origin).total_seconds(),
-                (volume.time_end.value.datetime - origin).total_seconds(),
+                volume.volume.altitude_lower.value - ground_w84,
+                volume.volume.altitude_upper.value - ground_w84,
+                (volume.time_start.value.datetime - EXPORT_START).total_seconds(),
+                (volume.time_end.value.datetime - EXPORT_START).total_seconds(),
             )
         )
     waypoints = _waypoints(zoned)
@@ -135,32 +130,63 @@ def test_the_operational_intent_parses_as_f3548_and_its_volumes_hold_the_route_a
             if v[0].covers(leg) and v[1] <= min(a[2], b[2]) and max(a[2], b[2]) <= v[2] and v[3] <= a[3] and b[3] <= v[4]
         ]  # fmt: skip
         assert holding, f"the leg {a} -> {b} lies in no volume for the whole of its time"
+    assert all(lower >= -0.01 for _, lower, *_ in volumes)  # never below the ground (the W84 rounded to the cm)
+    phases = flight_phases(waypoints)
+    if phases.has_takeoff:  # the whole flight from the ground: the take-off's and the landing's volumes reach it
+        assert volumes[0][1] <= 0.0 and volumes[-1][1] <= 0.0
     buffers = document["cloudbrain"]["buffers"]
     assert buffers["lateral_m"] > 1.0 and buffers["delay_sec"] > 1.0 and "stress scenarios" in buffers["basis"]
 
 
 def test_every_export_carries_the_certified_route_and_its_digest(zoned):
     certificate = _certified(zoned)
-    for file_format in ("f3548", "qgc-plan", "geojson"):
-        provenance = json.loads(zoned[file_format].read_text())["cloudbrain"]
+    sidecar = Path(str(zoned["mavlink"]) + SIDECAR_SUFFIX)
+    provenances = [json.loads(zoned[f].read_text())["cloudbrain"] for f in ("f3548", "qgc-plan", "geojson")]
+    wpl = json.loads(sidecar.read_text())
+    provenances.append(wpl["cloudbrain"])
+    for provenance in provenances:
         assert sha256_of(provenance["certified_trajectory"]) == certificate["digests"]["trajectory_sha256"]
         assert provenance["certified_trajectory"]["waypoints"] == certificate["trajectory"]["waypoints"]
-    assert certificate["digests"]["trajectory_sha256"] in zoned["mavlink"].read_text()
+    # the WPL file is itself nothing but mission lines; its sidecar names it by its sha256
+    assert wpl["describes"]["sha256"] == hashlib.sha256(zoned["mavlink"].read_bytes()).hexdigest()
+    assert "#" not in zoned["mavlink"].read_text() and zoned["reports"]["mavlink"]["provenance_file"] == str(sidecar)
     assert certificate["digests"]["trajectory_sha256"] in zoned["kml"].read_text()
 
 
-def test_the_qgc_plan_follows_qgroundcontrols_documented_schema(zoned):
+def test_every_file_of_the_run_states_one_mission_clock(zoned):
+    """t = 0 is the same instant in every file of a run (here --start, stated as moved from the world's clock)."""
+    t0 = EXPORT_START.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    stated = [json.loads(zoned[f].read_text())["cloudbrain"] for f in ("f3548", "qgc-plan", "geojson")]
+    stated.append(json.loads(Path(str(zoned["mavlink"]) + SIDECAR_SUFFIX).read_text())["cloudbrain"])
+    for provenance in stated:
+        assert provenance["mission_clock"]["t0_utc"] == t0 and provenance["mission_clock"]["source"] == "--start"
+        assert any(MISSION_START.replace("Z", ".000Z") in a for a in provenance["assumptions"])  # moved, said so
+    extended = ET.fromstring(zoned["kml"].read_text()).findall(".//k:Data", KML_NS)
+    assert {d.get("name"): d.findtext("k:value", namespaces=KML_NS) for d in extended}["clock_origin_utc"] == t0
+    assert {r["mission_clock"]["t0_utc"] for r in zoned["reports"].values()} == {t0}
+
+
+def test_an_intent_that_has_already_ended_is_refused_and_says_to_move_it(zoned, tmp_path, capsys):
+    """Without --start the zoned world's own clock origin (the zones' schedules were read on it, a day ago) is
+    t = 0: the F3548 intent would have ended before it is written, so it is not."""
+    out = tmp_path / "intent.json"
+    code, _, err = run_cli(capsys, "export", "--run", str(zoned["run_path"]), "--world", str(zoned["world_path"]),
+                           "--format", "f3548", "--out", str(out))  # fmt: skip
+    assert code == 2 and not out.exists() and len(err.strip().splitlines()) == 1
+    assert "would already have ended" in err and "--start" in err
+
+
+def test_the_qgc_plan_takes_off_flies_the_route_and_lands(zoned):
     plan = json.loads(zoned["qgc-plan"].read_text())
-    assert plan["fileType"] == "Plan" and plan["version"] == 1 and plan["groundStation"] == "QGroundControl"
     mission = plan["mission"]
-    assert mission["version"] == 2 and len(mission["plannedHomePosition"]) == 3
-    waypoints = [i for i in mission["items"] if i["command"] == 16]
-    assert all(i["type"] == "SimpleItem" and len(i["params"]) == 7 and i["frame"] == 3 for i in mission["items"])
     assert [i["doJumpId"] for i in mission["items"]] == list(range(1, len(mission["items"]) + 1))
     to_local = _to_local(zoned["world"])
-    flown = [(*to_local(i["params"][5], i["params"][4]), i["params"][6]) for i in waypoints]
-    distinct = [w for i, w in enumerate(_waypoints(zoned)) if i == 0 or np.any(w[:3] != _waypoints(zoned)[i - 1][:3])]
-    assert np.allclose(flown, [w[:3] for w in distinct], atol=1e-6)
+    navigation = [i for i in mission["items"] if i["command"] in (16, 21, 22)]
+    flown = [(i["command"], np.array([*to_local(i["params"][5], i["params"][4]), i["params"][6]])) for i in navigation]
+    expected = flown_targets(_waypoints(zoned))
+    assert [c for c, _ in flown] == [c for c, _ in expected]
+    assert all(np.allclose(f, e, atol=1e-6) for (_, f), (_, e) in zip(flown, expected))
+    assert all(i["frame"] == 3 for i in navigation)  # altitudes above home, the take-off point on the ground
     for fence in plan["geoFence"]["polygons"]:  # exclusion fences the route never crosses
         assert fence["inclusion"] is False
         fenced = Polygon([to_local(lon, lat) for lat, lon in fence["polygon"]])
@@ -171,7 +197,8 @@ def test_the_mavlink_mission_loads_in_pymavlink_and_packs_as_mission_item_int(zo
     loader = mavwp.MAVWPLoader()
     count = loader.load(str(zoned["mavlink"]))
     items = [loader.wp(i) for i in range(count)]
-    assert items[0].frame == 0 and items[0].z == zoned["world"].geo_reference.ground_elevation_amsl_m  # home, AMSL
+    reference = zoned["world"].geo_reference
+    assert items[0].frame == 0 and items[0].z == reference.ground_elevation_amsl_m  # home, AMSL
     encoder = mavlink2.MAVLink(None, srcSystem=255, srcComponent=190)
     decoder = mavlink2.MAVLink(None)
     for item in items:
@@ -182,9 +209,11 @@ def test_the_mavlink_mission_loads_in_pymavlink_and_packs_as_mission_item_int(zo
         decoded = decoder.parse_buffer(message.pack(encoder))[0]
         assert decoded.get_type() == "MISSION_ITEM_INT" and decoded.x == round(item.x * 1e7)
     to_local = _to_local(zoned["world"])
-    navigation = [i for i in items[1:] if i.command == 16]
-    first = _waypoints(zoned)[0]
-    assert np.allclose(to_local(navigation[0].y, navigation[0].x), first[:2], atol=0.01)
+    navigation = [i for i in items[1:] if i.command in (16, 21, 22)]
+    expected = flown_targets(_waypoints(zoned))
+    assert [i.command for i in navigation] == [c for c, _ in expected]
+    for item, (_, target) in zip(navigation, expected):
+        assert np.allclose([*to_local(item.y, item.x), item.z], target, atol=0.01)
 
 
 def test_the_gis_files_parse_and_lie_on_the_route(zoned):
@@ -202,7 +231,8 @@ def test_the_gis_files_parse_and_lie_on_the_route(zoned):
 def test_a_checkpointed_run_exports_the_same_file_as_its_json_output(zoned, tmp_path, capsys):
     out = tmp_path / "from-thread.plan"
     code, printed, _ = run_cli(capsys, "export", "--db", str(zoned["db"]), "--thread", "zoned-demo", "--world",
-                               str(zoned["world_path"]), "--format", "qgc-plan", "--out", str(out))  # fmt: skip
+                               str(zoned["world_path"]), "--format", "qgc-plan", "--out", str(out), "--start",
+                               export_start())  # fmt: skip
     assert code == 0 and "4D volumes" in printed
     assert out.read_text() == zoned["qgc-plan"].read_text()
 
@@ -268,3 +298,53 @@ def test_written_files_are_ordinary_files(zoned):
     os.umask(umask)
     for name in ("world_path", "f3548", "kml"):
         assert stat.S_IMODE(os.stat(zoned[name]).st_mode) == 0o666 & ~umask
+
+
+@pytest.fixture(scope="module")
+def plain(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """The demo request run on downtown as it is (no clock origin), its checkpoint the run's only clock."""
+    folder = tmp_path_factory.mktemp("plain")
+    run_path = folder / "run.json"
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        code = main(["run", "--world", str(DOWNTOWN), "--instruction", DEMO_INSTRUCTION, "--model", "rules", "--json",
+                     "--db", str(folder / "runs.sqlite"), "--thread", "plain-demo", "--memory-path",
+                     str(folder / "memory")])  # fmt: skip
+    assert code == 0
+    run_path.write_text(printed.getvalue(), encoding="utf-8")
+    return {"folder": folder, "run_path": run_path, "db": folder / "runs.sqlite"}
+
+
+def test_without_a_world_clock_every_export_of_a_run_counts_from_the_runs_recorded_start(plain, capsys):
+    """Five formats, one t = 0: the start of the run as its checkpoint recorded it (the thread's latest input),
+    whether the export reads the `run --json` output or the thread."""
+    history = list(open_checkpointer(str(plain["db"])).list(thread_config("plain-demo")))
+    started = max(datetime.fromisoformat(c.checkpoint["ts"]) for c in history if c.metadata["source"] == "input")
+    t0 = started.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    stated = set()
+    for file_format, source in (("geojson", "--run"), ("kml", "--run"), ("qgc-plan", "--thread")):
+        out = plain["folder"] / f"route.{file_format}"
+        where = (
+            ["--run", str(plain["run_path"])]
+            if source == "--run"
+            else ["--thread", "plain-demo", "--db", str(plain["db"])]
+        )
+        code, printed, err = run_cli(capsys, "export", *where, "--world", str(DOWNTOWN), "--format", file_format,
+                                     "--out", str(out), "--json")  # fmt: skip
+        assert code == 0, err
+        report = json.loads(printed)
+        assert "recorded in its checkpoint" in report["mission_clock"]["source"]
+        stated.add(report["mission_clock"]["t0_utc"])
+    assert stated == {t0}
+
+
+def test_a_run_with_no_clock_anywhere_is_refused_in_one_line_asking_for_start(plain, tmp_path, capsys):
+    """A certificate alone (no run, no checkpoint) on a world without a clock origin: nothing says when t = 0 is."""
+    certificate = json.loads(plain["run_path"].read_text())["decision"]["certificate"]
+    alone = tmp_path / "certificate.json"
+    alone.write_text(json.dumps(certificate))
+    out = tmp_path / "route.kml"
+    code, _, err = run_cli(capsys, "export", "--run", str(alone), "--world", str(DOWNTOWN), "--format", "kml",
+                           "--out", str(out))  # fmt: skip
+    assert code == 2 and not out.exists() and len(err.strip().splitlines()) == 1
+    assert "no mission clock" in err and "--start" in err

@@ -1,5 +1,6 @@
 """The legs' 4D volumes: every leg of any trajectory lies in its volume at every instant, a flight that strays by
-up to the buffers stays inside, and one that strays further is caught."""
+up to the buffers stays inside, and one that strays further is caught; a ground-to-ground flight is held from the
+ground up, take-off and landing included."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from hypothesis import strategies as st
 from shapely.geometry import Point, Polygon
 
 from standards.volumes import Buffers, leg_volumes, uncovered_legs
+from tools.trajectory import GROUND_M, flight_phases, ground_to_ground
 
 BUFFERS = Buffers(lateral_m=3.0, vertical_m=2.0, delay_sec=5.0, basis="test")
 
@@ -68,3 +70,21 @@ def test_a_moved_waypoint_or_a_late_leg_is_caught():
     late = [list(w) for w in waypoints]
     late[2][3] += BUFFERS.delay_sec + 0.5
     assert any("time span" in f for f in uncovered_legs(volumes, late))
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(step, min_size=1, max_size=8))
+def test_a_ground_to_ground_flight_is_held_from_the_ground_up(steps):
+    """The take-off climb's and the landing descent's volumes reach the ground (0 m AGL: the W84 height of the
+    ground once exported) and no volume goes below it; every leg, vertical ones included, lies in its volume."""
+    cruise = np.asarray(_timed(steps), dtype=float)
+    cruise[:, 2] = np.maximum(cruise[:, 2], 10.0)  # en route, above the ground
+    cruise[:, 3] -= cruise[0, 3]
+    waypoints = ground_to_ground(cruise, depart_time_sec=0.0).tolist()
+    phases = flight_phases(waypoints)
+    assert phases.has_takeoff and phases.has_landing(len(waypoints))
+    volumes = leg_volumes(waypoints, BUFFERS)
+    assert uncovered_legs(volumes, waypoints) == []
+    assert volumes[0].lower_m == GROUND_M and volumes[-1].lower_m == GROUND_M
+    assert min(v.lower_m for v in volumes) >= GROUND_M
+    assert volumes[0].t_start == waypoints[0][3] and volumes[-1].t_end == waypoints[-1][3] + BUFFERS.delay_sec
