@@ -29,7 +29,7 @@ import numpy as np
 
 from tools.energy import path_energy_wh
 from tools.grid_masks import Cell, Occupancy, allowed_layers, cached, cell_centres, cell_of, layer_altitudes
-from tools.trajectory import GROUND_M, ground_to_ground
+from tools.trajectory import GROUND_M, LANDING_DESCENT_MPS, TAKEOFF_CLIMB_MPS, ground_to_ground
 from tools.world import XY, Grid, World
 
 DEFAULT_BUCKET_CELLS = 1.0  # bucket width in horizontal cell sizes; tuned on the perf benchmark
@@ -255,10 +255,18 @@ def plan_through(
         energy += path_energy_wh(world, points, payload)
         legs.append(points if not legs else points[1:])  # a leg starts where the previous one ended
     points = np.concatenate(legs)
-    distance = np.concatenate([[0.0], np.cumsum(np.linalg.norm(np.diff(points, axis=0), axis=1))])
-    track = ground_to_ground(np.column_stack([points, distance / speed_mps]), depart_time_sec)
+    steps = np.diff(points, axis=0)
+    # a sloped move takes as long as its climb or descent needs at the autopilot's vertical speed, if longer
+    seconds = np.maximum.reduce(
+        [
+            np.linalg.norm(steps, axis=1) / speed_mps,
+            np.clip(steps[:, 2], 0.0, None) / TAKEOFF_CLIMB_MPS,
+            np.clip(-steps[:, 2], 0.0, None) / LANDING_DESCENT_MPS,
+        ]
+    )
+    track = ground_to_ground(np.column_stack([points, np.concatenate([[0.0], np.cumsum(seconds)])]), depart_time_sec)
     energy += path_energy_wh(world, track[:2, :3], payloads[0]) + path_energy_wh(world, track[-2:, :3], payloads[-1])
-    length = float(distance[-1]) + float(points[0, 2] + points[-1, 2]) - 2 * GROUND_M
+    length = float(np.linalg.norm(steps, axis=1).sum()) + float(points[0, 2] + points[-1, 2]) - 2 * GROUND_M
     return PlannedRoute(track, length, float(track[-1, 3]), energy)
 
 

@@ -43,7 +43,7 @@ from tools.rules import (
     safety_baseline,
 )
 from tools.stl_monitor import StlSpecError, StlVerdict, monitor
-from tools.trajectory import Trajectory
+from tools.trajectory import GROUND_M, Trajectory
 from tools.world import UAV, XY, XYZT, SensitiveZone, World
 
 STL_ENGINE = "rtamt"
@@ -527,7 +527,17 @@ def verify(world: World, args: VerifyArgs) -> ToolOutput:
 
 def _counterexample(world: World, first: dict[str, Any]) -> dict[str, Any]:
     rule = first["rule"]
-    if rule in MONITORED_RULES or rule in TRAFFIC_RULE_TEXT:
+    segment = np.asarray(first["segment"], dtype=float)
+    vertical = len(segment) > 1 and np.ptp(segment[:, 0]) == 0 and np.ptp(segment[:, 1]) == 0
+    if rule == "R1" and vertical and segment[:, 2].min() <= GROUND_M:
+        # re-routing cannot move a pad: only another place, another time or a person can
+        end = "take-off" if segment[0, 2] <= GROUND_M else "landing"
+        repair = (
+            f"the {end} at ({segment[0, 0]:g}, {segment[0, 1]:g}) passes through {first['entity']} while it is "
+            f"active: use another {'origin' if end == 'take-off' else 'destination'}, fly outside its active "
+            "window, or ask a human"
+        )
+    elif rule in MONITORED_RULES or rule in TRAFFIC_RULE_TEXT:
         repair = suggest_repair(world, rule, first["entity"])
     else:
         repair = f"re-plan so that {first['spec']} holds"

@@ -54,6 +54,8 @@ def test_the_verifier_judges_the_take_off_climb(downtown):
     counterexample = verdict.result["counterexample"]
     assert counterexample["violated_rule"] == "R1" and counterexample["offending_entity"] == "nfz_pad_closure"
     assert counterexample["time_sec"] <= waypoints[1, 3]  # during the climb
+    # re-planning cannot move a pad: the repair says so instead of asking to avoid the zone again
+    assert "take-off" in counterexample["suggested_repair"] and "another origin" in counterexample["suggested_repair"]
 
 
 def test_a_take_off_inside_an_active_ground_level_zone_is_not_executed(downtown):

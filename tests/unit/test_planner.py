@@ -167,3 +167,8 @@ def test_endpoint_beside_a_building_climbs_above_its_clearance():
     route = plan_through(world, occupancy, [("beside", (115.0, 100.0)), ("far", (15.0, 15.0))])
     assert route.waypoints[1, 2] == 80.0 and route.waypoints[-2, 2] == 40.0  # the cruise's ends, over the pads
     assert route.waypoints[0, 2] == route.waypoints[-1, 2] == 0.0  # taking off from and landing on the ground
+    # the cruise descends from 80 m to 40 m: no faster than the autopilot's descent speed, the rest at cruise speed
+    steps = np.diff(route.waypoints, axis=0)
+    rate = steps[:, 2] / steps[:, 3]
+    assert rate.min() >= -LANDING_DESCENT_MPS - 1e-9 and rate.max() <= TAKEOFF_CLIMB_MPS + 1e-9
+    assert (steps[1:-1, 2] < 0).any() and np.isclose(rate[1:-1], -LANDING_DESCENT_MPS).any()
