@@ -23,6 +23,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from graph.runner import run_task_values
 from nodes.context import Context
+from tools.trajectory import flight_phases
 from tools.world import World, load_world
 
 # A place named to keep away from: the route stays this far from it (the gate's own bound is not read here).
@@ -99,7 +100,8 @@ def broken_checks(
             getattr(zone, "buffered_shape", zone.shape)  # a sensitive zone with its buffer
         ):
             broken.append(f"enters {ref}, which the request says to keep away from")
-    altitudes = [wp[2] for wp in waypoints]
+    phases = flight_phases(waypoints)  # the stated heights bind en route: between the take-off and the landing
+    altitudes = [wp[2] for wp in waypoints[phases.takeoff_end : phases.landing_start + 1]]
     if (high := checks.get("altitude_max_m")) is not None and max(altitudes) > high + ALTITUDE_SLACK_M:
         broken.append(f"climbs to {max(altitudes):g} m, above the stated {high:g} m")
     if (low := checks.get("altitude_min_m")) is not None and min(altitudes) < low - ALTITUDE_SLACK_M:
