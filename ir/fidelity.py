@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field
 from ir.finding import Finding
 from ir.model import Intent
 from tools.rules import RULE_TEXT
+from tools.trajectory import flight_phases
 from tools.world import UAVStatus, World
 
 # A stated cruise altitude ("at 60 m") holds a route to within this: half a planning layer, so a layer always fits.
@@ -339,7 +340,8 @@ def _separation(stated: StatedConstraints, ir: dict[str, Any] | None) -> list[Fi
 
 def _band_and_deadline(stated: StatedConstraints, waypoints: list[list[float]]) -> list[Finding]:
     findings = []
-    altitudes = [wp[2] for wp in waypoints]
+    phases = flight_phases(waypoints)  # stated heights bind en route, between the take-off climb and the landing
+    altitudes = [wp[2] for wp in waypoints[phases.takeoff_end : phases.landing_start + 1]]
     cruise = stated.cruise_altitude_m
     if cruise is not None and any(abs(a - cruise) > STATED_ALTITUDE_TOLERANCE_M + 1e-6 for a in altitudes):
         flown = ", ".join(f"{a:g}" for a in sorted(set(altitudes)))

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from ir.fidelity import StatedConstraints, fidelity_findings
 from language.grounding import ground_mentions
 from language.stated import stated_constraints
+from tools.trajectory import ground_to_ground
 from tools.world import World
 
 
@@ -331,6 +333,18 @@ def test_a_relaxed_deadline_or_altitude_is_caught(world):
     assert _types(fidelity_findings(world, stated, plan)) == ["altitude_above_stated", "deadline_relaxed"]
     low = StatedConstraints(altitude_min_m=110.0)
     assert _types(fidelity_findings(world, low, plan)) == ["altitude_below_stated"]
+
+
+def test_stated_heights_bind_en_route_not_on_the_take_off_and_landing(world):
+    """A route runs ground to ground: the climb from 0 m and the descent to 0 m pass under any stated floor or
+    cruise height, which bind between the two (as the verifier's R3 floor and the judge's stated band do)."""
+    cruise = np.asarray(_route(world, "hospital_A", "accident_site_3", altitude=60.0))
+    flown = ground_to_ground(cruise, depart_time_sec=0.0)
+    assert flown[0, 2] == flown[-1, 2] == 0.0
+    plan = {"uav_id": "uav_03", "waypoints": flown.tolist()}
+    assert fidelity_findings(world, StatedConstraints(altitude_min_m=50.0, cruise_altitude_m=60.0), plan) == []
+    assert _types(fidelity_findings(world, StatedConstraints(altitude_min_m=70.0), plan)) == ["altitude_below_stated"]
+    assert _types(fidelity_findings(world, StatedConstraints(altitude_max_m=50.0), plan)) == ["altitude_above_stated"]
 
 
 def test_a_corridor_only_request_holds_the_route_to_the_corridors(world):
