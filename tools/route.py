@@ -87,6 +87,9 @@ def _plan_route(world: World, args: PlanRouteArgs) -> ToolOutput:
     if uav is not None and math.dist(uav.position, stops[0][1]) > world.arrival_tolerance_m:
         stops.insert(0, (uav.id, uav.position))  # pickup leg: the UAV flies empty to the start first
         payloads.insert(0, 0.0)
+    elif uav is not None:
+        # at the start already: it takes off where it stands, so that is the ground the take-off is judged over
+        stops[0] = (args.start, uav.position)
     congested = [c.id for c in world.corridors if c.load >= c.capacity] if args.avoid_congested_corridors else []
     ends = [world.position_of(args.start), world.position_of(args.goal)]
     own = [z for z in zones_containing(world, ends) if z in args.avoid_zones]

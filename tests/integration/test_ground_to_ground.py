@@ -58,6 +58,19 @@ def test_the_verifier_judges_the_take_off_climb(downtown):
     assert "take-off" in counterexample["suggested_repair"] and "another origin" in counterexample["suggested_repair"]
 
 
+def test_the_take_off_is_judged_where_the_uav_stands_not_at_the_place_it_stands_near(downtown):
+    """uav_03 stands 11 m from hospital_A, within the arrival tolerance: a low active zone round the UAV and not
+    round the hospital's point still stops the flight, since the UAV climbs where it stands (found in review)."""
+    data = downtown.model_dump(mode="json")
+    data["no_fly_zones"].append(
+        {"id": "nfz_uavpad", "polygon": [(105, 88), (118, 88), (118, 102), (105, 102)], "alt_min_m": 0.0,
+         "alt_max_m": 25.0, "active_window": {"start_sec": 0.0, "end_sec": 7200.0}}
+    )  # fmt: skip
+    world = World.model_validate(data)
+    out = run_task(world, DEMO, context=Context(model="rules", without=WITHOUT_MEMORY), db=None)
+    assert out.status != "execute", out.decision.get("reason")
+
+
 def test_a_take_off_inside_an_active_ground_level_zone_is_not_executed(downtown):
     world = _with_low_zone_over(downtown, "hospital_A")
     out = run_task(world, DEMO, context=Context(model="rules", without=WITHOUT_MEMORY), db=None)
@@ -83,7 +96,8 @@ def test_the_demo_executes_from_the_ground_to_the_ground(demo_execute, downtown)
     phases = flight_phases(waypoints)
     assert phases.has_takeoff and phases.has_landing(len(waypoints))
     assert waypoints[0, 2] == waypoints[-1, 2] == 0.0
-    assert np.allclose(waypoints[0, :2], downtown.position_of("hospital_A"))
+    # uav_03 stands 11 m from hospital_A (within the arrival tolerance): it takes off where it stands
+    assert np.allclose(waypoints[0, :2], downtown.uav_index["uav_03"].position)
     assert np.allclose(waypoints[-1, :2], downtown.position_of("accident_site_3"))
     climb, descent = waypoints[1] - waypoints[0], waypoints[-1] - waypoints[-2]
     assert climb[3] == pytest.approx(climb[2] / TAKEOFF_CLIMB_MPS, abs=1e-2)
