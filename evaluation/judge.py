@@ -61,6 +61,7 @@ from tools.trajectory import flight_phases
 from tools.world import UAV, TrafficTrack, UAVStatus, World, parse_world
 
 Label = Literal["SAT", "UNSAT", "AMBIGUOUS"]
+ROOF_CONTACT_M = 1e-6  # a track at a roof's height stands on it
 StressLevel = Literal["low", "medium", "high"]
 LABELS = ("SAT", "UNSAT", "AMBIGUOUS")
 
@@ -293,9 +294,11 @@ def _no_fly(world: World, wps: np.ndarray) -> list[Violation]:
 
 
 def _buildings(world: World, wps: np.ndarray) -> list[Violation]:
+    """Entering a building's volume is a collision; standing on its roof (a rooftop pad's take-off or landing, at
+    the roof's height exactly) is not."""
     found = []
     for building in world.buildings:
-        hits = intrusions(wps, Polygon(building.polygon), (-math.inf, building.height_m), None)
+        hits = intrusions(wps, Polygon(building.polygon), (-math.inf, building.height_m - ROOF_CONTACT_M), None)
         if hits:
             detail = f"collision: enters building {building.id} (height {building.height_m:g} m): {_describe(hits)}"
             found.append(Violation(rule="R2", detail=detail, time_sec=hits[0].time_sec, entity=building.id))

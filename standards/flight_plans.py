@@ -30,7 +30,7 @@ from shapely.geometry import LineString
 from standards.frame import GeoFrame, StandardsError, rfc3339
 from standards.volumes import Buffers, LegVolume, leg_volumes, simulated_buffers, uncovered_legs
 from tools.certificate import SafetyCertificate, check_certificate, sha256_of, world_digest
-from tools.trajectory import flight_phases
+from tools.trajectory import GROUND_M, flight_phases
 from tools.world import World
 
 PlanFormat = Literal["f3548", "qgc-plan", "mavlink", "geojson", "kml"]
@@ -256,17 +256,18 @@ def _speed(metres: float, seconds: float) -> float:
 def mission_items(plan: FlightExport) -> list[MissionItem]:
     """The mission of a certified trajectory, in MAVLink commands (common.xml):
 
-    - MAV_CMD_NAV_TAKEOFF (22) at the take-off point to the top of the climb (frame 3, relative to home, which is
-      the take-off point on the ground), after DO_CHANGE_SPEED to the climb speed (SPEED_TYPE 2);
+    - MAV_CMD_NAV_TAKEOFF (22) at the take-off point to the top of the climb (frame 3, relative to home: the
+      surface the UAV takes off from, the ground or a rooftop pad), after DO_CHANGE_SPEED to the climb speed (2);
     - a NAV_WAYPOINT (16) per en-route waypoint at its AGL altitude, each leg preceded by DO_CHANGE_SPEED (178) to
       the speeds the plan assumes on it where they change: ground speed (1), climb (2) or descent speed (3); a leg
       that stays in place adds its time to the previous waypoint's hold (param1);
-    - DO_CHANGE_SPEED to the descent speed (3), then MAV_CMD_NAV_LAND (21) at the last point (altitude 0: the
-      ground, relative to home).
+    - DO_CHANGE_SPEED to the descent speed (3), then MAV_CMD_NAV_LAND (21) at the last point (its surface, relative
+      to home: 0 where both are on the ground).
 
     A track that starts in the air starts with a NAV_WAYPOINT; one that ends in the air ends with one."""
     points = np.asarray(plan.waypoints, dtype=float)
     phases = flight_phases(points)
+    home = home_agl(points)  # frame 3's altitudes are above home: the surface the UAV takes off from
     items: list[MissionItem] = []
     in_force: dict[int, float] = {}
 
@@ -288,7 +289,8 @@ def mission_items(plan: FlightExport) -> list[MissionItem]:
 
     def place(command: int, point: np.ndarray, params: tuple[float | None, ...], altitude: float) -> None:
         lon, lat = plan.frame.lon_lat(point[0], point[1])
-        items.append(MissionItem(command, MAV_FRAME_GLOBAL_RELATIVE_ALT, (*params, lat, lon, float(altitude))))
+        relative = round(float(altitude) - home, 3)
+        items.append(MissionItem(command, MAV_FRAME_GLOBAL_RELATIVE_ALT, (*params, lat, lon, relative)))
 
     def waypoint(point: np.ndarray, hold: float = 0.0) -> None:
         place(MAV_CMD_NAV_WAYPOINT, point, (hold, ACCEPTANCE_RADIUS_M, 0, None), point[2])
@@ -319,13 +321,19 @@ def mission_items(plan: FlightExport) -> list[MissionItem]:
     return items
 
 
+def home_agl(points: np.ndarray) -> float:
+    """Home's height above the world's ground: the surface the UAV takes off from (the ground, or the roof of a
+    rooftop pad); a track that starts in the air has the ground below it as home."""
+    return float(points[0][2]) if flight_phases(points).has_takeoff else GROUND_M
+
+
 def _home(plan: FlightExport) -> tuple[float, float, float | None]:
-    """Home, the take-off point on the ground: latitude, longitude, AMSL altitude (None where the world does not
-    know its ground elevation)."""
+    """Home, the take-off point on the surface it stands on: latitude, longitude, AMSL altitude (None where the
+    world does not know its ground elevation)."""
     lon, lat = plan.frame.lon_lat(*plan.waypoints[0][:2])
     if not plan.frame.knows_amsl:
         return lat, lon, None
-    return lat, lon, plan.frame.amsl(0.0)
+    return lat, lon, plan.frame.amsl(home_agl(np.asarray(plan.waypoints, dtype=float)))
 
 
 def _qgc_plan(plan: FlightExport) -> str:

@@ -29,7 +29,7 @@ import numpy as np
 
 from tools.energy import path_energy_wh
 from tools.grid_masks import Cell, Occupancy, allowed_layers, cached, cell_centres, cell_of, layer_altitudes
-from tools.trajectory import GROUND_M, LANDING_DESCENT_MPS, TAKEOFF_CLIMB_MPS, ground_to_ground
+from tools.trajectory import LANDING_DESCENT_MPS, TAKEOFF_CLIMB_MPS, ground_to_ground
 from tools.world import XY, Grid, World
 
 DEFAULT_BUCKET_CELLS = 1.0  # bucket width in horizontal cell sizes; tuned on the perf benchmark
@@ -264,9 +264,14 @@ def plan_through(
             np.clip(-steps[:, 2], 0.0, None) / LANDING_DESCENT_MPS,
         ]
     )
-    track = ground_to_ground(np.column_stack([points, np.concatenate([[0.0], np.cumsum(seconds)])]), depart_time_sec)
+    track = ground_to_ground(
+        np.column_stack([points, np.concatenate([[0.0], np.cumsum(seconds)])]),
+        depart_time_sec,
+        start_surface_m=world.surface_height_m(stops[0][1]),
+        end_surface_m=world.surface_height_m(stops[-1][1]),
+    )
     energy += path_energy_wh(world, track[:2, :3], payloads[0]) + path_energy_wh(world, track[-2:, :3], payloads[-1])
-    length = float(np.linalg.norm(steps, axis=1).sum()) + float(points[0, 2] + points[-1, 2]) - 2 * GROUND_M
+    length = float(np.linalg.norm(steps, axis=1).sum()) + float(track[1, 2] - track[0, 2] + track[-2, 2] - track[-1, 2])
     return PlannedRoute(track, length, float(track[-1, 3]), energy)
 
 

@@ -108,7 +108,7 @@ def _weather(world: World, samples: np.ndarray, uav_limit: float | None, uav_id:
 def _margins(world: World, samples: np.ndarray) -> list[Factor]:
     d_min = safety_baseline(world).min_separation_m
     _, nfz, zone = signals.nfz_margin(world, samples).worst()
-    _, clearance, building = signals.obstacle_clearance(world, samples).worst()
+    _, clearance, building = signals.obstacle_clearance(world, samples, signals.track_pads(samples)).worst()
     _, sensitive, sensitive_zone = signals.sensitive_clearance(world, samples).worst()
     _, separation, track = signals.traffic_separation(world, samples).worst()
     return [

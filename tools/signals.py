@@ -136,16 +136,34 @@ def nfz_margin(world: World, samples: np.ndarray, zones: Sequence[NoFlyZone] | N
     return _min_over(columns, [zone.id for zone in zones], len(samples), far)
 
 
-def obstacle_clearance(world: World, samples: np.ndarray) -> Margin:
-    """Clearance to buildings: horizontal at or below the roof, 3D over it; negative inside a building."""
+def obstacle_clearance(world: World, samples: np.ndarray, pads: Sequence[tuple[float, float]] = ()) -> Margin:
+    """Clearance to buildings: horizontal at or below the roof, 3D over it; negative inside a building.
+
+    `pads` are the points a flight takes off from and lands on (its track's ends). A pad inside a building's
+    outline is on its roof: over the pad (strictly within the world's arrival tolerance, as `terminal_phase`) and
+    no lower than that roof, the UAV is taking off from or landing on it, so that building does not count there;
+    every other building does, and so does that one anywhere else.
+    """
     far = far_distance(world)
     z = samples[:, 2]
     columns = []
     horizontals = signed_distances([building.shape for building in world.buildings], samples[:, :2])
+    on_pad: dict[str, np.ndarray] = {}
+    for pad in pads:
+        near = np.linalg.norm(samples[:, :2] - np.asarray(pad, dtype=float), axis=1) < world.arrival_tolerance_m
+        for building in world.pad_buildings(pad):
+            standing = near & (z >= building.height_m - _BOUNDARY_M)
+            on_pad[building.id] = on_pad.get(building.id, np.zeros(len(z), dtype=bool)) | standing
     for building, horizontal in zip(world.buildings, horizontals):
         over_roof = z > building.height_m
-        columns.append(np.where(over_roof, np.hypot(np.maximum(horizontal, 0.0), z - building.height_m), horizontal))
+        value = np.where(over_roof, np.hypot(np.maximum(horizontal, 0.0), z - building.height_m), horizontal)
+        columns.append(np.where(on_pad[building.id], far, value) if building.id in on_pad else value)
     return _min_over(columns, [b.id for b in world.buildings], len(samples), far)
+
+
+def track_pads(samples: np.ndarray) -> tuple[tuple[float, float], tuple[float, float]]:
+    """Where a track takes off and lands: its first and last points."""
+    return (float(samples[0, 0]), float(samples[0, 1])), (float(samples[-1, 0]), float(samples[-1, 1]))
 
 
 def sensitive_clearance(world: World, samples: np.ndarray, exempt: Iterable[str] = ()) -> Margin:
@@ -250,7 +268,7 @@ def compute_signals(
     return SignalSet(
         samples=samples,
         nfz=nfz_margin(world, samples),
-        obstacle=obstacle_clearance(world, samples),
+        obstacle=obstacle_clearance(world, samples, track_pads(samples)),
         sensitive=sensitive_clearance(world, samples, exempt_sensitive),
         separation=traffic_separation(world, samples),
         corridor=corridor_load(world, samples, own_slots=own_slots),
@@ -303,7 +321,7 @@ def exact_times(
         *grid.minimum_times(
             segments,
             [grid.Volume(b.id, b.shape, high=b.height_m) for b in world.buildings],
-            obstacle_clearance(world, waypoints).values,
+            obstacle_clearance(world, waypoints).values,  # without the pads: every building's minima are timed
             min_separation_m,
             windowed,
         ),

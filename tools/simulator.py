@@ -509,12 +509,13 @@ def simulate(world: World, args: SimulateArgs) -> ToolOutput:
     flight = _fly(world, track, speed, profile.gust_scale, popup, avoid, rng)
     zones = [*world.no_fly_zones, *([popup] if popup else [])]
     tracks = [*world.traffic, *intruders]
+    pads = signals.track_pads(np.asarray(args.waypoints, dtype=float))  # where the plan takes off and lands
     judged = _judged_track(world, flight, zones, tracks, args.min_separation_m)
     step_energy = np.concatenate([[0.0], np.cumsum(_energy_steps(world, flight, speed, args.payload_kg))])
     energy = np.interp(judged[:, 3], flight.samples[:, 3], step_energy)
     battery = None if uav is None else uav.battery_ratio - energy / uav.battery_capacity_wh
     # Per-sample margins of the judged track, computed once: the flown part is a prefix of it.
-    obstacle = signals.obstacle_clearance(world, judged)
+    obstacle = signals.obstacle_clearance(world, judged, pads)
     separation = signals.traffic_separation(world, judged, tracks)
     events = _events(args, judged, zones, world, battery, obstacle, separation)
     crashed = bool(events) and events[-1].type == "collision"

@@ -57,7 +57,8 @@ def path_length(points: np.ndarray) -> float:
 
 
 # The whole flight runs from the ground to the ground: a route starts with the vertical take-off over its first
-# point (from 0 m AGL) and ends with the vertical landing over its last. PX4's default automatic vertical speeds
+# point, from the surface the UAV stands on there (the ground, 0 m AGL, or the roof of the building a rooftop pad is
+# on), and ends with the vertical landing over its last. PX4's default automatic vertical speeds
 # (MPC_Z_V_AUTO_UP, MPC_Z_V_AUTO_DN): a plan that assumes them is one a stock autopilot flies on time.
 GROUND_M = 0.0
 TAKEOFF_CLIMB_MPS = 3.0
@@ -83,21 +84,23 @@ class FlightPhases(BaseModel):
         return self.landing_start < count - 1
 
 
-def vertical_legs_sec(cruise_m: float) -> float:
-    """The take-off climb to `cruise_m` and the landing descent from it, in seconds."""
-    height = max(cruise_m - GROUND_M, 0.0)
+def vertical_legs_sec(cruise_m: float, surface_m: float = GROUND_M) -> float:
+    """The take-off climb from `surface_m` to `cruise_m` and the landing descent back, in seconds."""
+    height = max(cruise_m - surface_m, 0.0)
     return height / TAKEOFF_CLIMB_MPS + height / LANDING_DESCENT_MPS
 
 
-def _vertical_from_ground(ground: np.ndarray, above: np.ndarray) -> bool:
-    return ground[2] <= GROUND_M and above[2] > GROUND_M and float(np.hypot(*(above[:2] - ground[:2]))) <= _SAME_XY_M
+def _vertical(low: np.ndarray, high: np.ndarray) -> bool:
+    """A straight climb from `low` to `high` (or a descent from `high` to `low`) over one point."""
+    return high[2] > low[2] and float(np.hypot(*(high[:2] - low[:2]))) <= _SAME_XY_M
 
 
 def flight_phases(waypoints: np.ndarray | list[list[float]]) -> FlightPhases:
+    """A track takes off when its first move is straight up, and lands when its last is straight down."""
     points = np.asarray(waypoints, dtype=float).reshape(-1, 4)
     last = len(points) - 1
-    takeoff = 1 if last >= 1 and _vertical_from_ground(points[0], points[1]) else 0
-    landing = last - 1 if last - 1 >= takeoff and _vertical_from_ground(points[last], points[last - 1]) else last
+    takeoff = 1 if last >= 1 and _vertical(points[0], points[1]) else 0
+    landing = last - 1 if last - 1 >= takeoff and _vertical(points[last], points[last - 1]) else last
     return FlightPhases(
         takeoff_end=takeoff,
         landing_start=landing,
@@ -106,15 +109,17 @@ def flight_phases(waypoints: np.ndarray | list[list[float]]) -> FlightPhases:
     )
 
 
-def ground_to_ground(points: np.ndarray, depart_time_sec: float) -> np.ndarray:
-    """(n, 3) cruise points -> (n + 2, 4) timed track: the take-off climb from the ground under the first point,
-    the cruise at `times`, the landing descent to the ground under the last. `points` must already carry times in
-    a 4th column measured from the top of the climb (0 there)."""
+def ground_to_ground(
+    points: np.ndarray, depart_time_sec: float, start_surface_m: float = GROUND_M, end_surface_m: float = GROUND_M
+) -> np.ndarray:
+    """(n, 4) cruise points, timed from the top of the climb (0 there) -> (n + 2, 4) track: the take-off climb
+    from the surface under the first point (the ground, or a rooftop pad's roof), the cruise, and the landing
+    descent to the surface under the last."""
     first, last = points[0], points[-1]
-    climb = max(first[2] - GROUND_M, 0.0) / TAKEOFF_CLIMB_MPS
-    descent = max(last[2] - GROUND_M, 0.0) / LANDING_DESCENT_MPS  # vertical_legs_sec, split at the two ends
+    climb = max(first[2] - start_surface_m, 0.0) / TAKEOFF_CLIMB_MPS
+    descent = max(last[2] - end_surface_m, 0.0) / LANDING_DESCENT_MPS
     cruise = points.copy()
     cruise[:, 3] += depart_time_sec + climb
-    takeoff = np.array([[first[0], first[1], GROUND_M, depart_time_sec]])
-    landing = np.array([[last[0], last[1], GROUND_M, cruise[-1, 3] + descent]])
+    takeoff = np.array([[first[0], first[1], start_surface_m, depart_time_sec]])
+    landing = np.array([[last[0], last[1], end_surface_m, cruise[-1, 3] + descent]])
     return np.concatenate([takeoff, cruise, landing])

@@ -43,7 +43,7 @@ from tools.rules import (
     safety_baseline,
 )
 from tools.stl_monitor import StlSpecError, StlVerdict, monitor
-from tools.trajectory import GROUND_M, Trajectory
+from tools.trajectory import Trajectory
 from tools.world import UAV, XY, XYZT, SensitiveZone, World
 
 STL_ENGINE = "rtamt"
@@ -529,9 +529,10 @@ def _counterexample(world: World, first: dict[str, Any]) -> dict[str, Any]:
     rule = first["rule"]
     segment = np.asarray(first["segment"], dtype=float)
     vertical = len(segment) > 1 and np.ptp(segment[:, 0]) == 0 and np.ptp(segment[:, 1]) == 0
-    if rule == "R1" and vertical and segment[:, 2].min() <= GROUND_M:
+    surface = world.surface_height_m((float(segment[0, 0]), float(segment[0, 1]))) if vertical else 0.0
+    if rule == "R1" and vertical and segment[:, 2].min() <= surface + 1e-6:
         # re-routing cannot move a pad: only another place, another time or a person can
-        end = "take-off" if segment[0, 2] <= GROUND_M else "landing"
+        end = "take-off" if segment[0, 2] <= surface + 1e-6 else "landing"
         repair = (
             f"the {end} at ({segment[0, 0]:g}, {segment[0, 1]:g}) passes through {first['entity']} while it is "
             f"active: use another {'origin' if end == 'take-off' else 'destination'}, fly outside its active "

@@ -442,6 +442,16 @@ class World(_Model):
         """The first weather region containing (x, y); regions are listed most specific first."""
         return next((w for w in self.weather if w.contains(x, y)), None)
 
+    def pad_buildings(self, xy: XY) -> list[Building]:
+        """The buildings whose footprint holds (x, y): a place there is on their roof (a rooftop pad, a POI mapped
+        inside its building's outline), where a flight takes off or lands."""
+        point = Point(xy)
+        return [b for b in self.buildings if b.shape.covers(point)]
+
+    def surface_height_m(self, xy: XY) -> float:
+        """The height a UAV stands on at (x, y): the highest roof whose footprint holds it, else the ground (0 m)."""
+        return max((b.height_m for b in self.pad_buildings(xy)), default=0.0)
+
     def position_of(self, ref: str) -> XY:
         """Position of an entity or UAV id (KeyError if neither)."""
         if ref in self.entity_index:

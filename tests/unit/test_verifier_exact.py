@@ -203,6 +203,9 @@ def test_verify_tool_agrees_with_the_oracle(data):
     zone = vc.Shape.of(case.sensitive).polygon
     for row in (case.waypoints[0], case.waypoints[-1]):
         assume(abs(zone.distance(Point(row[:2])) - case.buffer) > 0.5)
+        # an end inside the building's outline is a rooftop pad, which the tool exempts over the pad and the
+        # oracle does not model: keep the ends off the roof
+        assume(case.building is None or not vc.Shape.of(case.building).polygon.buffer(0.5).covers(Point(row[:2])))
     world = world_of(case)
     args = verifier.VerifyArgs(waypoints=case.waypoint_list(), rules=["R1", "R2"])
     try:
