@@ -105,3 +105,44 @@ def test_the_demo_executes_from_the_ground_to_the_ground(demo_execute, downtown)
     # the en-route band holds between the two verticals; the arrival the deadline judges is the touchdown
     assert (waypoints[phases.takeoff_end : phases.landing_start + 1, 2] >= 30.0).all()
     assert demo_execute.decision["eta_sec"] == pytest.approx(waypoints[-1, 3], abs=1e-2)
+
+
+def _with_rooftop_pad(world: World) -> World:
+    """downtown with a 25 m building under accident_site_3 (a place mapped inside its building's outline, as the
+    Helsinki tier's hospitals and offices are) and a 30 m one 30 m east of it, outside the pad's disc."""
+    x, y = world.position_of("accident_site_3")
+    data = world.model_dump(mode="json")
+    square = lambda cx, cy, h: [(cx - h, cy - h), (cx + h, cy - h), (cx + h, cy + h), (cx - h, cy + h)]  # noqa: E731
+    data["buildings"] += [
+        {"id": "roof_pad_block", "polygon": square(x, y, 8.0), "height_m": 25.0},
+        {"id": "next_block", "polygon": square(x + 30.0, y, 5.0), "height_m": 30.0},
+    ]
+    return World.model_validate(data)
+
+
+def test_a_rooftop_place_is_landed_on_at_its_roof_and_only_its_own_building_is_exempt(downtown):
+    world = _with_rooftop_pad(downtown)
+    assert world.surface_height_m(world.position_of("accident_site_3")) == 25.0
+    registry = default_registry()
+    args = {
+        "start": "hospital_A",
+        "goal": "accident_site_3",
+        "uav_id": "uav_03",
+        "avoid_zones": ["nfz_temp_1", "school_zone_2"],
+    }
+    route = registry.call("plan_route", world, args)
+    assert route.ok, route.error
+    waypoints = np.asarray(route.result["waypoints"])
+    assert waypoints[-1, 2] == 25.0 and waypoints[0, 2] == 0.0  # lands on the roof, took off from the ground
+    verify = {"waypoints": route.result["waypoints"], "uav_id": "uav_03", "origin": "hospital_A"}
+    verdict = registry.call("verify_ltl_stl", world, {**verify, "goal": "accident_site_3"})
+    assert verdict.ok, verdict.result.get("counterexample")
+    flown = {"waypoints": route.result["waypoints"], "uav_id": "uav_03", "seed": 1}
+    simulated = registry.call("simulate_scenario", world, flown)
+    assert simulated.ok and simulated.result["success"], simulated.result
+    # the same descent beside the pad, onto the next block's roof line, is not a landing on it: R2 fails there
+    beside = waypoints.copy()
+    beside[-2:, 0] += 24.0  # 6 m from next_block, over the ground between the two
+    beside[-1, 2] = 0.0
+    moved = registry.call("verify_ltl_stl", world, {**verify, "waypoints": beside.tolist(), "rules": ["R2"]})
+    assert not moved.ok and moved.result["counterexample"]["offending_entity"] == "next_block"
