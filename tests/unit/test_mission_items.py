@@ -94,3 +94,15 @@ def test_any_ground_to_ground_route_flies_at_the_speeds_its_plan_assumes(steps):
     points.append([x, y, points[-1][2], t])
     track = np.round(ground_to_ground(np.asarray(points, dtype=float), depart_time_sec=3.0), 3)
     assert mission_follows_the_plan(_mission(track), track) == []
+
+
+def test_home_is_the_take_off_surface_and_a_rooftop_landing_is_above_it():
+    """A take-off from a 20 m roof and a landing on a 35 m roof: frame 3's altitudes are above home, the take-off
+    surface, so the climb's top is cruise minus 20 and the landing 15 above home."""
+    cruise = np.array([[0, 0, 60, 0], [200, 0, 60, 20]], dtype=float)
+    track = ground_to_ground(cruise, depart_time_sec=0.0, start_surface_m=20.0, end_surface_m=35.0)
+    items = _mission(track)
+    takeoff = next(p for c, p in items if c == NAV_TAKEOFF)
+    landing = next(p for c, p in items if c == NAV_LAND)
+    assert takeoff[6] == 40.0 and landing[6] == 15.0
+    assert [p[6] for c, p in items if c == 16] == [40.0]
