@@ -1,0 +1,158 @@
+"""Whole-process wall time of the terminal commands a user types, against a baseline commit, in the same run.
+
+Each command runs as a fresh process (`python -m cli.main ...`, so the interpreter's start, the imports and the
+argument parser are counted, as a user meets them), `--runs` times per code version, alternating the two versions
+so that other load on the machine falls on both alike. The baseline is a commit checked out in a temporary git
+worktree (`--baseline`, default HEAD: the work tree's uncommitted change against its last commit) and run with the
+same interpreter and packages. Each version first runs the demo request once, untimed, into its own checkpoint
+file, so `trace`, `checkpoints`, `certify` and `export` read a thread of their own code's making, then every
+command once, untimed (bytecode compiled, files cached), as a user's second call would find them.
+
+Prints a markdown table: per command, min / median / max seconds for the baseline and the work tree, and the
+ratio of the medians (work tree / baseline; below 1 is faster). The last line is `median_ratio_worst=<x>`: the
+largest of those ratios.
+
+Run: .venv/bin/python -m evaluation.perf.cli_latency [--runs 5] [--baseline REV] [--only help,trace]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+WORLD = "examples/downtown.json"
+DEMO = (
+    "Send a drone with the defibrillator (1 kg) from hospital_A to accident_site_3 within 10 minutes, keep away from "
+    "the school and the temporary no-fly zone."
+)
+START = "2030-01-01T09:00:00Z"  # an export's clock: far enough ahead that the intent has not ended
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str
+    argv: tuple[str, ...]  # {db}, {thread} and {out} are filled per version
+
+
+COMMANDS = (
+    Command("help", ("--help",)),
+    Command("bad argument", ("run", "--no-such-flag")),
+    Command("graph", ("graph",)),
+    Command("trace", ("trace", "--db", "{db}", "--thread", "{thread}")),
+    Command("checkpoints", ("checkpoints", "--db", "{db}", "--thread", "{thread}")),
+    Command("certify", ("certify", "--db", "{db}", "--thread", "{thread}", "--world", WORLD)),
+    Command(
+        "export f3548",
+        (
+            "export",
+            "--db",
+            "{db}",
+            "--thread",
+            "{thread}",
+            "--world",
+            WORLD,
+            "--format",
+            "f3548",
+            "--start",
+            START,
+            "--out",
+            "{out}/intent.json",
+        ),
+    ),  # fmt: skip
+    Command("zones export", ("zones", "export", "--world", WORLD, "--format", "geojson", "--out", "{out}/zones.json")),
+    Command("run --model rules", ("run", "--model", "rules", "--world", WORLD, "--instruction", DEMO, "--db", "{db}")),
+)
+
+
+@dataclass
+class Version:
+    label: str
+    tree: Path
+    db: Path
+    out: Path
+    thread: str = "latency-demo"
+
+    def argv(self, command: Command) -> list[str]:
+        fill = {"db": str(self.db), "thread": self.thread, "out": str(self.out)}
+        return [sys.executable, "-m", "cli.main", *(arg.format(**fill) for arg in command.argv)]
+
+    def environment(self) -> dict[str, str]:
+        # the version's own code first on the path: the interpreter and its packages are shared
+        return {**os.environ, "PYTHONPATH": str(self.tree)}
+
+    def run(self, argv: list[str]) -> float:
+        began = time.perf_counter()
+        subprocess.run(
+            argv, cwd=self.tree, env=self.environment(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        return time.perf_counter() - began
+
+
+def _prepare(version: Version) -> None:
+    """The demo's thread for the read-only commands, made by this version's own code (untimed)."""
+    argv = [*version.argv(Command("demo", ("run", "--model", "rules", "--world", WORLD, "--instruction", DEMO))),
+            "--db", str(version.db), "--thread", version.thread]  # fmt: skip
+    subprocess.run(argv, cwd=version.tree, env=version.environment(), stdout=subprocess.DEVNULL, check=False)
+
+
+def _stats(values: list[float]) -> str:
+    return f"{min(values):.2f} / {statistics.median(values):.2f} / {max(values):.2f}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--baseline", default="HEAD", help="the commit to compare against (default: HEAD)")
+    parser.add_argument("--only", default="", help="comma-separated command names (default: all)")
+    args = parser.parse_args(argv)
+    chosen = [c for c in COMMANDS if not args.only or c.name in args.only.split(",")]
+    if not chosen:
+        parser.error(f"--only names none of: {', '.join(c.name for c in COMMANDS)}")
+
+    with tempfile.TemporaryDirectory(prefix="cli-latency-") as scratch:
+        work = Path(scratch)
+        baseline_tree = work / "baseline"
+        subprocess.run(["git", "worktree", "add", "--detach", "--quiet", str(baseline_tree), args.baseline], cwd=ROOT,
+                       check=True)  # fmt: skip
+        try:
+            versions = []
+            for label, tree in ((f"baseline {args.baseline}", baseline_tree), ("work tree", ROOT)):
+                out = work / label.split()[0]
+                out.mkdir(exist_ok=True)
+                versions.append(Version(label, tree, out / "runs.sqlite", out))
+            for version in versions:
+                _prepare(version)
+                for command in chosen:  # untimed: each version's bytecode compiled, its files in the page cache
+                    version.run(version.argv(command))
+            times: dict[tuple[str, str], list[float]] = {}
+            for _ in range(args.runs):
+                for command in chosen:
+                    for version in versions:
+                        times.setdefault((command.name, version.label), []).append(version.run(version.argv(command)))
+        finally:
+            subprocess.run(["git", "worktree", "remove", "--force", str(baseline_tree)], cwd=ROOT, check=False)
+
+    base, ours = versions[0].label, versions[1].label
+    print(f"| command | {base}: min / median / max (s) | {ours}: min / median / max (s) | ratio of medians |")
+    print("|---|---|---|---|")
+    ratios = []
+    for command in chosen:
+        before, after = times[(command.name, base)], times[(command.name, ours)]
+        ratio = statistics.median(after) / statistics.median(before)
+        ratios.append(ratio)
+        print(f"| `{command.name}` | {_stats(before)} | {_stats(after)} | {ratio:.2f} |")
+    print(f"\n{args.runs} run(s) each, whole processes, {os.cpu_count()} CPU(s); python {sys.version.split()[0]}")
+    print(f"median_ratio_worst={max(ratios):.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
