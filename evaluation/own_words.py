@@ -80,7 +80,10 @@ def broken_checks(
         broken.append(f"never reaches {far} before coming back")
     via = checks.get("via") or []
     if origin and isinstance(track, shapely.LineString) and passed(origin) <= tolerance:
-        first = track.project(shapely.Point(world.entity_index[origin].position))
+        # where the flight is first at the origin: a round trip is there again at its end, and a UAV that took off
+        # a few metres from the place passes nearest to it on the way back
+        at = next((i for i, w in enumerate(waypoints) if near(w, origin)), 0)
+        first = track.project(shapely.Point(waypoints[at][:2]))
         later = [ref for ref in via if passed(ref) <= tolerance]
         if any(track.project(shapely.Point(world.entity_index[ref].position)) < first for ref in later):
             broken.append(f"reaches a stop before the origin {origin}")

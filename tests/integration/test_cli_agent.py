@@ -72,7 +72,7 @@ def test_the_text_output_leads_with_the_outcome_and_the_trace_is_a_line_per_roun
     rounds = [line for line in out.splitlines() if line.startswith("round ")]
     assert not any(line.startswith("  ir ") for line in out.splitlines())
     assert rounds[0].startswith('round 0: wrote entities.origin "hospital_A"; entities.destination "accident_site_3"')
-    assert rounds[0].endswith("=> failed at verify: spec_violation (R1, t=49.5 s, robustness -40.0, nfz_temp_1)")
+    assert rounds[0].endswith("=> failed at verify: spec_violation (R1, t=48.8 s, robustness -40.0, nfz_temp_1)")
     assert rounds[1] == (
         'round 1: changed entities.avoid_zones +"nfz_temp_1"; verification_specs.ltl +"G !in_nfz_temp_1" => passed'
     )
