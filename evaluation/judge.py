@@ -57,7 +57,7 @@ from tools.simulator import (
     counted_events,
     simulate,
 )
-from tools.trajectory import flight_phases
+from tools.trajectory import LANDING_DESCENT_MPS, TAKEOFF_CLIMB_MPS, flight_phases
 from tools.world import UAV, TrafficTrack, UAVStatus, World, parse_world
 
 Label = Literal["SAT", "UNSAT", "AMBIGUOUS"]
@@ -275,6 +275,12 @@ def _timing(wps: np.ndarray, uav: UAV | None) -> list[Violation]:
             detail = f"segment {i}: moves {move:.3g} m in zero time at t={p[3]:g} s"
         elif limit is not None and dt > TIME_EPS_SEC and move / dt > limit:
             detail = f"segment {i}: {move / dt:.1f} m/s, over {uav.id}'s cruise speed {uav.cruise_speed_mps:g} m/s"
+        elif dt > TIME_EPS_SEC and (q[2] - p[2]) / dt > TAKEOFF_CLIMB_MPS * SPEED_SLACK + SPEED_SLACK_MPS:
+            detail = (
+                f"segment {i}: climbs {(q[2] - p[2]) / dt:.1f} m/s, over the {TAKEOFF_CLIMB_MPS:g} m/s a UAV climbs"
+            )
+        elif dt > TIME_EPS_SEC and (p[2] - q[2]) / dt > LANDING_DESCENT_MPS * SPEED_SLACK + SPEED_SLACK_MPS:
+            detail = f"segment {i}: descends {(p[2] - q[2]) / dt:.1f} m/s, over the {LANDING_DESCENT_MPS:g} m/s a UAV descends"
         else:
             continue
         found.append(Violation(rule="kinematics", detail=detail, time_sec=float(p[3])))

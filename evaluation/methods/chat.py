@@ -40,6 +40,7 @@ from models.model_host import transport_error
 from models.rules_parser import RuleBasedGenerator
 from tools.catalog import default_registry
 from tools.contract import ToolResult
+from tools.trajectory import LANDING_DESCENT_MPS, TAKEOFF_CLIMB_MPS
 from tools.world import UAV, UAVStatus, World
 
 CHAT_MODEL_CHOICES = ("openai:<model>", "local", "local:full", "local:slots", "rules")
@@ -270,10 +271,11 @@ def first_capable_uav(world: World, ir: LowAltitudeIR) -> UAV | None:
 def straight_flight(
     start: tuple[float, float], end: tuple[float, float], altitude: float, speed: float
 ) -> list[list[float]]:
-    """Climb at `start` to `altitude`, cruise straight to `end`, descend; times at `speed` from t=0."""
-    legs = (altitude, math.dist(start, end), altitude)
-    # Each leg's time rounded up to the millisecond: rounding down would fly a little over the cruise speed.
-    times = accumulate((math.ceil(length / speed * 1000) / 1000 for length in legs), initial=0.0)
+    """Climb at `start` to `altitude`, cruise straight to `end`, descend; from t=0, the climb and the descent at a
+    UAV's vertical speeds (tools/trajectory), the cruise at `speed`."""
+    legs = ((altitude, TAKEOFF_CLIMB_MPS), (math.dist(start, end), speed), (altitude, LANDING_DESCENT_MPS))
+    # Each leg's time rounded up to the millisecond: rounding down would fly a little over its speed.
+    times = accumulate((math.ceil(length / rate * 1000) / 1000 for length, rate in legs), initial=0.0)
     points = ((*start, 0.0), (*start, altitude), (*end, altitude), (*end, 0.0))
     return [[*point, t] for point, t in zip(points, times)]
 

@@ -18,7 +18,7 @@ from tools import route
 from tools.contract import ToolFailure
 from tools.registry import ToolRegistry
 from tools.simulator import SimulateArgs, counted_events, simulate
-from tools.trajectory import resample
+from tools.trajectory import ground_to_ground, resample
 from tools.world import World, load_world
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -384,3 +384,15 @@ def test_judge_imports_no_method_code_and_not_the_verifier():
     banned = ("nodes", "graph", "models", "tools.verifier", "tools.signals", "tools.exact_grid")
     assert not [m for m in imported if any(m == b or m.startswith(b + ".") for b in banned)]
     assert Point(0, 0)  # shapely is the judge's own geometry
+
+
+def test_a_climb_or_descent_faster_than_a_uav_flies_vertically_is_flagged(city):
+    """A straight flight whose climb and descent are timed at cruise speed gains time no UAV has (the review of
+    issue 38 found the world-in-prompt baselines doing it); at the vertical speeds it passes."""
+    x0, y0, x1, y1 = 100.0, 100.0, 100.0, 300.0
+    honest = ground_to_ground(np.array([[x0, y0, 40.0, 0.0], [x1, y1, 40.0, 20.0]]), depart_time_sec=0.0)
+    assert geometric(execute(honest.tolist()), city, origin=None, destination=None).checks["timing"] is True
+    hurried = honest.copy()
+    hurried[1:, 3] -= honest[1, 3] - 40.0 / 12.0  # the climb at 12 m/s
+    verdict = geometric(execute(hurried.tolist()), city, origin=None, destination=None)
+    assert verdict.checks["timing"] is False and any("climbs 12.0 m/s" in v.detail for v in verdict.violations)
