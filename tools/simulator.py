@@ -541,7 +541,7 @@ def simulate(world: World, args: SimulateArgs) -> ToolOutput:
         "intruder_tracks": [t.model_dump() for t in intruders],
         "avoidance": manoeuvres,
         "deviation": _deviation(track, flight, judged[last, 3]),
-        "counterexample": None if decisive is None else _counterexample(world, flight.samples, judged, decisive),
+        "counterexample": None if decisive is None else _counterexample(world, flight.samples, judged, decisive, pads),
     }
     if decisive is None:
         near = [e for e in events if e.type == "near_miss"]
@@ -566,10 +566,21 @@ def _event_json(samples: np.ndarray, event: Event) -> dict[str, Any]:
     return {"type": event.type, "time_sec": time_sec, "detail": event.detail, "entity": event.entity}
 
 
-def _counterexample(world: World, steps: np.ndarray, samples: np.ndarray, event: Event) -> dict[str, Any]:
+def _counterexample(
+    world: World, steps: np.ndarray, samples: np.ndarray, event: Event, pads: tuple[tuple[float, float], ...]
+) -> dict[str, Any]:
     rule = EVENT_RULE[event.type]
+    where = samples[event.index, :2]
+    pad = next((p for p in pads if math.dist(p, where) < world.arrival_tolerance_m), None)
     if event.entity == "popup_nfz":
         repair = "the route crosses a pop-up no-fly zone: keep a wider time margin or ask for human confirmation"
+    elif pad is not None and event.entity in {b.id for b in world.buildings}:
+        # over a pad no re-routing helps: the climb and the descent are where the place is
+        end = "take-off" if pad == pads[0] else "landing"
+        repair = (
+            f"the {end} at ({pad[0]:g}, {pad[1]:g}) has no room for drift beside {event.entity}: the pad lies within "
+            "the minimum separation of it plus gusts; use another place to take off or land, or ask a human"
+        )
     else:
         repair = suggest_repair(world, rule, event.entity)
     return build_counterexample(

@@ -146,3 +146,24 @@ def test_a_rooftop_place_is_landed_on_at_its_roof_and_only_its_own_building_is_e
     beside[-1, 2] = 0.0
     moved = registry.call("verify_ltl_stl", world, {**verify, "waypoints": beside.tolist(), "rules": ["R2"]})
     assert not moved.ok and moved.result["counterexample"]["offending_entity"] == "next_block"
+
+
+def test_a_pad_at_exactly_the_minimum_separation_has_no_room_for_drift_and_says_so(downtown):
+    """The verifier passes a climb 10 m from a wall with margin 0; gusts then push the simulated climb closer: a near
+    miss over the pad, which no re-routing can help, and the counterexample says so (found in review on
+    grid_small, whose places stood exactly 10 m from buildings)."""
+    x, y = downtown.uav_index["uav_03"].position
+    data = downtown.model_dump(mode="json")
+    wall = [(x + 10.0, y - 10.0), (x + 30.0, y - 10.0), (x + 30.0, y + 10.0), (x + 10.0, y + 10.0)]
+    data["buildings"].append({"id": "pad_wall", "polygon": wall, "height_m": 60.0})
+    world = World.model_validate(data)
+    registry = default_registry()
+    args = {"start": "hospital_A", "goal": "accident_site_3", "uav_id": "uav_03", "avoid_zones": ["nfz_temp_1"]}
+    route = registry.call("plan_route", world, args)
+    assert route.ok, route.error
+    flown = {"waypoints": route.result["waypoints"], "uav_id": "uav_03"}
+    results = [registry.call("simulate_scenario", world, {**flown, "seed": seed}) for seed in range(4)]
+    near = [r.result["counterexample"] for r in results if (r.result or {}).get("counterexample")]
+    pad_misses = [c for c in near if c["offending_entity"] == "pad_wall"]
+    assert pad_misses, near
+    assert "take-off" in pad_misses[0]["suggested_repair"] and "no room for drift" in pad_misses[0]["suggested_repair"]
