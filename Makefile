@@ -63,9 +63,9 @@ demo: $(STAMP)
 	if [ $$status = 0 ]; then \
 		echo; echo "== the certificate, re-checked (cloudbrain certify --db $(DEMO_DB) --thread $$thread) =="; \
 		$(BIN)/cloudbrain certify --db $(DEMO_DB) --thread $$thread --world $(DEMO_WORLD) || exit $$?; \
-		echo; echo "== as an ASTM F3548-21 operational intent (cloudbrain export --format f3548; also qgc-plan, mavlink, geojson, kml) =="; \
+		echo; echo "== as an ASTM F3548-21 operational intent flown from now (cloudbrain export --format f3548 --start NOW; also qgc-plan, mavlink, geojson, kml) =="; \
 		$(BIN)/cloudbrain export --db $(DEMO_DB) --thread $$thread --world $(DEMO_WORLD) --format f3548 \
-			--out .cloudbrain/exports/$$thread.f3548.json || exit $$?; \
+			--start $$(date -u +%Y-%m-%dT%H:%M:%SZ) --out .cloudbrain/exports/$$thread.f3548.json || exit $$?; \
 	fi
 
 lint: $(STAMP)
