@@ -343,9 +343,8 @@ def _stated_band(wps: np.ndarray, band: tuple[float, float]) -> list[Violation]:
     """The ceiling over the whole flight; the floor en route, from the top of the take-off climb to the start of
     the landing descent (a UAV climbs through it from the ground)."""
     low, high = band
-    phases = flight_phases(wps)
     en_route = np.zeros(len(wps), dtype=bool)
-    en_route[phases.takeoff_end : phases.landing_start + 1] = True
+    en_route[flight_phases(wps).en_route] = True
     bad = np.flatnonzero((wps[:, 2] > high + 1e-6) | (en_route & (wps[:, 2] < low - 1e-6)))
     if not len(bad):
         return []

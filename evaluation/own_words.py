@@ -103,8 +103,8 @@ def broken_checks(
             getattr(zone, "buffered_shape", zone.shape)  # a sensitive zone with its buffer
         ):
             broken.append(f"enters {ref}, which the request says to keep away from")
-    phases = flight_phases(waypoints)  # the stated heights bind en route: between the take-off and the landing
-    altitudes = [wp[2] for wp in waypoints[phases.takeoff_end : phases.landing_start + 1]]
+    # the stated heights bind en route: between the take-off and the landing
+    altitudes = [wp[2] for wp in waypoints[flight_phases(waypoints).en_route]]
     if (high := checks.get("altitude_max_m")) is not None and max(altitudes) > high + ALTITUDE_SLACK_M:
         broken.append(f"climbs to {max(altitudes):g} m, above the stated {high:g} m")
     if (low := checks.get("altitude_min_m")) is not None and min(altitudes) < low - ALTITUDE_SLACK_M:

@@ -340,8 +340,8 @@ def _separation(stated: StatedConstraints, ir: dict[str, Any] | None) -> list[Fi
 
 def _band_and_deadline(stated: StatedConstraints, waypoints: list[list[float]]) -> list[Finding]:
     findings = []
-    phases = flight_phases(waypoints)  # stated heights bind en route, between the take-off climb and the landing
-    altitudes = [wp[2] for wp in waypoints[phases.takeoff_end : phases.landing_start + 1]]
+    # stated heights bind en route, between the take-off climb and the landing
+    altitudes = [wp[2] for wp in waypoints[flight_phases(waypoints).en_route]]
     cruise = stated.cruise_altitude_m
     if cruise is not None and any(abs(a - cruise) > STATED_ALTITUDE_TOLERANCE_M + 1e-6 for a in altitudes):
         flown = ", ".join(f"{a:g}" for a in sorted(set(altitudes)))

@@ -14,8 +14,8 @@ Cells are flat indices into the grid padded by one blocked cell on every side, s
 
 A route runs from the ground to the ground: the search starts and ends above the first and last stops' (x, y), on
 the lowest layer inside the altitude band that building clearance leaves free (see `endpoint_cell`), and the plan
-adds the vertical take-off climb from the ground under the first stop and the landing descent to the ground under
-the last (tools/trajectory.ground_to_ground), so the verifier and the simulator judge them like any other leg.
+adds the vertical take-off climb from the surface under the first stop and the landing descent to the surface
+under the last (the ground, or a rooftop pad's roof: tools/trajectory.ground_to_ground), so the verifier and the simulator judge them like any other leg.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ import numpy as np
 
 from tools.energy import path_energy_wh
 from tools.grid_masks import Cell, Occupancy, allowed_layers, cached, cell_centres, cell_of, layer_altitudes
-from tools.trajectory import LANDING_DESCENT_MPS, TAKEOFF_CLIMB_MPS, ground_to_ground
+from tools.trajectory import LANDING_DESCENT_MPS, TAKEOFF_CLIMB_MPS, ground_to_ground, path_length
 from tools.world import XY, Grid, World
 
 DEFAULT_BUCKET_CELLS = 1.0  # bucket width in horizontal cell sizes; tuned on the perf benchmark
@@ -271,8 +271,7 @@ def plan_through(
         end_surface_m=world.surface_height_m(stops[-1][1]),
     )
     energy += path_energy_wh(world, track[:2, :3], payloads[0]) + path_energy_wh(world, track[-2:, :3], payloads[-1])
-    length = float(np.linalg.norm(steps, axis=1).sum()) + float(track[1, 2] - track[0, 2] + track[-2, 2] - track[-1, 2])
-    return PlannedRoute(track, length, float(track[-1, 3]), energy)
+    return PlannedRoute(track, path_length(track), float(track[-1, 3]), energy)
 
 
 def merge_collinear(cells: np.ndarray) -> np.ndarray:

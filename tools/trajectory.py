@@ -83,6 +83,11 @@ class FlightPhases(BaseModel):
     def has_landing(self, count: int) -> bool:
         return self.landing_start < count - 1
 
+    @property
+    def en_route(self) -> slice:
+        """The waypoints from the top of the climb to the start of the descent, as a slice of the track."""
+        return slice(self.takeoff_end, self.landing_start + 1)
+
 
 def vertical_legs_sec(cruise_m: float, surface_m: float = GROUND_M) -> float:
     """The take-off climb from `surface_m` to `cruise_m` and the landing descent back, in seconds."""
