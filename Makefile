@@ -41,6 +41,7 @@ $(RUNTIME_STAMP): | $(BIN)/python
 $(STAMP): pyproject.toml $(RUNTIME_STAMP)
 	$(BIN)/pip install --quiet torch==2.13.0
 	$(BIN)/pip install --quiet -e '.[test,spot,ray]'
+	$(BIN)/python -m memory.onnx_export
 	$(BIN)/cloudbrain selftest
 	touch $@
 

@@ -1,26 +1,40 @@
-"""The agent: `run`, `step` (one node at a time), `trace`, `checkpoints`, `replay`, `fork`, `graph`."""
+"""The agent: `run`, `step` (one node at a time), `trace`, `checkpoints`, `show`, `replay`, `fork`, `graph`."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
-from typing import Any
-
-from langgraph.checkpoint.base import BaseCheckpointSaver
+from typing import TYPE_CHECKING, Any
 
 from cli.common import EXIT_OK, CommandError, add_json_flag, add_server_format_options, add_world_arg, emit, open_world
-from cli.stepper import Stepper
-from graph.builder import AblationError, build_graph, parse_without
 from graph.checkpoint import DEFAULT_DB, CheckpointerError, display_name, open_checkpointer
-from graph.history import TraceRound, UnknownRunError, checkpoints, fork, replay, stored_graph, trace
-from graph.runner import RunOutput, new_thread_id, run_config_of, run_task, summarise
-from memory.access import open_memory
-from models.base import LLMBackendDied
 from nodes.context import ABLATABLE, DEFAULT_MODEL, Context
 
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from langgraph.checkpoint.base import BaseCheckpointSaver
+
+    from graph.history import TraceRound
+    from graph.runner import RunOutput
+
 EXIT_NOT_EXECUTED = 4  # the run ended in safe_refusal or human_confirm: a valid outcome, but not "execute"
+
+
+# The commands this module registers, with their one-line help (cli/main.py lists them without importing more)
+COMMANDS = {
+    "run": "run the agent headless on one instruction",
+    "step": "run the agent one node at a time (interactive)",
+    "trace": "the repair trajectory of a checkpointed run",
+    "checkpoints": "list a run's checkpoints (ids for replay / fork)",
+    "show": "print a state value of a checkpointed run as JSON (e.g. its IR, for validate --ir)",
+    "replay": "re-run a thread from a past checkpoint",
+    "fork": "edit state at a past checkpoint and run on",
+    "graph": "print the compiled graph as Mermaid",
+}
 
 
 def _add_run_args(p: argparse.ArgumentParser) -> None:
@@ -61,7 +75,12 @@ def add_agent_options(p: argparse.ArgumentParser) -> None:
 
 def _add_db_args(p: argparse.ArgumentParser, *, thread_required: bool) -> None:
     add_db_arg(p)
-    p.add_argument("--thread", required=thread_required, default=None, help="thread id (default: a new one)")
+    p.add_argument(
+        "--thread",
+        required=thread_required,
+        default=None,
+        help="thread id (a run's: run prints it)" if thread_required else "thread id (default: a new one)",
+    )
 
 
 def add_db_arg(p: argparse.ArgumentParser) -> None:
@@ -80,31 +99,35 @@ def add_memory_args(p: argparse.ArgumentParser) -> None:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser("run", help="run the agent headless on one instruction")
+    p = subparsers.add_parser("run", help=COMMANDS["run"])
     _add_run_args(p)
     p.set_defaults(run=run_agent)
 
-    p = subparsers.add_parser("step", help="run the agent one node at a time (interactive)")
+    p = subparsers.add_parser("step", help=COMMANDS["step"])
     _add_run_args(p)
     p.set_defaults(run=run_step)
 
-    p = subparsers.add_parser("trace", help="the repair trajectory of a checkpointed run")
+    p = subparsers.add_parser("trace", help=COMMANDS["trace"])
     _add_db_args(p, thread_required=True)
     p.add_argument("--checkpoint", default=None, help="trace the branch ending at this checkpoint")
     p.add_argument("--verbose", action="store_true", help="each round's counterexample and full IR patch too")
     add_json_flag(p)
     p.set_defaults(run=run_trace)
 
-    p = subparsers.add_parser("checkpoints", help="list a run's checkpoints (ids for replay / fork)")
+    p = subparsers.add_parser("checkpoints", help=COMMANDS["checkpoints"])
     _add_db_args(p, thread_required=True)
     add_json_flag(p)
     p.set_defaults(run=run_checkpoints)
 
-    for name, helptext in (
-        ("replay", "re-run a thread from a past checkpoint"),
-        ("fork", "edit state at a past checkpoint and run on"),
-    ):
-        p = subparsers.add_parser(name, help=helptext)
+    p = subparsers.add_parser("show", help=COMMANDS["show"])
+    _add_db_args(p, thread_required=True)
+    p.add_argument("--checkpoint", default=None, help="read this checkpoint (default: the thread's latest)")
+    p.add_argument("path", metavar="PATH", help="dotted state path: ir, decision, attempts.0.ir, ir.entities, ...")
+    add_json_flag(p)
+    p.set_defaults(run=run_show)
+
+    for name in ("replay", "fork"):
+        p = subparsers.add_parser(name, help=COMMANDS[name])
         _add_db_args(p, thread_required=True)
         p.add_argument("--checkpoint", required=True)
         if name == "fork":
@@ -121,12 +144,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         add_json_flag(p)
         p.set_defaults(run=run_replay if name == "replay" else run_fork)
 
-    p = subparsers.add_parser("graph", help="print the compiled graph as Mermaid")
+    p = subparsers.add_parser("graph", help=COMMANDS["graph"])
     p.add_argument("--without", default="")
+    add_json_flag(p)
     p.set_defaults(run=run_graph)
 
 
 def run_context(args: argparse.Namespace, run_config: dict[str, Any], *, interactive: bool = False) -> Context:
+    from graph.builder import parse_without
+    from memory.access import open_memory
+
     without = parse_without(run_config.get("without", ()))
     return Context(
         model=run_config.get("model", DEFAULT_MODEL),
@@ -147,6 +174,8 @@ def run_context(args: argparse.Namespace, run_config: dict[str, Any], *, interac
 
 
 def context_from_args(args: argparse.Namespace, *, interactive: bool = False) -> Context:
+    from graph.builder import AblationError, parse_without
+
     if args.max_repairs < 0:
         raise CommandError("--max-repairs must be >= 0")
     if args.stress_scenarios < 1:
@@ -228,7 +257,7 @@ def _render_run(out: RunOutput, world_path: str | None) -> str:
         lines.append(f"reason: {d['reason']}")
     if out.explanation:
         lines.append(f"explanation: {out.explanation.get('text', '')}")
-    lines.append(f"rounds: {out.rounds}   thread: {out.thread_id}   db: {out.db}   (cloudbrain trace {where})")
+    lines.append(f"repair rounds: {out.rounds}   thread: {out.thread_id}   db: {out.db}   (cloudbrain trace {where})")
     if out.backend:
         b = out.backend
         lines.append(
@@ -252,31 +281,51 @@ def _with_backend(out: RunOutput, context: Context) -> RunOutput:
     return out.model_copy(update={"backend": backend})
 
 
+@contextlib.contextmanager
+def _backend_must_answer(thread_id: str) -> Iterator[None]:
+    """A model backend that cannot answer (its server unreachable or failing, its runtime dead) is no decision of
+    the agent's: the graph stops at the model call (models.base.LLMBackendUnavailable), nothing is recorded as a
+    decision, and the command says so in one line (exit 2)."""
+    from models.base import LLMBackendUnavailable
+
+    try:
+        yield
+    except LLMBackendUnavailable as exc:
+        raise CommandError(
+            f"model backend {exc} (no decision: the run stopped at the model call, thread {thread_id} records none)"
+        ) from None
+
+
 def _emit_run(out: RunOutput, as_json: bool, world_path: str | None = None) -> int:
-    failure = out.failure or {}
-    if failure.get("error_type") == LLMBackendDied.error_type:  # no decision to show: the backend is broken
-        raise CommandError(f"model backend {failure.get('message')} (stored as thread {out.thread_id})")
     emit(out, as_json, _render_run(out, world_path))
     return EXIT_OK if out.status == "execute" else EXIT_NOT_EXECUTED
 
 
 def run_agent(args: argparse.Namespace) -> int:
+    from graph.runner import new_thread_id, run_task
+
     world = open_world(args.world)
     context = context_from_args(args)
     open_saver(args.db)  # a store that cannot be opened is one line, before anything runs
-    out = run_task(
-        world,
-        args.instruction,
-        context=context,
-        thread_id=args.thread or new_thread_id(),
-        db=args.db,
-        task_id=args.task_id,
-        gold_ir=_gold(args),
-    )
+    thread_id = args.thread or new_thread_id()
+    with _backend_must_answer(thread_id):
+        out = run_task(
+            world,
+            args.instruction,
+            context=context,
+            thread_id=thread_id,
+            db=args.db,
+            task_id=args.task_id,
+            gold_ir=_gold(args),
+            world_path=args.world,
+        )
     return _emit_run(_with_backend(out, context), args.json, args.world)
 
 
 def run_step(args: argparse.Namespace) -> int:
+    from cli.stepper import Stepper
+    from graph.runner import new_thread_id, run_config_of, summarise
+
     world = open_world(args.world)
     context = context_from_args(args, interactive=True)
     stepper = Stepper(
@@ -287,9 +336,11 @@ def run_step(args: argparse.Namespace) -> int:
         thread_id=args.thread or new_thread_id(),
         task_id=args.task_id,
         gold_ir=_gold(args),
-        run_config=run_config_of(context),
+        run_config=run_config_of(context, args.world),
+        db=display_name(args.db),
     )
-    values = stepper.loop(sys.stdin, sys.stdout)
+    with _backend_must_answer(stepper.thread_id):
+        values = stepper.loop(sys.stdin, sys.stdout)
     if values is None:
         return EXIT_OK
     out = summarise(values, thread_id=stepper.thread_id, db=display_name(args.db))
@@ -305,6 +356,8 @@ def open_saver(target: str) -> BaseCheckpointSaver:
 
 def _stored_graph(args: argparse.Namespace):
     """The graph a stored thread was built with (its ablations come from the run's own record)."""
+    from graph.history import UnknownRunError, stored_graph
+
     try:
         return stored_graph(open_saver(args.db), args.thread)
     except UnknownRunError:
@@ -344,17 +397,21 @@ def _round_lines(r: TraceRound, verbose: bool) -> list[str]:
 
 
 def run_trace(args: argparse.Namespace) -> int:
-    graph, _ = _stored_graph(args)
-    try:
-        report = trace(graph, args.thread, args.checkpoint)
+    from graph.history import UnknownRunError, trace
+
+    try:  # read from the store: no graph built, so nothing of the agent's nodes is imported
+        report = trace(open_saver(args.db), args.thread, args.checkpoint)
     except UnknownRunError as exc:
-        raise CommandError(str(exc)) from None
-    lines = [f"thread {report.thread_id}: {len(report.rounds)} round(s)"]
+        raise CommandError(f"{exc} ({display_name(args.db)})") from None
+    lines = [f"thread {report.thread_id}: {report.repair_rounds} repair round(s)"]
     for r in report.rounds:
         lines += _round_lines(r, args.verbose)
     final = report.final
     decision = final.get("decision") or {}
-    lines.append(f"final: {final.get('status')} - {decision.get('reason', '')}")
+    if final.get("status"):
+        lines.append(f"final: {final['status']} - {decision.get('reason', '')}")
+    else:
+        lines.append("final: no decision" + (f" (next: {', '.join(final['next'])})" if final.get("next") else ""))
     if certificate := decision.get("certificate"):
         margins = ", ".join(f"{rule} {v.get('robustness')}" for rule, v in sorted(certificate["verdicts"].items()))
         seeds = ", ".join(f"{s['seed']} ({s['stress_level']})" for s in certificate["simulations"])
@@ -368,8 +425,12 @@ def run_trace(args: argparse.Namespace) -> int:
 
 
 def run_checkpoints(args: argparse.Namespace) -> int:
-    graph, _ = _stored_graph(args)
-    infos = checkpoints(graph, args.thread)
+    from graph.history import UnknownRunError, checkpoints
+
+    try:
+        infos = checkpoints(open_saver(args.db), args.thread)
+    except UnknownRunError as exc:
+        raise CommandError(f"{exc} ({display_name(args.db)})") from None
     lines = [
         f"{c.checkpoint_id}  step {c.step:>3}  round {c.round}  ran {','.join(c.ran) or '-':<14} next {','.join(c.next) or 'END'}"
         for c in infos
@@ -378,16 +439,33 @@ def run_checkpoints(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def run_show(args: argparse.Namespace) -> int:
+    """The value at PATH, as JSON: `cloudbrain show ... ir > ir.json` is what `validate --ir ir.json` reads."""
+    from graph.history import NoStateValue, UnknownRunError, get_path, state_values
+
+    try:
+        value = get_path(state_values(open_saver(args.db), args.thread, args.checkpoint), args.path)
+    except (UnknownRunError, NoStateValue) as exc:
+        raise CommandError(str(exc)) from None
+    emit(value, args.json)  # indented JSON, or one line with --json: either is what `validate --ir` reads
+    return EXIT_OK
+
+
 def run_replay(args: argparse.Namespace) -> int:
+    from graph.history import UnknownRunError, replay
+
     graph, run_config = _stored_graph(args)
     try:
-        out = replay(graph, args.thread, args.checkpoint, run_context(args, run_config), display_name(args.db))
+        with _backend_must_answer(args.thread):
+            out = replay(graph, args.thread, args.checkpoint, run_context(args, run_config), display_name(args.db))
     except UnknownRunError as exc:
         raise CommandError(str(exc)) from None
-    return _emit_run(out, args.json)
+    return _emit_run(out, args.json, run_config.get("world_path"))
 
 
 def run_fork(args: argparse.Namespace) -> int:
+    from graph.history import UnknownRunError, fork
+
     graph, run_config = _stored_graph(args)
     edits = []
     for item in args.sets:
@@ -395,18 +473,27 @@ def run_fork(args: argparse.Namespace) -> int:
         if not sep or not path:
             raise CommandError(f"--set {item!r}: expected PATH=VALUE")
         edits.append((path.strip(), value))
+    context = run_context(args, run_config)
     try:
-        out = fork(graph, args.thread, args.checkpoint, edits, run_context(args, run_config), display_name(args.db))
+        with _backend_must_answer(args.thread):
+            out = fork(graph, args.thread, args.checkpoint, edits, context, display_name(args.db))
     except (UnknownRunError, KeyError, IndexError, ValueError) as exc:
         raise CommandError(f"cannot fork: {exc}") from None
-    return _emit_run(out, args.json)
+    return _emit_run(out, args.json, run_config.get("world_path"))
 
 
 def run_graph(args: argparse.Namespace) -> int:
+    from graph.builder import AblationError, build_graph
+
     try:
         graph = build_graph(args.without)
     except AblationError as exc:
         raise CommandError(str(exc)) from None
+    if args.json:  # the same nodes and edges as the drawing
+        drawable = _drawable(graph)
+        edges = [{"source": e.source, "target": e.target, "conditional": e.conditional} for e in drawable.edges]
+        emit({"nodes": list(drawable.nodes), "edges": edges}, True)
+        return EXIT_OK
     print(mermaid(graph))
     return EXIT_OK
 
@@ -414,9 +501,16 @@ def run_graph(args: argparse.Namespace) -> int:
 def mermaid(graph: Any) -> str:
     """The compiled graph as Mermaid, without LangGraph's per-node error-handler nodes (they all lead to
     fallback, which a comment line says once)."""
+    return (
+        _drawable(graph).draw_mermaid() + "%% every node: an error that survives its retry policy routes to fallback\n"
+    )
+
+
+def _drawable(graph: Any) -> Any:
+    """The compiled graph's drawable form without LangGraph's per-node error-handler nodes."""
     drawable = graph.get_graph()
     hidden = {node for node in drawable.nodes if node.startswith("__error_handler__")}
     for node in hidden:
         drawable.nodes.pop(node)
     drawable.edges = [e for e in drawable.edges if e.source not in hidden and e.target not in hidden]
-    return drawable.draw_mermaid() + "%% every node: an error that survives its retry policy routes to fallback\n"
+    return drawable

@@ -14,25 +14,22 @@ import sys
 import time
 from pathlib import Path
 
-from pydantic import ValidationError
-
-from benchmark.generator import DEFAULT_SEED, STATS_FILE, generate_splits
-from benchmark.ops_streams import OPS_SPLITS
-from benchmark.splits import SPLITS
-from cli.common import EXIT_OK, CommandError, add_server_format_options
-from evaluation.engines import ENGINES, EngineError
-from evaluation.methods import METHOD_NAMES, UnknownMethodError, get_method, parse_methods
-from evaluation.methods.base import Budget
-from evaluation.records import CANONICAL
-from evaluation.runner import CONFIG_FILE, BenchConfig, ConfigMismatchError, run_bench
-from evaluation.store import DB_FILE, TRACES_FILE, load_records
+from cli.common import EXIT_OK, CommandError, add_json_flag, add_server_format_options, emit
 from graph.checkpoint import CheckpointerError, is_postgres_url, open_checkpointer
 
 ALL = "all"
 
 
+# The commands this module registers, with their one-line help (cli/main.py lists them without importing more)
+COMMANDS = {
+    "bench": "CloudBrain-Bench: generate splits, run methods, report",
+}
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
-    bench = subparsers.add_parser("bench", help="CloudBrain-Bench: generate splits, run methods, report")
+    from benchmark.generator import DEFAULT_SEED
+
+    bench = subparsers.add_parser("bench", help=COMMANDS["bench"])
     commands = bench.add_subparsers(dest="bench_command", required=True, metavar="BENCH_COMMAND")
     p = commands.add_parser("generate", help="generate splits deterministically from a seed")
     p.add_argument("--split", required=True, help="a split name, a comma-separated list, or 'all'")
@@ -51,6 +48,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="only the first N samples of each split (quick runs)",
     )
     p.add_argument("--quiet", action="store_true", help="no progress line on stderr")
+    add_json_flag(p)
     p.set_defaults(run=run)
     _register_methods(commands)
     _register_run(commands)
@@ -58,6 +56,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _split_names(value: str) -> list[str]:
+    from benchmark.ops_streams import OPS_SPLITS
+    from benchmark.splits import SPLITS
+
     if value == ALL:
         return list(SPLITS)
     names = [name.strip() for name in value.split(",") if name.strip()]
@@ -79,22 +80,29 @@ def _progress(split: str, done: int, total: int) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from benchmark.generator import STATS_FILE, generate_splits
+    from benchmark.ops_streams import OPS_SPLITS
+
     names = _split_names(args.split)
     if args.workers < 1:
         raise CommandError("--workers must be at least 1")
     if args.limit is not None and args.limit < 1:
         raise CommandError("--limit must be at least 1")
     out = Path(args.out)
+    say = _silent if args.json else print  # --json: one summary object at the end instead of the lines
+    summary: dict = {"out": str(out), "seed": args.seed, "splits": {}}
     for name in [n for n in names if n in OPS_SPLITS]:  # streams, each with its gold run through operations mode
         from ops.bench import generate_ops_split
 
         started = time.perf_counter()
         path = generate_ops_split(name, out, args.seed, args.limit)
-        print(
-            f"{name}: {sum(1 for _ in open(path, encoding='utf-8'))} streams in {time.perf_counter() - started:.1f} s"
-        )
+        streams, seconds = sum(1 for _ in open(path, encoding="utf-8")), time.perf_counter() - started
+        summary["splits"][name] = {"file": str(path), "streams": streams, "seconds": round(seconds, 2)}
+        say(f"{name}: {streams} streams in {seconds:.1f} s")
     names = [n for n in names if n not in OPS_SPLITS]
     if not names:
+        if args.json:
+            emit(summary, True)
         return EXIT_OK
     started = time.perf_counter()
     outcome = generate_splits(
@@ -108,32 +116,57 @@ def run(args: argparse.Namespace) -> int:
     total = time.perf_counter() - started
     overall = outcome["stats"]["overall"]
     for name, seconds in outcome["timings_sec"].items():
-        print(f"{name}: {overall['splits'][name]} samples in {seconds:.1f} s ({outcome['cpu_sec'][name]:.1f} s CPU)")
+        summary["splits"][name] = {
+            "file": str(out / f"{name}.jsonl"),
+            "samples": overall["splits"][name],
+            "seconds": round(seconds, 2),
+            "cpu_sec": round(outcome["cpu_sec"][name], 2),
+        }
+        say(f"{name}: {overall['splits'][name]} samples in {seconds:.1f} s ({outcome['cpu_sec'][name]:.1f} s CPU)")
     cpu = sum(outcome["cpu_sec"].values())
-    print(
+    summary.update(
+        samples=overall["num_samples"],
+        seconds=round(total, 2),
+        sat_rate=overall["sat_rate"],
+        unsat_or_ambiguous_rate=overall["unsat_or_ambiguous_rate"],
+        stats=str(out / STATS_FILE),
+    )
+    say(
         f"{overall['num_samples']} samples in {total:.1f} s with {args.workers} worker(s), {cpu:.1f} s CPU "
         f"({cpu / args.workers:.1f} s on {args.workers} idle cores); "
         f"SAT rate {overall['sat_rate']:.3f}, UNSAT/AMBIGUOUS {overall['unsat_or_ambiguous_rate']:.3f}; "
         f"stats in {out / STATS_FILE}"
     )
+    if args.json:
+        emit(summary, True)
     return EXIT_OK
+
+
+def _silent(*_args: object) -> None:
+    """`print` for a command run with --json: its text lines give way to the one JSON object."""
 
 
 def _register_methods(commands: argparse._SubParsersAction) -> None:
     p = commands.add_parser("methods", help="list the compared methods, one line each")
+    add_json_flag(p)
     p.set_defaults(run=list_methods)
 
 
 def list_methods(args: argparse.Namespace) -> int:
+    from evaluation.methods import METHOD_NAMES, get_method
+
     width = max(map(len, METHOD_NAMES))
-    for name in METHOD_NAMES:
-        method = get_method(name)
-        kinds = ", ".join(sorted(method.model_kinds))
-        print(f"{name:<{width}}  {method.summary}  [models: {kinds}]")
+    methods = [(name, get_method(name)) for name in METHOD_NAMES]
+    listed = [{"name": name, "summary": m.summary, "models": sorted(m.model_kinds)} for name, m in methods]
+    text = "\n".join(f"{m['name']:<{width}}  {m['summary']}  [models: {', '.join(m['models'])}]" for m in listed)
+    emit({"methods": listed}, args.json, text)
     return EXIT_OK
 
 
 def _register_run(commands: argparse._SubParsersAction) -> None:
+    from evaluation.engines import ENGINES
+    from evaluation.methods.base import Budget
+
     p = commands.add_parser("run", help="run methods on a split headless, judged independently; resumable")
     p.add_argument("--split", required=True, help="split name; its samples are read from --data")
     p.add_argument(
@@ -188,10 +221,13 @@ def _register_run(commands: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--out", required=True, help="results folder; re-running with it resumes")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_json_flag(p)
     p.set_defaults(run=run_benchmark)
 
 
 def _samples_file(args: argparse.Namespace) -> Path:
+    from benchmark.generator import DEFAULT_SEED, generate_splits
+
     data = Path(args.data) if args.data else Path(args.out) / "data"
     path = data / f"{args.split}.jsonl"
     if not path.exists():
@@ -204,6 +240,16 @@ def _samples_file(args: argparse.Namespace) -> Path:
 
 
 def run_benchmark(args: argparse.Namespace) -> int:
+    from pydantic import ValidationError
+
+    from benchmark.ops_streams import OPS_SPLITS
+    from benchmark.splits import SPLITS
+    from evaluation.engines import EngineError
+    from evaluation.methods import UnknownMethodError, parse_methods
+    from evaluation.methods.base import Budget
+    from evaluation.runner import BenchConfig, ConfigMismatchError, run_bench
+    from evaluation.store import DB_FILE, TRACES_FILE
+
     if args.split in OPS_SPLITS:
         return _run_ops(args)
     if args.split not in SPLITS:
@@ -252,17 +298,23 @@ def run_benchmark(args: argparse.Namespace) -> int:
         )
     except (UnknownMethodError, ConfigMismatchError, ValidationError, EngineError) as exc:
         raise CommandError(str(exc)) from exc
+    results, traces = Path(outcome.out_dir) / DB_FILE, Path(outcome.out_dir) / TRACES_FILE
+    if args.json:
+        emit({**outcome.model_dump(mode="json"), "samples": config.samples, "results": str(results),
+              "traces": str(traces)}, True)  # fmt: skip
+        return EXIT_OK
     for pair in outcome.skipped_pairs:
         print(f"skipped {pair}: the method does not take that model (`bench methods` lists the models each takes)")
     print(
         f"{outcome.ran} run(s) in {outcome.seconds:.1f} s ({outcome.already_done} of {outcome.planned} already done); "
-        f"results in {Path(outcome.out_dir) / DB_FILE}, traces in {Path(outcome.out_dir) / TRACES_FILE}"
+        f"results in {results}, traces in {traces}"
     )
     return EXIT_OK
 
 
 def _run_ops(args: argparse.Namespace) -> int:
     """An ops split: every stream through operations mode (the method is CloudBrain's own), one ledger a stream."""
+    from benchmark.generator import DEFAULT_SEED
     from ops.bench import RESULTS_FILE, generate_ops_split, run_ops_split
 
     if args.method not in (ALL, "cloudbrain_full"):
@@ -278,12 +330,15 @@ def _run_ops(args: argparse.Namespace) -> int:
         results = run_ops_split(samples, model, Path(args.out) / model, args.limit)
         runs.append(results)
         overall = results["overall"]
-        print(
+        (_silent if args.json else print)(
             f"{model}: {overall['requests']} requests in {overall['streams']} streams, served "
             f"{overall['served_share']:.3f}, conflicting approved pairs {overall['conflicting_intent_pairs']}, "
             f"pre-emptions {overall['pre_emptions']}, median latency {overall['median_latency_sec']} s"
         )
     (Path(args.out) / RESULTS_FILE).write_text(json.dumps({"runs": runs}, indent=1) + "\n", encoding="utf-8")
+    if args.json:
+        emit({"samples": str(samples), "results": str(Path(args.out) / RESULTS_FILE),
+              "overall": {run["model"]: run["overall"] for run in runs}}, True)  # fmt: skip
     return EXIT_OK
 
 
@@ -291,10 +346,14 @@ def _register_report(commands: argparse._SubParsersAction) -> None:
     p = commands.add_parser("report", help="write report.md (tables, statistics, figures) for a run folder")
     p.add_argument("out", help="a `bench run` results folder")
     p.add_argument("--compare", default=None, help="another results folder to compare with")
+    add_json_flag(p)
     p.set_defaults(run=report)
 
 
 def report(args: argparse.Namespace) -> int:
+    from evaluation.records import CANONICAL
+    from evaluation.runner import CONFIG_FILE
+    from evaluation.store import load_records
     from ops.bench import RESULTS_FILE, ops_report
 
     ops_results = Path(args.out) / RESULTS_FILE
@@ -302,7 +361,7 @@ def report(args: argparse.Namespace) -> int:
         runs = json.loads(ops_results.read_text(encoding="utf-8"))["runs"]
         path = Path(args.out) / "report.md"
         path.write_text("# CloudBrain-Bench: operations mode\n\n" + "\n".join(map(ops_report, runs)), encoding="utf-8")
-        print(f"{len(runs)} ops run(s) reported in {path}")
+        emit({"runs": len(runs), "report": str(path)}, args.json, f"{len(runs)} ops run(s) reported in {path}")
         return EXIT_OK
     try:
         records = load_records(Path(args.out))
@@ -315,10 +374,12 @@ def report(args: argparse.Namespace) -> int:
     from evaluation.report import paraphrase_rows, percent, write_report  # matplotlib loads only for a report
 
     path = write_report(records, Path(args.out), compare=compare, meta=meta, canonical=canonical)
-    for row in paraphrase_rows(records, canonical):
-        print(
-            f"{row['method']} / {row['model']}: TSR {percent(row['tsr'])}%, paraphrase consistency "
-            f"{percent(row['consistency'])}% over {row['pairs']} free-form / canonical pair(s)"
-        )
-    print(f"{len(records)} run(s) reported in {path}")
+    rows = paraphrase_rows(records, canonical)
+    lines = [
+        f"{row['method']} / {row['model']}: TSR {percent(row['tsr'])}%, paraphrase consistency "
+        f"{percent(row['consistency'])}% over {row['pairs']} free-form / canonical pair(s)"
+        for row in rows
+    ]
+    summary = {"runs": len(records), "report": str(path), "figures": str(path.parent / "figures"), "paraphrase": rows}
+    emit(summary, args.json, "\n".join([*lines, f"{len(records)} run(s) reported in {path}"]))
     return EXIT_OK

@@ -6,12 +6,12 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel
+from models.options import IR_FORMATS, STRUCTURED_OUTPUT_CHOICES
 
-from models.base import IR_FORMATS, STRUCTURED_OUTPUT_CHOICES
-from tools.world import World, WorldFileError, load_world
+if TYPE_CHECKING:
+    from tools.world import World
 
 EXIT_OK = 0
 EXIT_USAGE = 2  # bad input: malformed world, unreadable file, unknown id
@@ -48,6 +48,8 @@ def add_world_arg(parser: argparse.ArgumentParser) -> None:
 
 
 def open_world(path: str) -> World:
+    from tools.world import WorldFileError, load_world
+
     try:
         return load_world(path)
     except WorldFileError as exc:
@@ -69,7 +71,7 @@ def read_json_file(path: str, what: str) -> Any:
 
 def emit(payload: Any, as_json: bool, text: str | None = None) -> None:
     """JSON for machines, the given text (or indented JSON) for people."""
-    if isinstance(payload, BaseModel):
+    if hasattr(payload, "model_dump"):  # a pydantic model (pydantic itself is not imported for the parser)
         payload = payload.model_dump(mode="json")
     if as_json or text is None:
         json.dump(payload, sys.stdout, indent=None if as_json else 2, ensure_ascii=False, default=str)

@@ -1,4 +1,5 @@
-"""`cloudbrain` console script: one sub-command module per family, each exposing register(subparsers)."""
+"""`cloudbrain`: the verification-guided UAV traffic agent, its tools and its benchmark. One module per command family
+(cli/*.py), each listing its commands in COMMANDS and adding their options in register(subparsers)."""
 
 from __future__ import annotations
 
@@ -9,13 +10,14 @@ import sys
 
 from cli.common import EXIT_USAGE, CommandError
 
+ALL = "*"
 COMMAND_MODULES = (
     "cli.tools",
     "cli.agent",
     "cli.memory",
     "cli.bench",
     "cli.schemas",
-    "cli.mcp_server",
+    "cli.mcp_command",
     "cli.selftest",
     "cli.ui",
     "cli.standards",
@@ -23,16 +25,33 @@ COMMAND_MODULES = (
 )
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="cloudbrain", description=__doc__.split(":")[0])
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser; a command's options (and the modules they name) load only for `command`, the one chosen.
+
+    Every command module lists its commands and their help in COMMANDS, importing nothing heavy at its top, so
+    `cloudbrain --help` and a mistyped command cost the interpreter's start and no more. `command=ALL` registers
+    every command's options (for tests and tools that read the whole parser).
+    """
+    parser = argparse.ArgumentParser(prog="cloudbrain", description=__doc__.split(". ")[0].replace("`", "") + ".")
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in COMMAND_MODULES:
-        importlib.import_module(name).register(subparsers)
+        module = importlib.import_module(name)
+        if command == ALL or command in module.COMMANDS:
+            module.register(subparsers)
+        else:
+            for listed, text in module.COMMANDS.items():
+                subparsers.add_parser(listed, help=text, add_help=False)
     return parser
 
 
+def chosen_command(argv: list[str]) -> str | None:
+    """The command word of a command line (its first word that is not an option), if any."""
+    return next((word for word in argv if not word.startswith("-")), None)
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    args = build_parser(chosen_command(argv)).parse_args(argv)
     try:
         return args.run(args)
     except CommandError as exc:

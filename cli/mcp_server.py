@@ -1,4 +1,4 @@
-"""`cloudbrain mcp`: the agent's tools over the Model Context Protocol (stdio), for any MCP client.
+"""The MCP server of `cloudbrain mcp` (cli/mcp_command.py): the agent's tools over the Model Context Protocol (stdio), for any MCP client.
 
 It serves the eight tools of the catalog plus `validate_ir` (the layered validator) and `verify_trajectory` (a
 route against R1-R6 with the default limits), all on the world given at start. Input schemas are the tools'
@@ -8,7 +8,6 @@ with `is_error` set when the tool did not succeed.
 
 from __future__ import annotations
 
-import argparse
 import json
 from functools import partial
 from typing import Any
@@ -19,7 +18,6 @@ from mcp.server import Server
 from mcp.server.stdio import stdio_server
 from pydantic import BaseModel, ConfigDict, Field
 
-from cli.common import EXIT_OK, add_world_arg, open_world
 from ir.validation import validate_ir
 from tools.catalog import default_registry
 from tools.contract import ToolFailure, ToolOutput
@@ -28,6 +26,16 @@ from tools.verifier import WaypointArgs
 from tools.world import World
 
 SERVER_NAME = "cloudbrain"
+
+
+def package_version() -> str:
+    """The installed cloudbrain package's version, which the server reports to its clients."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(SERVER_NAME)
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        return "0+unknown"
 
 
 class ValidateIRArgs(BaseModel):
@@ -113,21 +121,10 @@ def build_server(world: World, registry: ToolRegistry | None = None) -> Server[A
             is_error=not result.ok,
         )
 
-    return Server(SERVER_NAME, on_list_tools=list_tools, on_call_tool=call_tool)
+    return Server(SERVER_NAME, version=package_version(), on_list_tools=list_tools, on_call_tool=call_tool)
 
 
 async def serve_stdio(world: World) -> None:
     server = build_server(world)
     async with stdio_server() as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
-
-
-def register(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser("mcp", help="serve the tools over MCP (stdio) on one world")
-    add_world_arg(p)
-    p.set_defaults(run=run_mcp)
-
-
-def run_mcp(args: argparse.Namespace) -> int:
-    anyio.run(serve_stdio, open_world(args.world))
-    return EXIT_OK

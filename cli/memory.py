@@ -17,17 +17,21 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pydantic import ValidationError
-
 from cli.common import EXIT_OK, CommandError, add_json_flag, emit
-from memory.cases import RepairCase, format_case_for_prompt
 
 if TYPE_CHECKING:
+    from memory.cases import RepairCase
     from memory.store import SafetyMemory
 
 
+# The commands this module registers, with their one-line help (cli/main.py lists them without importing more)
+COMMANDS = {
+    "memory": "search, inspect and seed the safety memory (repair cases)",
+}
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
-    memory = subparsers.add_parser("memory", help="search, inspect and seed the safety memory (repair cases)")
+    memory = subparsers.add_parser("memory", help=COMMANDS["memory"])
     commands = memory.add_subparsers(dest="memory_command", required=True, metavar="SUBCOMMAND")
 
     p = commands.add_parser("search", help="repair cases most similar to a text")
@@ -72,6 +76,8 @@ def _open_memory(args: argparse.Namespace) -> SafetyMemory:
 
 
 def run_search(args: argparse.Namespace) -> int:
+    from memory.cases import format_case_for_prompt
+
     if args.k < 1:
         raise CommandError("--k must be at least 1")
     with _open_memory(args) as memory:
@@ -96,6 +102,10 @@ def run_stats(args: argparse.Namespace) -> int:
 
 
 def read_cases_jsonl(path: str) -> Iterator[RepairCase]:
+    from pydantic import ValidationError
+
+    from memory.cases import RepairCase
+
     try:
         lines = Path(path).read_text(encoding="utf-8").splitlines()
     except OSError as exc:

@@ -13,22 +13,34 @@ import json
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from pydantic import ValidationError
-
-from cli.agent import add_agent_options, add_db_arg, context_from_args
 from cli.common import EXIT_OK, CommandError, add_json_flag, add_world_arg, emit, open_world
-from models.base import LLMBackendDied
-from ops.ledger import Ledger, LedgerError, OperationalIntent
-from ops.stream import OpsDecision, OpsRequest, OpsRunner
+
+if TYPE_CHECKING:
+    from ops.ledger import OperationalIntent
+    from ops.stream import OpsDecision, OpsRequest
+
+
+# The commands this module registers, with their one-line help (cli/main.py lists them without importing more)
+COMMANDS = {
+    "ops": "operations mode: a stream of requests, each plan respecting those approved",
+}
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser("ops", help="operations mode: a stream of requests, each plan respecting those approved")
+    from cli.agent import add_agent_options, add_db_arg
+
+    p = subparsers.add_parser("ops", help=COMMANDS["ops"])
     add_world_arg(p)
     p.add_argument("--requests", default=None, help="JSONL file of requests (default: read them from standard input)")
     add_db_arg(p)
+    p.add_argument(
+        "--fresh-ledger",
+        action="store_true",
+        help="start from an empty airspace: delete every intent of the ledger in --db first (its checkpoints stay); "
+        "without it, the intents of earlier runs on that ledger are respected",
+    )
     p.add_argument(
         "--operator",
         choices=["ask", "approve", "deny"],
@@ -43,6 +55,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def read_requests(path: str) -> list[OpsRequest]:
     """Every line checked before any is run: a bad line is one error naming it, not half a stream."""
+    from pydantic import ValidationError
+
+    from ops.stream import OpsRequest
+
     try:
         lines = Path(path).read_text(encoding="utf-8").splitlines()
     except OSError as exc:
@@ -76,6 +92,10 @@ def clock_origin(world_origin: datetime | None) -> datetime:
 
 def _interactive(stream: TextIO, origin: datetime):
     """Requests arriving now, on the shared clock: a JSON line (its own at_sec, if any, is not taken) or text."""
+    from pydantic import ValidationError
+
+    from ops.stream import OpsRequest
+
     for line in stream:
         text = line.strip()
         if not text:
@@ -124,12 +144,27 @@ def _line(decision: OpsDecision) -> str:
 
 
 def run_ops(args: argparse.Namespace) -> int:
+    from cli.agent import EXIT_NOT_EXECUTED, context_from_args
+    from graph.checkpoint import display_name
+    from models.base import LLMBackendUnavailable
+    from ops.ledger import Ledger, LedgerError
+    from ops.stream import OpsRunner
+
     world = open_world(args.world)
     requests = read_requests(args.requests) if args.requests else None
     try:
         ledger = Ledger(args.db)
+        cleared = ledger.clear() if args.fresh_ledger else 0
+        held = len(ledger.active())
     except LedgerError as exc:
         raise CommandError(str(exc)) from None
+    # one line on every run: where the airspace is kept and what it already holds (a second run of one request
+    # file meets the intents of the first)
+    print(
+        f"ledger: {display_name(args.db)}, {held} intent(s) holding airspace"
+        + (f" ({cleared} deleted by --fresh-ledger)" if args.fresh_ledger else " (--fresh-ledger starts it empty)"),
+        file=sys.stderr,
+    )
     runner = OpsRunner(
         world=world,
         ledger=ledger,
@@ -150,11 +185,14 @@ def run_ops(args: argparse.Namespace) -> int:
             decisions += made
             if not args.json:
                 print("\n".join(_line(d) for d in made), flush=True)
-    except (LLMBackendDied, LedgerError, KeyboardInterrupt) as exc:
+    except (LLMBackendUnavailable, LedgerError, KeyboardInterrupt) as exc:
         # what was decided stays decided (in the ledger, and printed): then one line for what stopped the stream
         if args.json:
             emit({"decisions": [d.model_dump() for d in decisions]}, True)
         raise CommandError(f"stopped after {len(decisions)} decisions: {exc or 'interrupted'}") from None
     if args.json:
         emit({"decisions": [d.model_dump() for d in decisions]}, True)
-    return EXIT_OK
+    # as `run`: 0 when every request is served, 4 when one ended in safe_refusal / human_confirm (a pre-empted
+    # mission counts by its re-plan's decision)
+    refused = any(d.status in ("safe_refusal", "human_confirm") for d in decisions)
+    return EXIT_NOT_EXECUTED if refused else EXIT_OK

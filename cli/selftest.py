@@ -6,17 +6,23 @@ from __future__ import annotations
 import argparse
 
 from cli.common import EXIT_OK, CommandError, add_json_flag, emit
-from models.local_model import LocalModelError
-from models.model_host import self_test
+
+# The commands this module registers, with their one-line help (cli/main.py lists them without importing more)
+COMMANDS = {
+    "selftest": "check that the embedded model runs on this machine, and how fast",
+}
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser("selftest", help="check that the embedded model runs on this machine, and how fast")
+    p = subparsers.add_parser("selftest", help=COMMANDS["selftest"])
     add_json_flag(p)
     p.set_defaults(run=run_selftest)
 
 
 def run_selftest(args: argparse.Namespace) -> int:
+    from models.local_model import LocalModelError
+    from models.model_host import self_test
+
     try:
         report = self_test()
     except LocalModelError as exc:

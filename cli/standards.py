@@ -13,21 +13,27 @@ import sqlite3
 import tempfile
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from cli.common import EXIT_OK, CommandError, add_json_flag, add_world_arg, emit, open_world, read_json_file
-from cli.tools import load_certificate
-from graph.checkpoint import DEFAULT_DB, CheckpointerError, is_postgres_url, open_checkpointer
-from graph.runner import thread_config
-from standards.flight_plans import PLAN_FORMATS, SIDECAR_FORMATS, SIDECAR_SUFFIX, plan_export, sidecar, write_plan
-from standards.frame import StandardsError, geo_frame, parse_instant, rfc3339
-from standards.zone_files import FORMATS, detect_format
-from standards.zones import export_zones, import_zones, nothing_imported
-from tools.certificate import world_digest
-from tools.world import World
+from graph.checkpoint import DEFAULT_DB, CheckpointerError, is_postgres_url, open_checkpointer, thread_config
+
+if TYPE_CHECKING:
+    from tools.world import World
+
+
+# The commands this module registers, with their one-line help (cli/main.py lists them without importing more)
+COMMANDS = {
+    "zones": "import or export UAS geographical zones (ED-269, ED-318, GeoJSON)",
+    "export": "write an execute as an F3548 intent, QGC plan, MAVLink mission, GIS",
+}
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    zones = subparsers.add_parser("zones", help="import or export UAS geographical zones (ED-269, ED-318, GeoJSON)")
+    from standards.flight_plans import PLAN_FORMATS
+    from standards.zone_files import FORMATS
+
+    zones = subparsers.add_parser("zones", help=COMMANDS["zones"])
     actions = zones.add_subparsers(dest="zones_command", required=True, metavar="ACTION")
 
     p = actions.add_parser("import", help="add a zone file's zones to a world, written as a new world file")
@@ -58,7 +64,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_json_flag(p)
     p.set_defaults(run=run_zones_export)
 
-    p = subparsers.add_parser("export", help="write an execute as an F3548 intent, QGC plan, MAVLink mission, GIS")
+    p = subparsers.add_parser("export", help=COMMANDS["export"])
     source = p.add_mutually_exclusive_group(required=True)
     source.add_argument(
         "--run", dest="run_file", metavar="RUN_JSON", help="a `cloudbrain run --json` output (or its certificate)"
@@ -80,6 +86,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _world_with_frame(path: str, start: str | None, option: str = "--start"):
+    from standards.frame import StandardsError, geo_frame, parse_instant
+
     world = open_world(path)
     try:
         instant = parse_instant(start, option) if start else None
@@ -105,6 +113,10 @@ def write_whole(path: str, text: str) -> None:
 
 
 def run_zones_import(args: argparse.Namespace) -> int:
+    from standards.frame import StandardsError
+    from standards.zone_files import detect_format
+    from standards.zones import import_zones, nothing_imported
+
     world, frame = _world_with_frame(args.world, args.mission_start, "--mission-start")
     document = read_json_file(args.file, "zone file")
     try:
@@ -143,6 +155,9 @@ def _world_json(world: World) -> str:
 
 
 def run_zones_export(args: argparse.Namespace) -> int:
+    from standards.frame import StandardsError
+    from standards.zones import export_zones
+
     world, frame = _world_with_frame(args.world, None)
     try:
         document = export_zones(world, frame, args.format)
@@ -161,6 +176,7 @@ def run_zones_export(args: argparse.Namespace) -> int:
 def _run_started(args: argparse.Namespace) -> tuple[datetime, str] | None:
     """When the run began, as its checkpoint recorded it (the latest input to its thread): a `--thread`'s, or the
     thread and database a `run --json` output names. None where there is no such record."""
+
     if args.thread:
         db, thread = args.db, args.thread
     else:
@@ -184,6 +200,8 @@ def _run_started(args: argparse.Namespace) -> tuple[datetime, str] | None:
 def _mission_clock(world: World, args: argparse.Namespace) -> tuple[datetime, str, list[str]]:
     """t = 0 of every export of a run, where it comes from, and what that moves: --start, else the world's clock
     origin (its zone schedules and stated clock times are read on it), else the run's recorded start."""
+    from standards.frame import StandardsError, parse_instant, rfc3339
+
     origin = world.geo_reference.clock_origin_utc if world.geo_reference else None
     if args.start:
         try:
@@ -208,6 +226,11 @@ def _mission_clock(world: World, args: argparse.Namespace) -> tuple[datetime, st
 
 
 def run_export(args: argparse.Namespace) -> int:
+    from cli.tools import load_certificate
+    from standards.flight_plans import SIDECAR_FORMATS, SIDECAR_SUFFIX, plan_export, sidecar, write_plan
+    from standards.frame import StandardsError, geo_frame
+    from tools.certificate import world_digest
+
     world, _ = _world_with_frame(args.world, None)  # a world without a geo_reference is refused here
     certificate, _ = load_certificate(args.run_file, args.db, args.thread)
     if world_digest(world) != certificate.digests.world_sha256:  # before the clock: the wrong world says so first

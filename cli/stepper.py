@@ -15,8 +15,8 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import Command
 
 from graph.builder import build_graph, enabled_nodes
-from graph.history import last_node, node_reads, set_path
-from graph.runner import thread_config
+from graph.checkpoint import DEFAULT_DB, thread_config
+from graph.history import NoStateValue, get_path, last_node, node_reads, set_path
 from nodes.context import Context
 from tools.world import World
 
@@ -31,13 +31,6 @@ def preview(value: Any) -> str:
     return text if len(text) <= PREVIEW_CHARS else text[:PREVIEW_CHARS] + f"... ({len(text)} chars)"
 
 
-def lookup(values: dict[str, Any], path: str) -> Any:
-    node: Any = values
-    for key in path.split("."):
-        node = node[int(key)] if isinstance(node, list) else node[key]
-    return node
-
-
 @dataclass
 class Stepper:
     world: World
@@ -48,6 +41,7 @@ class Stepper:
     task_id: str | None
     gold_ir: dict[str, Any] | None
     run_config: dict[str, Any]
+    db: str = DEFAULT_DB  # as shown in the commands it prints (graph.checkpoint.display_name)
 
     def __post_init__(self) -> None:
         nodes = enabled_nodes(self.context.without)
@@ -127,11 +121,11 @@ class Stepper:
                 running = True
             elif command == "show":
                 try:
-                    out.write(
-                        f"{argument} = {json.dumps(lookup(snapshot.values, argument), indent=2, ensure_ascii=False, default=str)}\n"
-                    )
-                except (KeyError, IndexError, ValueError, TypeError):
-                    out.write(f"no state value at {argument!r}\n")
+                    value = get_path(snapshot.values, argument)
+                except NoStateValue as exc:
+                    out.write(f"{exc}\n")
+                else:
+                    out.write(f"{argument} = {json.dumps(value, indent=2, ensure_ascii=False, default=str)}\n")
             elif command == "edit":
                 path, sep, raw = argument.partition("=")
                 if not sep:
@@ -146,7 +140,11 @@ class Stepper:
                 self.graph.update_state(self.config, {top: value}, as_node=last_node(self.graph, self.config))
                 out.write(f"set {path.strip()}\n")
             elif command in ("quit", "q"):
-                out.write(f"left thread {self.thread_id} at {node}; resume with `cloudbrain replay`\n")
+                checkpoint = snapshot.config["configurable"]["checkpoint_id"]
+                out.write(
+                    f"left thread {self.thread_id} at {node}; resume with: cloudbrain replay --db {self.db} "
+                    f"--thread {self.thread_id} --checkpoint {checkpoint}\n"
+                )
                 return None
             else:
                 out.write(HELP + "\n")

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
-
-from pydantic import ValidationError
+from typing import TYPE_CHECKING, Any
 
 from cli.common import (
     EXIT_FAILED_CHECK,
@@ -18,18 +16,25 @@ from cli.common import (
     open_world,
     read_json_file,
 )
-from graph.checkpoint import DEFAULT_DB, CheckpointerError, display_name, open_checkpointer
-from graph.history import certificate_and_ir
-from graph.runner import thread_config
-from ir.validation import validate_ir
-from tools.catalog import default_registry
-from tools.certificate import SafetyCertificate, check_certificate
-from tools.contract import ToolResult
-from tools.rules import DEFAULT_MIN_SEPARATION_M
-from tools.trajectory import Trajectory
+from graph.checkpoint import DEFAULT_DB, CheckpointerError, display_name, open_checkpointer, thread_config
+
+if TYPE_CHECKING:
+    from tools.certificate import SafetyCertificate
+    from tools.contract import ToolResult
+    from tools.trajectory import Trajectory
 
 # Tool errors that mean "your input names something that does not exist", not "the answer is no".
 USAGE_ERROR_TYPES = {"bad_arguments", "unknown_entity", "unknown_uav", "unknown_zone", "unknown_tool", "invalid_spec"}
+
+
+# The commands this module registers, with their one-line help (cli/main.py lists them without importing more)
+COMMANDS = {
+    "validate": "run the layered validator on an IR file",
+    "plan": "plan a 3D A* route between two entities",
+    "verify": "check a trajectory against rules R1-R6 (STL/LTL)",
+    "simulate": "stress-simulate a trajectory (wind, traffic, pop-up NFZ)",
+    "certify": "re-check an execute's safety certificate offline",
+}
 
 
 def _csv(value: str | None) -> list[str]:
@@ -37,13 +42,15 @@ def _csv(value: str | None) -> list[str]:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser("validate", help="run the layered validator on an IR file")
+    from tools.rules import DEFAULT_MIN_SEPARATION_M
+
+    p = subparsers.add_parser("validate", help=COMMANDS["validate"])
     add_world_arg(p)
     p.add_argument("--ir", required=True, help="IR JSON (bare LowAltitudeIR or the LLM answer envelope)")
     add_json_flag(p)
     p.set_defaults(run=run_validate)
 
-    p = subparsers.add_parser("plan", help="plan a 3D A* route between two entities")
+    p = subparsers.add_parser("plan", help=COMMANDS["plan"])
     add_world_arg(p)
     p.add_argument("--from", dest="start", required=True, help="entity or UAV id")
     p.add_argument("--to", dest="goal", required=True, help="entity id")
@@ -57,7 +64,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_json_flag(p)
     p.set_defaults(run=run_plan)
 
-    p = subparsers.add_parser("verify", help="check a trajectory against rules R1-R6 (STL/LTL)")
+    p = subparsers.add_parser("verify", help=COMMANDS["verify"])
     add_world_arg(p)
     p.add_argument("--trajectory", required=True, help="JSON object with waypoints [[x,y,z,t],...]")
     p.add_argument("--rules", default="R1,R2,R3,R4,R5,R6")
@@ -71,7 +78,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_json_flag(p)
     p.set_defaults(run=run_verify)
 
-    p = subparsers.add_parser("simulate", help="stress-simulate a trajectory (wind, traffic, pop-up NFZ)")
+    p = subparsers.add_parser("simulate", help=COMMANDS["simulate"])
     add_world_arg(p)
     p.add_argument("--trajectory", required=True)
     p.add_argument("--seed", type=int, default=0)
@@ -81,7 +88,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_json_flag(p)
     p.set_defaults(run=run_simulate)
 
-    p = subparsers.add_parser("certify", help="re-check an execute's safety certificate offline")
+    p = subparsers.add_parser("certify", help=COMMANDS["certify"])
     source = p.add_mutually_exclusive_group(required=True)
     source.add_argument("--check", metavar="CERT", help="certificate JSON, or a `run --json` output that holds one")
     source.add_argument("--thread", help="the certificate of this checkpointed run (with --db), and its final IR")
@@ -93,6 +100,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_validate(args: argparse.Namespace) -> int:
+    from ir.validation import validate_ir
+    from tools.catalog import default_registry
+
     world = open_world(args.world)
     try:
         raw = Path(args.ir).read_text(encoding="utf-8")
@@ -121,6 +131,8 @@ def _tool_exit(result: ToolResult) -> int:
 
 def _call(tool: str, world: Any, tool_args: dict[str, Any]) -> tuple[ToolResult, int, dict[str, Any]]:
     """Run a tool for a command: its result, the command's exit code, and the result body."""
+    from tools.catalog import default_registry
+
     result = default_registry().call(tool, world, tool_args)
     return result, _tool_exit(result), result.result or {}
 
@@ -166,6 +178,10 @@ def run_plan(args: argparse.Namespace) -> int:
 
 
 def _load_trajectory(path: str) -> tuple[Trajectory, dict[str, Any]]:
+    from pydantic import ValidationError
+
+    from tools.trajectory import Trajectory
+
     data = read_json_file(path, "trajectory")
     if not isinstance(data, dict):
         raise CommandError(f"trajectory {path} must be a JSON object with a `waypoints` list")
@@ -178,6 +194,8 @@ def _load_trajectory(path: str) -> tuple[Trajectory, dict[str, Any]]:
 
 
 def run_verify(args: argparse.Namespace) -> int:
+    from tools.catalog import default_registry
+
     world = open_world(args.world)
     trajectory, data = _load_trajectory(args.trajectory)
     tool_args = {
@@ -237,6 +255,8 @@ def run_simulate(args: argparse.Namespace) -> int:
 
 def _stored_certificate(db: str, thread_id: str) -> tuple[Any, dict[str, Any] | None]:
     """(the certificate, the final IR) of a checkpointed run."""
+    from graph.history import certificate_and_ir
+
     try:
         stored = open_checkpointer(db).get_tuple(thread_config(thread_id))
     except CheckpointerError as exc:
@@ -251,6 +271,10 @@ def load_certificate(
 ) -> tuple[SafetyCertificate, dict[str, Any] | None]:
     """The certificate (and the run's final IR, for a checkpointed run) from a certificate JSON, a `run --json`
     output or a thread of the checkpoint database."""
+    from pydantic import ValidationError
+
+    from tools.certificate import SafetyCertificate
+
     if thread_id:
         source = f"thread {thread_id}"
         document, ir = _stored_certificate(db, thread_id)
@@ -269,6 +293,8 @@ def load_certificate(
 
 
 def run_certify(args: argparse.Namespace) -> int:
+    from tools.certificate import check_certificate
+
     world = open_world(args.world)
     certificate, ir = load_certificate(args.check, args.db, args.thread)
     ir = read_json_file(args.ir, "IR") if args.ir else ir

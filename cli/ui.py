@@ -7,17 +7,24 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from cli.agent import add_db_arg, add_memory_args, open_saver, run_context
-from cli.common import EXIT_OK, CommandError, add_world_arg, open_world, read_json_file
-from drawing import Route, map_png, map_svg, marker_from_counterexample
+from cli.common import EXIT_OK, CommandError, add_json_flag, add_world_arg, emit, open_world, read_json_file
 from graph.checkpoint import display_name
 from nodes.context import DEFAULT_MODEL
 
 LOOPBACK = "127.0.0.1"
 
 
+# The commands this module registers, with their one-line help (cli/main.py lists them without importing more)
+COMMANDS = {
+    "ui": "the offline web inspector of runs, checkpoints and bench results",
+    "render": "draw one run's map (the world, the decision's route, its counterexample)",
+}
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser("ui", help="the offline web inspector of runs, checkpoints and bench results")
+    from cli.agent import add_db_arg, add_memory_args
+
+    p = subparsers.add_parser("ui", help=COMMANDS["ui"])
     add_db_arg(p)
     p.add_argument("--results", default=None, help="a `bench run` results folder to browse")
     p.add_argument("--world", default=None, help="world file a new stepped run flies over")
@@ -33,16 +40,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_memory_args(p)
     p.set_defaults(run=run_ui)
 
-    p = subparsers.add_parser("render", help="draw one run's map (the world, the decision's route, its counterexample)")
+    p = subparsers.add_parser("render", help=COMMANDS["render"])
     p.add_argument("--run", dest="run_file", required=True, help="a `cloudbrain run --json` output")
     add_world_arg(p)
     p.add_argument("--out", required=True, help="F.svg or F.png")
+    add_json_flag(p)
     p.set_defaults(run=run_render)
 
 
 def run_ui(args: argparse.Namespace) -> int:
     import uvicorn
 
+    from cli.agent import open_saver, run_context
     from inspector.app import LOCAL_HOSTS, create_app
 
     results = Path(args.results) if args.results else None
@@ -70,6 +79,8 @@ def run_ui(args: argparse.Namespace) -> int:
 
 
 def run_render(args: argparse.Namespace) -> int:
+    from drawing import Route, map_png, map_svg, marker_from_counterexample
+
     world = open_world(args.world)
     run: dict[str, Any] = read_json_file(args.run_file, "run")
     if not isinstance(run, dict) or "decision" not in run:
@@ -90,5 +101,5 @@ def run_render(args: argparse.Namespace) -> int:
         out.write_text(map_svg(world, routes, markers, title=title), encoding="utf-8")
     else:
         raise CommandError(f"--out must end in .svg or .png, not {out.suffix or 'nothing'}")
-    print(f"wrote {out}")
+    emit({"written": str(out)}, args.json, f"wrote {out}")
     return EXIT_OK

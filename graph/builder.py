@@ -18,7 +18,7 @@ from langgraph.types import Command, RetryPolicy
 
 from graph import routers
 from ir.failure import failure_record
-from models.base import LLMTransportError
+from models.base import LLMBackendUnavailable, LLMTransportError
 from nodes.context import ABLATABLE, Context
 from nodes.direct_tools import direct_tools
 from nodes.execute_tools import execute_tools
@@ -130,6 +130,9 @@ def resolver(nodes: list[str]) -> Callable[[str], str]:
 
 def _on_node_error(resolve: Callable[[str], str]) -> Callable[[State, NodeError], Command]:
     def handle(state: State, error: NodeError) -> Command:
+        if isinstance(error.error, LLMBackendUnavailable):
+            # no decision can come of a backend that cannot answer: the run stops here, recording no refusal
+            raise error.error
         transport = isinstance(error.error, LLMTransportError)
         error_type = error.error.error_type if transport else f"node_error:{type(error.error).__name__}"
         failure = failure_record(error.node, error_type, recoverable=False, message=str(error.error)[:500])

@@ -13,10 +13,10 @@ import sqlite3
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.checkpoint.sqlite import SqliteSaver
+if TYPE_CHECKING:  # langgraph loads when a store opens, not when a parser names the default
+    from langgraph.checkpoint.base import BaseCheckpointSaver
 
 DEFAULT_DB = ".cloudbrain/runs.sqlite"
 POSTGRES_SCHEMES = ("postgres://", "postgresql://")
@@ -33,6 +33,14 @@ def is_postgres_url(target: str | Path) -> bool:
     return str(target).startswith(POSTGRES_SCHEMES)
 
 
+def thread_config(thread_id: str, checkpoint_id: str | None = None) -> dict[str, Any]:
+    """The config that addresses a thread (at one of its checkpoints, or its latest) in a store and a graph."""
+    configurable = {"thread_id": thread_id, "checkpoint_ns": ""}
+    if checkpoint_id:
+        configurable["checkpoint_id"] = checkpoint_id
+    return {"configurable": configurable, "recursion_limit": 200}
+
+
 def display_name(target: str | Path) -> str:
     """The target as shown in outputs: a URL's password masked."""
     return re.sub(r"(://[^:/@]*:)[^@]*@", r"\1***@", str(target))
@@ -44,6 +52,8 @@ def open_checkpointer(target: str | Path = DEFAULT_DB) -> BaseCheckpointSaver:
 
 
 def sqlite_checkpointer(path: str | Path = DEFAULT_DB) -> BaseCheckpointSaver:
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
     resolved = Path(path).resolve()
     with _LOCK:
         saver = _SAVERS.get((os.getpid(), str(resolved)))

@@ -5,16 +5,19 @@ from __future__ import annotations
 import copy
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import jsonpatch
-from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.graph.state import CompiledStateGraph
 from pydantic import BaseModel, Field
 
-from graph.builder import NODE_FUNCTIONS, build_graph
-from graph.runner import RunOutput, summarise, thread_config
-from nodes.context import Context
+from graph.checkpoint import thread_config
+
+if TYPE_CHECKING:
+    from langgraph.checkpoint.base import BaseCheckpointSaver
+    from langgraph.graph.state import CompiledStateGraph
+
+    from graph.runner import RunOutput
+    from nodes.context import Context
 
 
 class TraceRound(BaseModel):
@@ -30,7 +33,8 @@ class TraceRound(BaseModel):
 class TraceReport(BaseModel):
     thread_id: str
     checkpoint_id: str | None
-    rounds: list[TraceRound]
+    repair_rounds: int = Field(description="repair rounds used (nodes.attempts.repair_rounds), as `run` reports")
+    rounds: list[TraceRound] = Field(description="every round that wrote an IR, round 0 (the first IR) included")
     final: dict[str, Any]
 
 
@@ -52,6 +56,65 @@ def _snapshot(graph: CompiledStateGraph, thread_id: str, checkpoint_id: str | No
         where = f"checkpoint {checkpoint_id} of " if checkpoint_id else ""
         raise UnknownRunError(f"no {where}thread {thread_id!r} in this database")
     return snapshot
+
+
+class StoredState(NamedTuple):
+    """A checkpoint as trace and the checkpoint list read it, straight from the store: no graph is built (building
+    one imports every node and LangGraph's graph layer, seconds for a command that only reads). The fields mean
+    what LangGraph's StateSnapshot's do, for this project's graphs (one node a step; test_graph_history checks the
+    two agree on every checkpoint of executed, refused, interrupted, forked and replayed threads)."""
+
+    values: dict[str, Any]
+    next: tuple[str, ...]
+    interrupts: tuple[Any, ...]
+    config: dict[str, Any]
+    metadata: dict[str, Any]
+    parent_config: dict[str, Any] | None
+
+
+# The State's reducer channels (nodes/state.py): LangGraph shows them as [] before their first write; the store
+# holds nothing for them until then (test_graph_history checks this list against the State's annotations).
+AGGREGATE_CHANNELS = ("attempts", "tool_results")
+START_CHANNEL = "__start__"
+TRIGGER_PREFIX = "branch:to:"  # LangGraph's channel that schedules a node for the next step
+INTERRUPT_CHANNEL = "__interrupt__"
+
+
+def _stored_state(saved: Any) -> StoredState:
+    channels = saved.checkpoint.get("channel_values") or {}
+    values = {name: [] for name in AGGREGATE_CHANNELS} | {
+        k: v for k, v in channels.items() if not k.startswith(("__", TRIGGER_PREFIX))
+    }
+    interrupts = tuple(
+        interrupt
+        for _task, channel, value in saved.pending_writes or []
+        if channel == INTERRUPT_CHANNEL
+        for interrupt in (value if isinstance(value, list | tuple) else [value])
+    )
+    if START_CHANNEL in channels:
+        scheduled: tuple[str, ...] = (START_CHANNEL,)
+    else:
+        scheduled = tuple(k.removeprefix(TRIGGER_PREFIX) for k in channels if k.startswith(TRIGGER_PREFIX))
+    return StoredState(values, scheduled, interrupts, saved.config, saved.metadata or {}, saved.parent_config)
+
+
+def stored_state(saver: BaseCheckpointSaver, thread_id: str, checkpoint_id: str | None = None) -> StoredState:
+    """A thread's latest checkpoint (or `checkpoint_id`), read from the store; UnknownRunError if none."""
+    saved = saver.get_tuple(thread_config(thread_id, checkpoint_id))
+    if saved is None:
+        where = f"checkpoint {checkpoint_id} of " if checkpoint_id else ""
+        raise UnknownRunError(f"no {where}thread {thread_id!r} in this database")
+    return _stored_state(saved)
+
+
+def stored_history(saver: BaseCheckpointSaver, thread_id: str) -> list[StoredState]:
+    """Every checkpoint of a thread, newest first (as the store lists them)."""
+    return [_stored_state(saved) for saved in saver.list(thread_config(thread_id))]
+
+
+def state_values(saver: BaseCheckpointSaver, thread_id: str, checkpoint_id: str | None = None) -> dict[str, Any]:
+    """The state values of a thread's latest checkpoint (or of `checkpoint_id`); UnknownRunError if none."""
+    return stored_state(saver, thread_id, checkpoint_id).values
 
 
 # What a first IR is summed up by: the request as the model read it.
@@ -107,9 +170,11 @@ def ir_changes(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
     return changes
 
 
-def trace(graph: CompiledStateGraph, thread_id: str, checkpoint_id: str | None = None) -> TraceReport:
+def trace(saver: BaseCheckpointSaver, thread_id: str, checkpoint_id: str | None = None) -> TraceReport:
     """Per round: the failing stage, error type, counterexample and the IR diff against the previous round."""
-    snapshot = _snapshot(graph, thread_id, checkpoint_id)
+    from nodes.attempts import repair_rounds
+
+    snapshot = stored_state(saver, thread_id, checkpoint_id)
     values = snapshot.values
     rounds, previous_ir = [], {}
     for attempt in values.get("attempts") or []:
@@ -136,6 +201,7 @@ def trace(graph: CompiledStateGraph, thread_id: str, checkpoint_id: str | None =
     return TraceReport(
         thread_id=thread_id,
         checkpoint_id=snapshot.config["configurable"].get("checkpoint_id"),
+        repair_rounds=repair_rounds(values),
         rounds=rounds,
         final=final,
     )
@@ -152,12 +218,16 @@ def stored_run_config(saver: BaseCheckpointSaver, thread_id: str) -> dict[str, A
 def stored_graph(saver: BaseCheckpointSaver, thread_id: str) -> tuple[CompiledStateGraph, dict[str, Any]]:
     """The graph a stored thread was built with (its ablations come from its own run_config), over the store, and
     that run_config: history, replay and fork need both."""
+    from graph.builder import build_graph
+
     run_config = stored_run_config(saver, thread_id)
     return build_graph(run_config.get("without") or (), checkpointer=saver), run_config
 
 
 def node_reads(node: str) -> tuple[str, ...]:
     """The state keys a node reads (its module's READS): what a stepper shows before the node runs."""
+    from graph.builder import NODE_FUNCTIONS
+
     return getattr(sys.modules[NODE_FUNCTIONS[node].__module__], "READS", ())
 
 
@@ -178,9 +248,9 @@ def certificate_and_ir(values: dict[str, Any]) -> tuple[Any, dict[str, Any] | No
     return (values.get("decision") or {}).get("certificate"), (irs[-1] if irs else None)
 
 
-def checkpoints(graph: CompiledStateGraph, thread_id: str) -> list[CheckpointInfo]:
+def checkpoints(saver: BaseCheckpointSaver, thread_id: str) -> list[CheckpointInfo]:
     """Every checkpoint of the thread, oldest first, with the node(s) that produced it."""
-    history = list(graph.get_state_history(thread_config(thread_id)))
+    history = stored_history(saver, thread_id)
     if not history:
         raise UnknownRunError(f"no thread {thread_id!r} in this database")
     by_id = {s.config["configurable"]["checkpoint_id"]: s for s in history}
@@ -198,6 +268,31 @@ def checkpoints(graph: CompiledStateGraph, thread_id: str) -> list[CheckpointInf
             )
         )
     return infos
+
+
+class NoStateValue(LookupError):
+    """A dotted path that leads to no state value; the message names what exists where the path left the state."""
+
+
+def get_path(values: dict[str, Any], path: str) -> Any:
+    """The value at a dotted PATH of a checkpoint's values ("ir.entities.avoid_zones", "attempts.0.ir"): what the
+    stepper's `show PATH` and `cloudbrain show` print. NoStateValue names the keys (or indexes) that do exist."""
+    node: Any = values
+    walked: list[str] = []
+    for key in path.split("."):
+        try:
+            node = node[int(key)] if isinstance(node, list) else node[key]
+        except (KeyError, IndexError, ValueError, TypeError):
+            where = ".".join(walked) or "the state"
+            if isinstance(node, dict):
+                there = f"has {', '.join(sorted(node)) or 'no keys'}"
+            elif isinstance(node, list):
+                there = f"has indexes 0..{len(node) - 1}" if node else "is an empty list"
+            else:
+                there = f"is {json.dumps(node, default=str)[:40]}, which has no parts"
+            raise NoStateValue(f"no state value at {path!r}: {where} {there}") from None
+        walked.append(key)
+    return node
 
 
 def set_path(values: dict[str, Any], path: str, raw_value: str) -> tuple[str, Any]:
@@ -226,7 +321,7 @@ def set_path(values: dict[str, Any], path: str, raw_value: str) -> tuple[str, An
 
 def producer(graph: CompiledStateGraph, thread_id: str, checkpoint_id: str) -> str | None:
     """The node whose write made the checkpoint (None for the run's input)."""
-    if not any(info.checkpoint_id == checkpoint_id for info in checkpoints(graph, thread_id)):
+    if not any(info.checkpoint_id == checkpoint_id for info in checkpoints(graph.checkpointer, thread_id)):
         raise UnknownRunError(f"no checkpoint {checkpoint_id} in thread {thread_id!r}")
     return last_node(graph, thread_config(thread_id, checkpoint_id))
 
@@ -267,6 +362,8 @@ def fork(
 
 
 def _output(graph: CompiledStateGraph, thread_id: str, db: str | None) -> RunOutput:
+    from graph.runner import summarise
+
     snapshot = graph.get_state(thread_config(thread_id))
     interrupted = snapshot.interrupts[0].value if snapshot.interrupts else None
     return summarise(snapshot.values, thread_id=thread_id, db=db, interrupted=interrupted)

@@ -67,5 +67,6 @@ def route_after_fallback(state: State) -> Literal["validate", "__end__"]:
 
 
 def route_on_node_error() -> Literal["fallback"]:
-    """A node that still raises after its retry policy (e.g. LLM transport) ends in fallback, never a crash."""
+    """A node that still raises after its retry policy (e.g. LLM transport) ends in fallback, never a crash; only a
+    backend that cannot answer at all (models.base.LLMBackendUnavailable) stops the run without a decision."""
     return "fallback"

@@ -12,7 +12,8 @@ from langgraph.graph.state import CompiledStateGraph
 from pydantic import BaseModel, Field
 
 from graph.builder import build_graph, parse_without
-from graph.checkpoint import DEFAULT_DB, display_name, open_checkpointer
+from graph.checkpoint import DEFAULT_DB, display_name, open_checkpointer, thread_config
+from nodes.attempts import repair_rounds
 from nodes.context import Context
 from nodes.state import Usage
 from tools.world import World
@@ -21,7 +22,7 @@ from tools.world import World
 class RunOutput(BaseModel):
     status: str
     decision: dict[str, Any]
-    rounds: int = Field(description="repair rounds used")
+    rounds: int = Field(description="repair rounds used (nodes.attempts.repair_rounds): 0 when the first IR passed")
     thread_id: str
     db: str | None
     task_id: str
@@ -34,15 +35,9 @@ class RunOutput(BaseModel):
     )
 
 
-def thread_config(thread_id: str, checkpoint_id: str | None = None) -> dict[str, Any]:
-    configurable = {"thread_id": thread_id, "checkpoint_ns": ""}
-    if checkpoint_id:
-        configurable["checkpoint_id"] = checkpoint_id
-    return {"configurable": configurable, "recursion_limit": 200}
-
-
-def run_config_of(context: Context) -> dict[str, Any]:
-    """The non-secret part of a Context, stored with the run so replay and fork rebuild the same graph."""
+def run_config_of(context: Context, world_path: str | None = None) -> dict[str, Any]:
+    """The non-secret part of a Context, stored with the run so replay and fork rebuild the same graph; with the
+    world file's path where the run read one (the commands replay and fork print name it)."""
     return {
         "model": context.model,
         "base_url": context.base_url,
@@ -55,6 +50,7 @@ def run_config_of(context: Context) -> dict[str, Any]:
         "without": sorted(context.without),
         "top_k_cases": context.top_k_cases,
         "max_new_tokens": context.max_new_tokens,
+        **({"world_path": world_path} if world_path else {}),
     }
 
 
@@ -72,7 +68,7 @@ def summarise(values: dict[str, Any], *, thread_id: str, db: str | None, interru
     return RunOutput(
         status=values.get("status") or "human_confirm",
         decision=values.get("decision") or {},
-        rounds=values.get("round", 0),
+        rounds=repair_rounds(values),
         thread_id=thread_id,
         db=db,
         task_id=values.get("task_id", ""),
@@ -92,7 +88,7 @@ def compiled_graph(without: frozenset[str], saver: BaseCheckpointSaver) -> Compi
 
 def run_task(world: World, instruction: str, **options: Any) -> RunOutput:
     """One headless run (options as `run_task_values`: context, thread_id, db or checkpointer, task_id, gold_ir,
-    scenario_type). `db` picks the SQLite file or postgres:// URL; pass `checkpointer` to use another saver instead."""
+    scenario_type, world_path). `db` picks the SQLite file or postgres:// URL; pass `checkpointer` to use another saver instead."""
     return run_task_values(world, instruction, **options)[0]
 
 
@@ -107,8 +103,10 @@ def run_task_values(
     task_id: str | None = None,
     gold_ir: dict[str, Any] | None = None,
     scenario_type: str = "",
+    world_path: str | None = None,
 ) -> tuple[RunOutput, dict[str, Any]]:
-    """`run_task`, plus the final state's values (attempts, IR, tool results) for the evaluation's records."""
+    """`run_task`, plus the final state's values (attempts, IR, tool results) for the evaluation's records.
+    `world_path`: the file `world` was read from, stored with the run's settings for the commands it prints."""
     saver = checkpointer or open_checkpointer(db or DEFAULT_DB)
     graph = compiled_graph(parse_without(context.without), saver)
     thread_id = thread_id or new_thread_id()
@@ -118,7 +116,7 @@ def run_task_values(
         "world": world.model_dump(mode="json"),
         "task_id": task_id or thread_id,
         "gold_ir": gold_ir,
-        "run_config": run_config_of(context),
+        "run_config": run_config_of(context, world_path),
         "scenario_type": scenario_type,
     }
     # The final values as invoke returns them ("__interrupt__" added when paused, as LangGraph documents), not

@@ -23,8 +23,9 @@ from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from drawing import Route, altitude_svg, map_svg, route_colour
 from graph.builder import build_graph, enabled_nodes, parse_without
+from graph.checkpoint import thread_config
 from graph.history import UnknownRunError, last_node, node_reads, stored_run_config
-from graph.runner import new_thread_id, run_config_of, thread_config
+from graph.runner import new_thread_id, run_config_of
 from inspector import data
 from nodes.context import Context
 from tools.world import World

@@ -21,8 +21,17 @@ from pydantic import BaseModel, Field, ValidationError
 from drawing import Marker, Route, marker_from_counterexample
 from evaluation.runner import CONFIG_FILE, samples_file
 from evaluation.store import load_records, read_sample, read_trace, run_key
-from graph.history import UnknownRunError, certificate_and_ir, checkpoints, producer, set_path, stored_graph, trace
-from graph.runner import thread_config
+from graph.checkpoint import thread_config
+from graph.history import (
+    UnknownRunError,
+    certificate_and_ir,
+    checkpoints,
+    producer,
+    set_path,
+    state_values,
+    stored_graph,
+    trace,
+)
 from nodes.context import Context
 from nodes.state import InputState, State, override
 from tools.certificate import SafetyCertificate, check_certificate
@@ -126,9 +135,8 @@ def _route_of(tool_results: list[dict[str, Any]], label: str) -> Route | None:
 
 
 def thread_view(saver: BaseCheckpointSaver, thread_id: str, checkpoint_id: str | None = None) -> ThreadView:
-    graph = thread_graph(saver, thread_id)
-    report = trace(graph, thread_id, checkpoint_id)
-    values = graph.get_state(thread_config(thread_id, checkpoint_id)).values
+    report = trace(saver, thread_id, checkpoint_id)
+    values = state_values(saver, thread_id, checkpoint_id)
     if not isinstance(values.get("world"), dict):
         raise UnknownRunError(f"thread {thread_id!r} holds no run at this checkpoint (it comes before the input)")
     world = parse_world(values["world"])
@@ -192,7 +200,7 @@ def _is_certificate(document: Any) -> bool:
 
 
 def thread_checkpoints(saver: BaseCheckpointSaver, thread_id: str) -> list[dict[str, Any]]:
-    return [info.model_dump() for info in checkpoints(thread_graph(saver, thread_id), thread_id)]
+    return [info.model_dump() for info in checkpoints(saver, thread_id)]
 
 
 def checkpoint_state(saver: BaseCheckpointSaver, thread_id: str, checkpoint_id: str) -> dict[str, Any]:

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import atexit
-import functools
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from memory.embeddings import Embedder, shared_embedder
+from memory.embeddings import shared_embedder
+from memory.rule_vectors import rule_vectors
 from memory.rules_corpus import RULES, RuleText
-from memory.store import SafetyMemory
+
+if TYPE_CHECKING:  # Qdrant loads when a run opens the memory, not when a graph is built to read checkpoints
+    from memory.store import SafetyMemory
 
 _OPEN: dict[tuple[str | None, str | None], SafetyMemory] = {}
 
@@ -24,6 +27,8 @@ def open_memory(
     """
     if "memory" in without:
         return None
+    from memory.store import SafetyMemory
+
     key = (str(Path(path).resolve()) if path else None, url)
     if key not in _OPEN:
         _OPEN[key] = SafetyMemory(path=path, url=url)
@@ -44,16 +49,11 @@ def close_memories() -> None:
         _OPEN.popitem()[1].close()
 
 
-@functools.lru_cache(maxsize=2)
-def _rule_vectors(embedder: Embedder) -> np.ndarray:
-    return embedder.encode([rule.embedding_text() for rule in RULES])
-
-
 def retrieve_rules(query: str, k: int, memory: SafetyMemory | None) -> list[RuleText]:
     """Top-k rule texts: from Qdrant's `rules` collection when the memory is open, else ranked in-process
     over the same corpus (the corpus is small; `--without memory` must not open Qdrant)."""
     if memory is not None:
         return [hit.rule for hit in memory.search_rules(query, k)]
     embedder = shared_embedder()
-    scores = _rule_vectors(embedder) @ embedder.encode_one(query)
+    scores = rule_vectors(embedder) @ embedder.encode_one(query)
     return [RULES[i] for i in np.argsort(-scores)[:k]]

@@ -71,6 +71,11 @@ class RepairCase(BaseModel):
             parts.append(f"suggested: {cx['suggested_repair']}")
         return ", ".join(parts)
 
+    def content_key(self) -> str:
+        """The case without the run it came from (thread and round): identical runs (the same demo run twice) store
+        cases with one key, which a search shows once."""
+        return self.model_dump_json(exclude={"thread_id", "round"})
+
     def embedding_text(self) -> str:
         """What similarity is measured on: the instruction plus the failure in words."""
         return f"{self.instruction}\n{self.failure_summary()}"

@@ -36,6 +36,7 @@ from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedR
 from memory.cases import CASE_ID_NAMESPACE, CaseHit, RepairCase, format_case_for_prompt
 from memory.embeddings import EMBEDDING_DIM, Embedder, shared_embedder
 from memory.entities import EntityMatch, relevant_entities
+from memory.rule_vectors import rule_vectors, rules_digest
 from memory.rules_corpus import RULES, RuleText, corpus_fingerprint
 from tools.world import World
 
@@ -48,6 +49,7 @@ RULE_INDEXED_FIELDS: tuple[str, ...] = ()  # rules are searched unfiltered
 UPSERT_BATCH = 256
 # Local-mode filtered search: unfiltered neighbours fetched, in turn, before falling back to Qdrant's filter.
 OVERFETCH_LIMITS = (64, 512)
+MAX_DUPLICATES_FETCHED = 64  # a search fetches at most k times this many hits to find k distinct cases
 SERVER_TIMEOUT_SEC = 10
 ACCESS_LOCK_FILE = ".cloudbrain-access.lock"  # beside Qdrant's own files; held for one access at a time
 ACCESS_WAIT_SEC = 120.0  # how long an access waits for another process's access to end
@@ -281,10 +283,19 @@ class SafetyMemory:
         return self.search_cases_by_vector(self.embedder.encode_one(query_text), failure_type, k)
 
     def search_cases_by_vector(self, vector: np.ndarray, failure_type: str | None = None, k: int = 3) -> list[CaseHit]:
-        """search_cases for an already embedded (unit-length) query."""
-        with self._access():
-            found = self._query_cases(vector.tolist(), failure_type, k)
-        return [CaseHit(score=score, case=RepairCase.model_validate(payload)) for score, payload in found]
+        """search_cases for an already embedded (unit-length) query: k distinct cases, each identical case (the
+        same content from another thread or round) once, at its best score."""
+        limit = k
+        while True:
+            with self._access():
+                found = self._query_cases(vector.tolist(), failure_type, limit)
+            distinct: dict[str, CaseHit] = {}
+            for score, payload in found:
+                hit = CaseHit(score=score, case=RepairCase.model_validate(payload))
+                distinct.setdefault(hit.case.content_key(), hit)
+            if len(distinct) >= k or len(found) < limit or limit >= k * MAX_DUPLICATES_FETCHED:
+                return list(distinct.values())[:k]
+            limit *= 4  # duplicates took some of the places: fetch further down
 
     def _query_cases(self, vector: list[float], failure_type: str | None, k: int) -> list[tuple[float, dict]]:
         if failure_type is not None and self.is_local:
@@ -332,14 +343,15 @@ class SafetyMemory:
                 self._rules_ready = True
 
     def _index_rules_if_stale(self) -> None:
-        fingerprint = corpus_fingerprint()
+        # The payloads (every field) and the vectors (texts and model): either changed re-indexes the folder.
+        fingerprint = f"{corpus_fingerprint()}-{rules_digest(self.embedder)}"
         ids = [_rule_point_id(rule) for rule in RULES]
         stored = self.client.retrieve(RULES_COLLECTION, ids=ids, with_payload=["corpus"])
         up_to_date = len(stored) == len(ids) and all(p.payload.get("corpus") == fingerprint for p in stored)
         if not up_to_date or self.client.count(RULES_COLLECTION, exact=True).count != len(ids):
             self.client.delete_collection(RULES_COLLECTION)
             self._ensure_collection(RULES_COLLECTION, RULE_INDEXED_FIELDS)
-            vectors = self.embedder.encode([rule.embedding_text() for rule in RULES])
+            vectors = rule_vectors(self.embedder)  # computed once per install and model, not per folder
             points = [
                 models.PointStruct(id=pid, vector=vec.tolist(), payload={**rule.model_dump(), "corpus": fingerprint})
                 for pid, rule, vec in zip(ids, RULES, vectors, strict=True)

@@ -18,7 +18,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -41,7 +41,16 @@ class LLMTransportError(Exception):
         self.retryable = retryable
 
 
-class LLMBackendDied(LLMTransportError):
+class LLMBackendUnavailable(LLMTransportError):
+    """The backend cannot answer any request: its server cannot be reached or keeps failing, refuses the key or does
+    not serve the model, or its runtime died. The request is not at fault and no decision can come of the run: the
+    graph lets it through its error handler (no fallback, no refusal recorded) and the CLI exits 2 with the message,
+    which says what to fix. Raised with retryable=False: the backend has already retried what retrying can help."""
+
+    error_type = "llm_backend_unavailable"
+
+
+class LLMBackendDied(LLMBackendUnavailable):
     """The model's runtime process died (a signal, out of memory): the request is not at fault and the run cannot
     go on with this backend; the message names the backend and how it died."""
 
@@ -77,17 +86,6 @@ class GenerationRequest(BaseModel):
     reading: StatedConstraints | None = Field(
         default=None, description="the run's reading of the request (nodes/reading.py); None: read from the text"
     )
-
-
-StructuredMode = Literal["json_schema", "json_object", "tools", "text"]
-# How the answer's schema reaches the server, most exact first: a json_schema response_format; a json_object
-# response_format carrying the schema (llama.cpp's server and vLLM constrain decoding with it); a forced function
-# call whose parameters are the schema; plain text, read tolerantly.
-STRUCTURED_MODES: tuple[StructuredMode, ...] = ("json_schema", "json_object", "tools", "text")
-STRUCTURED_OUTPUT_CHOICES = ("auto", *STRUCTURED_MODES)
-# What a chat model writes: the full IR under the world-grounded schema, or the compact slots (models/slots.py)
-IRFormat = Literal["full", "slots"]
-IR_FORMATS: tuple[IRFormat, ...] = ("full", "slots")
 
 
 class TokenUsage(BaseModel):

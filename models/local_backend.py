@@ -39,7 +39,6 @@ from models.base import (
     SHARED_CACHE,
     ChatIRGenerator,
     GenerationRequest,
-    IRFormat,
     ModelReply,
     PreparedCall,
     ResponseCache,
@@ -54,6 +53,7 @@ from models.local_model import (
     packaged_model_path,
 )
 from models.model_host import shared_model, transport_error
+from models.options import IRFormat
 from models.prompts import PROMPT_VERSION, build_prompt
 from models.slots import SLOTS_VERSION, read_answer, slots_request
 from tools.registry import ToolRegistry

@@ -22,20 +22,17 @@ from langchain_openai import ChatOpenAI
 
 from ir.model import LLMAnswer
 from models.base import (
-    IR_FORMATS,
     SHARED_CACHE,
-    STRUCTURED_MODES,
-    STRUCTURED_OUTPUT_CHOICES,
     ChatIRGenerator,
     GenerationRequest,
-    IRFormat,
+    LLMBackendUnavailable,
     LLMTransportError,
     ModelReply,
     PreparedCall,
     ResponseCache,
-    StructuredMode,
     TokenUsage,
 )
+from models.options import IR_FORMATS, STRUCTURED_MODES, STRUCTURED_OUTPUT_CHOICES, IRFormat, StructuredMode
 from models.prompts import PROMPT_VERSION, build_prompt
 from models.slots import SLOTS_VERSION, read_answer, slots_request
 from tools.registry import ToolRegistry
@@ -124,13 +121,32 @@ def _retryable(exc: Exception) -> bool:
     return isinstance(exc, openai.APIConnectionError)  # also covers timeouts
 
 
-def _transport_error(exc: Exception, model: str) -> LLMTransportError:
+# Statuses that say the server, not this request, is at fault (raised after the retries): the run cannot go on.
+UNAVAILABLE_STATUSES = (401, 403, 404, *RETRYABLE_STATUSES)
+SERVER_FIX = "start the server, or fix --base-url (or OPENAI_BASE_URL)"
+
+
+def _unreachable(exc: openai.APIConnectionError, model: str, base_url: str | None) -> LLMBackendUnavailable:
+    """A server that cannot be connected to (or does not answer in time): no decision can come of the run."""
+    where = base_url or "the OpenAI API"
+    cause = exc.__cause__ or exc  # httpx's error says why ("[Errno 111] Connection refused")
+    said = "did not answer in time" if isinstance(exc, openai.APITimeoutError) else f"cannot be reached ({cause})"
+    return LLMBackendUnavailable(f"{model}: the server at {where} {said}: {SERVER_FIX}", model=model, retryable=False)
+
+
+def _transport_error(exc: Exception, model: str, base_url: str | None = None) -> LLMTransportError:
+    """What a failed call raises: LLMBackendUnavailable where the server is at fault (unreachable, refusing the key,
+    no such model, failing after the retries), LLMTransportError where this request is (a 400, an unusable answer)."""
     if isinstance(exc, openai.APIStatusError):
-        return LLMTransportError(
-            f"{model}: {exc.message}", model=model, status_code=exc.status_code, retryable=_retryable(exc)
-        )
+        status = exc.status_code
+        if status in UNAVAILABLE_STATUSES or status >= 500:
+            fix = "fix --api-key (or OPENAI_API_KEY)" if status in (401, 403) else SERVER_FIX
+            where = base_url or "the OpenAI API"
+            message = f"{model}: the server at {where} answers HTTP {status} ({exc.message}): {fix}"
+            return LLMBackendUnavailable(message, model=model, status_code=status, retryable=False)
+        return LLMTransportError(f"{model}: {exc.message}", model=model, status_code=status, retryable=_retryable(exc))
     if isinstance(exc, openai.APIConnectionError):  # also covers timeouts
-        return LLMTransportError(f"{model}: cannot reach the server: {exc}", model=model)
+        return _unreachable(exc, model, base_url)
     return LLMTransportError(f"{model}: unusable response: {type(exc).__name__}: {exc}", model=model)
 
 
@@ -225,11 +241,11 @@ class OpenAIGenerator(ChatIRGenerator):
                 text, usage = self._with_retries(messages, temperature, mode, _request_options(mode, schema, name))
             except openai.APIStatusError as exc:
                 if not (self._probing and mode != "text" and refuses_mode(exc, mode)):
-                    raise _transport_error(exc, self.model) from exc
+                    raise _transport_error(exc, self.model, self.base_url) from exc
                 self._mode = note_refusal(self.base_url, self.model_name, mode)
                 continue
             except (openai.OpenAIError, ValueError, KeyError) as exc:
-                raise _transport_error(exc, self.model) from exc
+                raise _transport_error(exc, self.model, self.base_url) from exc
             _SERVER_MODES[self._server_key] = mode
             return text, usage, mode != "text"
 
@@ -258,16 +274,16 @@ class OpenAIGenerator(ChatIRGenerator):
             except openai.APITimeoutError:
                 return  # busy (a one-slot server answers the list after the completion it is on): ask next time
             except openai.APIConnectionError as exc:
-                where = self.base_url or "the OpenAI API"
-                raise LLMTransportError(
-                    f"{self.model}: cannot reach the server at {where}: {exc}", model=self.model
-                ) from exc
+                raise _unreachable(exc, self.model, self.base_url) from exc
             except (openai.OpenAIError, ValueError, KeyError, TypeError):
                 _SERVED_MODELS[self.base_url] = []
         served = _SERVED_MODELS[self.base_url]
         if served and self.model_name not in served:
-            message = f"{self.model}: the server at {self.base_url} does not serve {self.model_name}; it serves {', '.join(served[:10])}"
-            raise LLMTransportError(message, model=self.model, status_code=404, retryable=False)
+            message = (
+                f"{self.model}: the server at {self.base_url} does not serve {self.model_name}; it serves "
+                f"{', '.join(served[:10])}: fix --model, or --base-url"
+            )
+            raise LLMBackendUnavailable(message, model=self.model, status_code=404, retryable=False)
 
     def _invoke(self, messages: list[dict[str, str]], **kwargs: Any) -> tuple[str, TokenUsage]:
         try:

@@ -21,8 +21,9 @@ import jsonschema
 from ir.fidelity import StatedConstraints
 from ir.model import EntityRefs, FallbackPolicy, Intent, LowAltitudeIR, OperationConstraints, Priority, Uncertainty
 from language.stated import stated_constraints
-from models.base import GenerationRequest, IRFormat, RepairFeedback, extract_answer, json_objects
+from models.base import GenerationRequest, RepairFeedback, extract_answer, json_objects
 from models.grounded_schema import WorldIds, bounded_list, id_list, nullable_id, string_enum
+from models.options import IRFormat
 from models.rules_parser import ParsedTask, build_answer, fly_back, keep_exclusions, plan_hand_off
 from tools.signals import zones_containing
 from tools.world import NoFlyZone, SensitiveZone, World

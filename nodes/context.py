@@ -7,10 +7,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
-from memory.cases import CaseHit, RepairCase
-from memory.store import RuleHit
+if TYPE_CHECKING:  # the memory (Qdrant, embeddings) loads when a run opens it, not when a parser reads a default
+    from memory.cases import CaseHit, RepairCase
+    from memory.store import RuleHit
 
 ABLATABLE = ("ir", "verifier", "simulator", "repair", "memory", "rag", "fidelity")
 DEFAULT_MODEL = "local"  # the embedded offline model (models/local_backend.py): no network, no API key

@@ -15,7 +15,7 @@ from langgraph.types import interrupt
 from ir.decision import Decision
 from ir.fidelity import AGAINST_RULE, MISSING, UNACCOUNTED, UNRESOLVED
 from ir.model import HUMAN_CONFIRM_POLICIES
-from nodes.attempts import ATTEMPT_READS, close_attempt
+from nodes.attempts import ATTEMPT_READS, close_attempt, repair_rounds
 from nodes.context import Context
 from nodes.fidelity import STAGE as FIDELITY_STAGE
 from nodes.state import State
@@ -45,7 +45,7 @@ def _reason(state: State) -> str:
         return "no verified plan"
     ce = failure.get("counterexample") or {}
     rule = f" ({ce['violated_rule']})" if ce.get("violated_rule") else ""
-    rounds = state.get("round", 0)
+    rounds = repair_rounds(state)
     said = f": {failure['message']}" if failure.get("message") else ""  # what, where, which limit: in words
     excluded = (state.get("reading") or {}).get("excluded_uavs") or []
     left_out = f"; the request leaves out {', '.join(excluded)}" if excluded else ""

@@ -42,6 +42,12 @@ PRIORITIES = {"normal": 0, "emergency": 100}
 PRE_EMPTED = "pre-empted by"  # the note of an intent an emergency withdrew: it holds no airspace any more
 
 
+def priority_words(priority: int) -> str:
+    """A stored priority as the request said it ("normal priority", "emergency priority"), for reasons and notes."""
+    word = next((name for name, value in PRIORITIES.items() if value == priority), None)
+    return f"{word} priority" if word else f"priority {priority}"
+
+
 class OperationalIntent(BaseModel):
     intent_id: str = Field(default_factory=lambda: f"oi_{uuid.uuid4().hex[:12]}")
     request_id: str
@@ -79,7 +85,10 @@ class Conflict(BaseModel):
 
     def describe(self) -> str:
         what = "its UAV" if self.kind == "uav" else "airspace"
-        return f"{self.intent_id} ({self.owner or 'no owner'}, priority {self.priority}), {what} from t={self.from_sec:g} s"
+        return (
+            f"{self.intent_id} ({self.owner or 'no owner'}, {priority_words(self.priority)}), {what} "
+            f"from t={self.from_sec:g} s"
+        )
 
 
 class Admission(BaseModel):
@@ -259,7 +268,9 @@ class Ledger:
             if found:
                 return Admission(conflicts=found)
             for ended in withdrawn:
-                note = f"{PRE_EMPTED} {intent.intent_id} (request {intent.request_id}, priority {intent.priority})"
+                note = (
+                    f"{PRE_EMPTED} {intent.intent_id} (request {intent.request_id}, {priority_words(intent.priority)})"
+                )
                 cursor.execute(
                     f"UPDATE {TABLE} SET state = {self._mark}, note = {self._mark} WHERE intent_id = {self._mark}",
                     [IntentState.ended.value, note, ended.intent_id],
@@ -276,6 +287,12 @@ class Ledger:
                 ],
             )
             return Admission(pre_empted=sorted(ids))
+
+    def clear(self) -> int:
+        """Delete every intent (`ops --fresh-ledger`): the airspace starts empty; the checkpoints stay. How many."""
+        with self._transaction(exclusive=True) as cursor:
+            cursor.execute(f"DELETE FROM {TABLE}")
+            return max(cursor.rowcount, 0)
 
     def advance_clock(self, now_sec: float) -> None:
         """F3548's life cycle on the stream's clock: an Accepted intent whose flight has begun is Activated, and any

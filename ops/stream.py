@@ -30,7 +30,7 @@ from graph.runner import run_task_values
 from ir.model import LowAltitudeIR
 from ir.plan_execution import execute_plan
 from nodes.context import Context
-from ops.ledger import PRIORITIES, Conflict, Ledger, OperationalIntent, conflicts
+from ops.ledger import PRIORITIES, Conflict, Ledger, OperationalIntent, conflicts, priority_words
 from standards.volumes import Buffers, LegVolume, leg_volumes, simulated_buffers
 from tools.catalog import ACTION_TOOLS, default_registry
 from tools.certificate import SafetyCertificate
@@ -319,7 +319,9 @@ class _Run:
         if self.intent is not None and self.departs > request.at_sec:
             reason = f"departs at t={self.departs:g} s, once the approved intents in the way have released the airspace"
         if blocked and self.intent is None:
-            names = ", ".join(f"{i.intent_id} ({i.owner}, priority {i.priority})" for i in self.blocked_by_intents)
+            names = ", ".join(
+                f"{i.intent_id} ({i.owner}, {priority_words(i.priority)})" for i in self.blocked_by_intents
+            )
             reason = f"{reason}; approved intents in the way: {names}"
             if self.later_starts:
                 reason += (

@@ -12,12 +12,16 @@ Prints a markdown table: per command, min / median / max seconds for the baselin
 ratio of the medians (work tree / baseline; below 1 is faster). The last line is `median_ratio_worst=<x>`: the
 largest of those ratios.
 
+A `--json` run of the local model also reports its own decoding time (usage.llm_latency_sec) and the rest of the
+process apart, min / median / max.
+
 Run: .venv/bin/python -m evaluation.perf.cli_latency [--runs 5] [--baseline REV] [--only help,trace]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -40,6 +44,7 @@ START = "2030-01-01T09:00:00Z"  # an export's clock: far enough ahead that the i
 class Command:
     name: str
     argv: tuple[str, ...]  # {db}, {thread} and {out} are filled per version
+    model_time: bool = False  # a `--json` run: its usage.llm_latency_sec (the model's own decoding) is reported too
 
 
 COMMANDS = (
@@ -69,6 +74,11 @@ COMMANDS = (
     ),  # fmt: skip
     Command("zones export", ("zones", "export", "--world", WORLD, "--format", "geojson", "--out", "{out}/zones.json")),
     Command("run --model rules", ("run", "--model", "rules", "--world", WORLD, "--instruction", DEMO, "--db", "{db}")),
+    Command(
+        "run --model local",
+        ("run", "--model", "local", "--world", WORLD, "--instruction", DEMO, "--db", "{db}", "--json"),
+        model_time=True,
+    ),
 )
 
 
@@ -88,12 +98,15 @@ class Version:
         # the version's own code first on the path: the interpreter and its packages are shared
         return {**os.environ, "PYTHONPATH": str(self.tree)}
 
-    def run(self, argv: list[str]) -> float:
+    def run(self, argv: list[str]) -> tuple[float, float | None]:
+        """(wall seconds, the model's own seconds when the command printed a run's JSON)."""
         began = time.perf_counter()
-        subprocess.run(
-            argv, cwd=self.tree, env=self.environment(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-        )
-        return time.perf_counter() - began
+        done = subprocess.run(argv, cwd=self.tree, env=self.environment(), capture_output=True, text=True, check=False)
+        wall = time.perf_counter() - began
+        try:
+            return wall, float(json.loads(done.stdout)["usage"]["llm_latency_sec"])
+        except (ValueError, KeyError, TypeError):
+            return wall, None
 
 
 def _prepare(version: Version) -> None:
@@ -133,10 +146,14 @@ def main(argv: list[str] | None = None) -> int:
                 for command in chosen:  # untimed: each version's bytecode compiled, its files in the page cache
                     version.run(version.argv(command))
             times: dict[tuple[str, str], list[float]] = {}
+            model_times: dict[tuple[str, str], list[float]] = {}
             for _ in range(args.runs):
                 for command in chosen:
                     for version in versions:
-                        times.setdefault((command.name, version.label), []).append(version.run(version.argv(command)))
+                        wall, model = version.run(version.argv(command))
+                        times.setdefault((command.name, version.label), []).append(wall)
+                        if command.model_time and model is not None:
+                            model_times.setdefault((command.name, version.label), []).append(model)
         finally:
             subprocess.run(["git", "worktree", "remove", "--force", str(baseline_tree)], cwd=ROOT, check=False)
 
@@ -149,6 +166,15 @@ def main(argv: list[str] | None = None) -> int:
         ratio = statistics.median(after) / statistics.median(before)
         ratios.append(ratio)
         print(f"| `{command.name}` | {_stats(before)} | {_stats(after)} | {ratio:.2f} |")
+    for command in (c for c in chosen if c.model_time):
+        for label in (base, ours):
+            walls, models = times[(command.name, label)], model_times.get((command.name, label), [])
+            if models and len(models) == len(walls):
+                rest = [w - m for w, m in zip(walls, models, strict=True)]
+                print(
+                    f"\n`{command.name}`, {label}: the model's own time (usage.llm_latency_sec) {_stats(models)} s; "
+                    f"the rest of the process {_stats(rest)} s"
+                )
     print(f"\n{args.runs} run(s) each, whole processes, {os.cpu_count()} CPU(s); python {sys.version.split()[0]}")
     print(f"median_ratio_worst={max(ratios):.2f}")
     return 0

@@ -27,7 +27,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 from benchmark.generator import DEFAULT_SEED, generate_one, jobs_for
 from benchmark.sample import Sample, read_samples
 from benchmark.splits import SPLITS
-from graph.runner import run_task, thread_config
+from graph.checkpoint import thread_config
+from graph.runner import run_task
 from models.model_host import self_test
 from nodes.context import Context
 

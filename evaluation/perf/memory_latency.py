@@ -255,7 +255,7 @@ def main() -> None:
     embedder = shared_embedder()
     start = time.perf_counter()
     embedder.encode(["warm up"])
-    print(f"model import + load: {time.perf_counter() - start:.1f} s, torch threads {embedder.torch_threads}")
+    print(f"model import + load: {time.perf_counter() - start:.1f} s, ONNX Runtime threads {embedder.threads}")
 
     rng = random.Random(args.seed)
     cases = [synthetic_case(rng, i) for i in range(args.cases)]

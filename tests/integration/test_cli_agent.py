@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+import io
+import json
+import socket
+import time
+
+import pytest
+
+from cli.main import main
 from tests.support.cli import DOWNTOWN, run_cli, run_json
 from tests.support.graph_fixtures import answer
-from tests.support.ir_fixtures import NFZ_FORGOTTEN_IR, SEED_INSTRUCTION
+from tests.support.ir_fixtures import GOOD_IR, NFZ_FORGOTTEN_IR, SEED_INSTRUCTION
 from tests.support.openai_stub_server import OpenAIStubServer, StubReply
 
 
@@ -90,3 +98,90 @@ def test_a_run_that_is_not_executed_says_what_blocked_it_and_what_to_do(capsys, 
     assert headline.startswith(("REFUSED: ", "NEEDS AN OPERATOR: "))
     assert any(line.startswith("  what you can do: ") for line in rest)
     assert "certify" not in out
+
+
+def test_show_prints_the_runs_ir_as_validate_reads_it_back(capsys, tmp_path):
+    """`run`, then `show ... ir > ir.json`, then `validate --ir ir.json`: the README's way to a run's IR."""
+    db = str(tmp_path / "runs.sqlite")
+    code, _ = run_json(capsys, *_rules_run(db, "ir-out"))
+    assert code == 0
+    code, out, _ = run_cli(capsys, "show", "--db", db, "--thread", "ir-out", "ir")
+    assert code == 0
+    (tmp_path / "ir.json").write_text(out, encoding="utf-8")
+    code, report = run_json(capsys, "validate", "--world", DOWNTOWN, "--ir", str(tmp_path / "ir.json"))
+    assert code == 0 and report["valid"]
+    code, first, _ = run_cli(capsys, "show", "--db", db, "--thread", "ir-out", "attempts.0.ir", "--json")
+    assert code == 0 and json.loads(first) == json.loads(out)  # the round's IR, on one line
+    code, _, err = run_cli(capsys, "show", "--db", db, "--thread", "ir-out", "route")
+    assert code == 2 and "no state value at 'route': the state has " in err and "candidate" in err
+
+
+def _rules_run(db: str, thread: str, *extra: str) -> list[str]:
+    return [
+        "run", "--world", DOWNTOWN, "--instruction", SEED_INSTRUCTION, "--model", "rules", "--db", db,
+        "--thread", thread, "--without", "memory", *extra,
+    ]  # fmt: skip
+
+
+def _repair_rounds_three_ways(capsys, monkeypatch, db: str, script) -> tuple[int, int, int]:
+    """(run --json, trace --json, step --json) on the same scripted model: each reports the repair rounds."""
+    common = ["--world", DOWNTOWN, "--instruction", SEED_INSTRUCTION, "--model", "openai:scripted", "--api-key",
+              "EMPTY", "--without", "memory,rag", "--seed", "2", "--db", db]  # fmt: skip
+    with OpenAIStubServer(*script()) as server:
+        code, run = run_json(capsys, "run", *common, "--base-url", server.url, "--thread", "by-run")
+    assert code == 0, run
+    code, report = run_json(capsys, "trace", "--db", db, "--thread", "by-run")
+    code, text, _ = run_cli(capsys, "trace", "--db", db, "--thread", "by-run")
+    assert text.startswith(f"thread by-run: {report['repair_rounds']} repair round(s)")
+    monkeypatch.setattr("sys.stdin", io.StringIO("continue\n"))
+    with OpenAIStubServer(*script()) as server:
+        code, out, _ = run_cli(capsys, "step", *common, "--base-url", server.url, "--thread", "by-step", "--json")
+    stepped = json.loads(out.strip().splitlines()[-1])
+    assert code == 0 and stepped["status"] == "execute"
+    return run["rounds"], report["repair_rounds"], stepped["rounds"]
+
+
+def test_run_trace_and_step_report_the_same_repair_rounds(capsys, monkeypatch, tmp_path):
+    """One count (nodes.attempts.repair_rounds): 1 for a thread that needed a repair, 0 for one that did not."""
+    repaired = lambda: [answer(NFZ_FORGOTTEN_IR), StubReply(content='{"repair": "avoid:nfz_temp_1"}')]  # noqa: E731
+    assert _repair_rounds_three_ways(capsys, monkeypatch, str(tmp_path / "a.sqlite"), repaired) == (1, 1, 1)
+    first_time = lambda: [answer(GOOD_IR)]  # noqa: E731
+    assert _repair_rounds_three_ways(capsys, monkeypatch, str(tmp_path / "b.sqlite"), first_time) == (0, 0, 0)
+
+
+def test_an_unreachable_model_server_is_exit_2_in_one_line_and_no_decision(capsys, monkeypatch, tmp_path):
+    with socket.socket() as probe:  # a port that was free a moment ago: nothing listens there
+        probe.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{probe.getsockname()[1]}/v1"
+    db = str(tmp_path / "runs.sqlite")
+    started = time.perf_counter()
+    code, out, err = run_cli(
+        capsys, "run", "--world", DOWNTOWN, "--instruction", SEED_INSTRUCTION, "--model", "openai:foo",
+        "--base-url", url, "--without", "memory,rag", "--db", db, "--thread", "down",
+    )  # fmt: skip
+    assert time.perf_counter() - started < 5  # no retries of a refused connection
+    assert code == 2 and out == ""
+    [line] = err.strip().splitlines()
+    assert line.startswith(f"cloudbrain run: model backend openai:foo: the server at {url} cannot be reached")
+    assert "start the server, or fix --base-url" in line and "no decision" in line
+    code, report = run_json(capsys, "trace", "--db", db, "--thread", "down")
+    assert code == 0 and report["final"]["status"] is None and report["final"]["decision"] is None
+    monkeypatch.setattr("sys.stdin", io.StringIO("continue\n"))
+    code, out, err = run_cli(
+        capsys, "step", "--world", DOWNTOWN, "--instruction", SEED_INSTRUCTION, "--model", "openai:foo",
+        "--base-url", url, "--without", "memory,rag", "--db", db, "--thread", "down-step",
+    )  # fmt: skip
+    assert code == 2 and f"cloudbrain step: model backend openai:foo: the server at {url} cannot" in err
+
+
+def test_replay_prints_the_world_it_used_and_its_help_says_the_thread_is_required(capsys, tmp_path):
+    db = str(tmp_path / "runs.sqlite")
+    code, _ = run_json(capsys, *_rules_run(db, "again"))
+    code, listing = run_json(capsys, "checkpoints", "--db", db, "--thread", "again")
+    first = listing["checkpoints"][1]["checkpoint_id"]
+    code, out, _ = run_cli(capsys, "replay", "--db", db, "--thread", "again", "--checkpoint", first)
+    assert code == 0 and f"cloudbrain certify --db {db} --thread again --world {DOWNTOWN}" in out
+    assert "WORLD.json" not in out
+    with pytest.raises(SystemExit):
+        main(["replay", "--help"])
+    assert "a new one" not in capsys.readouterr().out

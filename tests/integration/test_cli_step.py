@@ -57,3 +57,17 @@ def test_step_quit_leaves_the_run_checkpointed(capsys, monkeypatch, tmp_path):
     with OpenAIStubServer(answer(GOOD_IR)) as server:
         code, out = _step(capsys, monkeypatch, server, "next\nquit\n", "--db", str(tmp_path / "s.sqlite"))
     assert code == 0 and "left thread" in out
+
+
+def test_step_quit_prints_the_replay_command_that_resumes_it(capsys, monkeypatch, tmp_path):
+    db = str(tmp_path / "s.sqlite")
+    with OpenAIStubServer(answer(GOOD_IR)) as server:
+        code, out = _step(capsys, monkeypatch, server, "next\nshow route\nquit\n", "--db", db, "--thread", "q1")
+    assert code == 0
+    assert "no state value at 'route': the state has " in out and "instruction" in out
+    [resume] = [line for line in out.splitlines() if "left thread q1 at " in line]
+    command = resume.split("resume with: ", 1)[1]
+    assert command.startswith(f"cloudbrain replay --db {db} --thread q1 --checkpoint ")
+    with OpenAIStubServer(answer(GOOD_IR)) as server:
+        code, out, _ = run_cli(capsys, *command.split()[1:], "--json")  # the replay meets the same scripted model
+    assert code == 0 and json.loads(out)["status"] == "execute"

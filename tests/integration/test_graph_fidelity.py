@@ -35,7 +35,7 @@ def test_a_pinned_uav_that_cannot_fly_is_never_swapped_silently(world, checkpoin
     assert out.status == "human_confirm"
     assert "uav_07" in out.decision["reason"] and "pinned_uav_replaced" in out.decision["reason"]
     assert out.decision["proposal"]["uav_id"] == "uav_03" and not out.decision.get("waypoints")
-    rounds = trace(graph, "pinned").rounds
+    rounds = trace(graph.checkpointer, "pinned").rounds
     assert [(r.stage, r.error_type) for r in rounds] == [("fidelity", "pinned_uav_replaced")] * 2
     assert rounds[0].counterexample["allowed"] == ["uav_07"]
     assert calls == 2
@@ -44,7 +44,7 @@ def test_a_pinned_uav_that_cannot_fly_is_never_swapped_silently(world, checkpoin
 def test_a_verified_route_to_an_unrequested_place_is_repaired_to_the_requested_one(world, checkpointer):
     graph, out, _ = _run(world, checkpointer, "place", f"{ROUTE}, {AVOID}", answer(TO_THE_METRO), answer(GOOD_IR))
     assert out.status == "execute" and out.rounds == 1
-    first = trace(graph, "place").rounds[0]
+    first = trace(graph.checkpointer, "place").rounds[0]
     assert (first.stage, first.error_type) == ("fidelity", "wrong_destination")
     assert "accident_site_3" in first.counterexample["allowed"]
     assert ran_nodes(graph, "place") == [
@@ -72,7 +72,7 @@ def test_a_return_leg_flown_one_way_ends_in_confirmation(world, checkpointer):
     graph, out, _ = _run(world, checkpointer, "return", instruction, answer(GOOD_IR), max_repairs=0)
     assert out.status == "human_confirm"
     assert "return_leg_dropped" in out.decision["reason"]
-    assert trace(graph, "return").rounds[0].error_type == "return_leg_dropped"
+    assert trace(graph.checkpointer, "return").rounds[0].error_type == "return_leg_dropped"
 
 
 @pytest.mark.parametrize(
@@ -93,7 +93,7 @@ def test_cargo_the_plan_was_not_checked_for_is_repaired_then_executed(world, che
     carrying = ir_with(**{"constraints.payload_kg": 2.5})
     graph, out, _ = _run(world, checkpointer, "cargo", instruction, answer(GOOD_IR), answer(carrying))
     assert out.status == "execute" and out.rounds == 1
-    first = trace(graph, "cargo").rounds[0]
+    first = trace(graph.checkpointer, "cargo").rounds[0]
     assert (first.stage, first.error_type) == ("fidelity", "payload_understated")
     assert first.counterexample["allowed"] == [2.5]
 

@@ -15,7 +15,9 @@ def test_fork_from_second_round_with_corrected_ir_executes_without_the_llm(world
         context = scripted_context(server, max_repairs=1)
         graph, out = run_seed(world, context, checkpointer, "forked")
         assert out.status != "execute"
-        second_round = next(c for c in checkpoints(graph, "forked") if c.round == 1 and c.next == ["execute_tools"])
+        second_round = next(
+            c for c in checkpoints(graph.checkpointer, "forked") if c.round == 1 and c.next == ["execute_tools"]
+        )
         calls_before = len(server.requests)
         forked = fork(
             graph,
@@ -30,7 +32,7 @@ def test_fork_from_second_round_with_corrected_ir_executes_without_the_llm(world
     assert forked.status == "execute"
     ran = ran_nodes(graph, "forked")
     assert ran[-5:] == ["execute_tools", "verify", "simulate", "fidelity", "finalize"]
-    report = trace(graph, "forked")
+    report = trace(graph.checkpointer, "forked")
     assert report.final["status"] == "execute"
     assert report.rounds[-1].round == 1 and report.rounds[-1].stage is None
 
@@ -39,12 +41,67 @@ def test_replay_re_executes_the_nodes_after_a_checkpoint(world, checkpointer):
     with OpenAIStubServer(answer(GOOD_IR)) as server:
         context = scripted_context(server)
         graph, out = run_seed(world, context, checkpointer, "replayed")
-        before_verify = next(c for c in checkpoints(graph, "replayed") if c.next == ["verify"])
-        steps_before = len(checkpoints(graph, "replayed"))
+        before_verify = next(c for c in checkpoints(graph.checkpointer, "replayed") if c.next == ["verify"])
+        steps_before = len(checkpoints(graph.checkpointer, "replayed"))
         again = replay(graph, "replayed", before_verify.checkpoint_id, context, db=None)
         assert len(server.requests) == 1  # the nodes after the checkpoint re-ran; generate_ir was before it
     assert out.status == again.status == "execute"
-    assert len(checkpoints(graph, "replayed")) > steps_before  # replay appends, never rewrites
+    assert len(checkpoints(graph.checkpointer, "replayed")) > steps_before  # replay appends, never rewrites
     assert ran_nodes(graph, "replayed")[-4:] == ["verify", "simulate", "fidelity", "finalize"]
-    attempt = trace(graph, "replayed").rounds[-1]
+    attempt = trace(graph.checkpointer, "replayed").rounds[-1]
     assert attempt.usage["llm_calls"] == 1
+
+
+def _same_checkpoint(snapshot, stored) -> bool:
+    def checkpoint_id(config):
+        return (config or {}).get("configurable", {}).get("checkpoint_id")
+
+    return (
+        snapshot.values == stored.values
+        and tuple(snapshot.next) == stored.next
+        and [i.value for i in snapshot.interrupts] == [i.value for i in stored.interrupts]
+        and checkpoint_id(snapshot.config) == checkpoint_id(stored.config)
+        and checkpoint_id(snapshot.parent_config) == checkpoint_id(stored.parent_config)
+        and snapshot.metadata == stored.metadata
+    )
+
+
+def test_the_store_reader_agrees_with_langgraphs_state_on_every_checkpoint(world, checkpointer):
+    """trace, checkpoints and show read checkpoints from the store without building a graph; on executed,
+    refused, operator-interrupted, stepped, forked and replayed threads every checkpoint reads as LangGraph's own
+    get_state_history / get_state shows it (values, next, interrupts, ids, metadata)."""
+    from graph.builder import build_graph
+    from graph.checkpoint import thread_config
+    from graph.history import AGGREGATE_CHANNELS, stored_history, stored_state
+    from graph.runner import run_task
+    from nodes.context import Context
+    from nodes.state import State
+
+    quiet = Context(model="rules", without=frozenset({"memory"}))
+    asking = Context(model="rules", without=frozenset({"memory"}), interactive=True)
+    runs = {
+        "executed": ("Send a drone from hospital_A to accident_site_3 within 10 minutes", quiet),
+        "refused": ("Send a drone from hospital_A to accident_site_3 within 5 seconds", quiet),
+        "asking": ("Send a drone from hospital_A to accident_site_3 within 5 seconds", asking),
+        "no_destination": ("bake me a cake", asking),
+    }
+    for thread, (request, context) in runs.items():
+        run_task(world, request, context=context, thread_id=thread, checkpointer=checkpointer)
+    graph = build_graph(quiet.without, checkpointer=checkpointer)
+    before_verify = next(c for c in checkpoints(checkpointer, "executed") if c.next == ["verify"])
+    fork(graph, "executed", before_verify.checkpoint_id, [("ir.constraints.altitude_min_m", "60")], quiet, db=None)
+    replay(graph, "refused", checkpoints(checkpointer, "refused")[3].checkpoint_id, quiet, db=None)
+    stepped = build_graph(quiet.without, checkpointer=checkpointer, interrupt_before=["retrieve", "verify"])
+    inputs = {"instruction": runs["executed"][0], "world": world.model_dump(mode="json"), "task_id": "stepped"}
+    stepped.invoke({**inputs, "gold_ir": None, "run_config": {}}, thread_config("stepped"), context=quiet)
+    stepped.invoke(None, thread_config("stepped"), context=quiet)
+
+    for thread in [*runs, "stepped"]:
+        theirs = list(graph.get_state_history(thread_config(thread)))
+        ours = stored_history(checkpointer, thread)
+        assert len(theirs) == len(ours) > 3
+        assert all(_same_checkpoint(a, b) for a, b in zip(theirs, ours, strict=True)), thread
+        assert _same_checkpoint(graph.get_state(thread_config(thread)), stored_state(checkpointer, thread))
+    assert stored_state(checkpointer, "asking").interrupts and stored_state(checkpointer, "stepped").next == ("verify",)
+    reducers = {name for name, hint in State.__annotations__.items() if "Annotated" in str(hint)}
+    assert set(AGGREGATE_CHANNELS) == reducers

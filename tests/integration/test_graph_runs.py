@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from graph.history import trace
+from graph.history import state_values, trace
+from models.base import LLMBackendUnavailable
 from tests.support.graph_fixtures import answer, ran_nodes, run_seed, scripted_context
 from tests.support.ir_fixtures import GOOD_IR, HALLUCINATED_IR, NFZ_FORGOTTEN_IR
 from tests.support.openai_stub_server import OpenAIStubServer, StubReply
@@ -25,7 +26,7 @@ def test_repair_story_validate_then_verify_then_execute(world, checkpointer):
     assert out.decision["verified"] and out.decision["simulated"]
     assert out.rounds == 2 and len(prompts) == 3
 
-    report = trace(graph, "story")
+    report = trace(graph.checkpointer, "story")
     assert [r.round for r in report.rounds] == [0, 1, 2]
     first, second, third = report.rounds
     assert (first.stage, first.error_type) == ("validate", "unknown_entity")
@@ -58,7 +59,7 @@ def test_unsafe_route_never_escapes(world, checkpointer):
     assert not out.decision.get("waypoints"), "a refused or unconfirmed decision carries no route to fly"
     assert out.decision["proposal"]["uav_id"] == "uav_03"
     assert llm_calls == 1
-    [only] = trace(graph, "unsafe").rounds
+    [only] = trace(graph.checkpointer, "unsafe").rounds
     assert only.counterexample["violated_rule"] == "R1"
     assert ran_nodes(graph, "unsafe")[-1] == "fallback"
 
@@ -74,7 +75,7 @@ def test_the_loop_stops_after_exactly_k_repairs(world, checkpointer, max_repairs
         llm_calls = len(server.requests)
 
     assert out.status == "human_confirm" and llm_calls == max_repairs + 1
-    report = trace(graph, f"capped-{max_repairs}")
+    report = trace(graph.checkpointer, f"capped-{max_repairs}")
     assert [r.error_type for r in report.rounds] == ["unknown_entity"] * (max_repairs + 1)
     assert ran_nodes(graph, f"capped-{max_repairs}")[-1] == "fallback"
 
@@ -95,15 +96,24 @@ def test_safe_refusal_policy_refuses(world, checkpointer):
     assert out.decision["proposal"] is None and not out.decision["waypoints"]
 
 
-def test_transport_errors_are_retried_then_end_in_fallback(world, checkpointer):
-    failing = [StubReply(status=503, error="overloaded") for _ in range(20)]
-    with OpenAIStubServer(*failing) as server:
-        graph, out = run_seed(world, scripted_context(server), checkpointer, "down")
-        calls = len(server.requests)
+def test_a_request_the_server_rejects_ends_in_fallback(world, checkpointer):
+    with OpenAIStubServer(*[StubReply(status=400, error="bad request") for _ in range(5)]) as server:
+        graph, out = run_seed(world, scripted_context(server), checkpointer, "rejected")
     assert out.status == "safe_refusal"
     assert out.failure["error_type"] == "llm_transport_error"
-    assert calls >= 3  # the node's RetryPolicy tried again
-    assert ran_nodes(graph, "down")[-1] == "fallback"
+    assert ran_nodes(graph, "rejected")[-1] == "fallback"
+
+
+def test_a_failing_server_stops_the_run_without_a_decision(world, checkpointer):
+    """A backend that cannot answer is no decision of the agent's: the error leaves the graph, nothing is recorded
+    as a refusal, and the graph does not retry what the backend already retried."""
+    with OpenAIStubServer(*[StubReply(status=503, error="overloaded") for _ in range(20)]) as server:
+        with pytest.raises(LLMBackendUnavailable, match="answers HTTP 503"):
+            run_seed(world, scripted_context(server), checkpointer, "down")
+        calls = len(server.requests)
+    assert calls == 3  # the completion and the backend's two retries (the graph retrying it would make 9)
+    values = state_values(checkpointer, "down")
+    assert "decision" not in values and "status" not in values and not values.get("attempts")
 
 
 def test_uncertain_answer_never_executes(world, checkpointer):

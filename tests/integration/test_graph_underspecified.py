@@ -40,7 +40,7 @@ def test_a_stop_the_request_never_named_ends_in_confirmation_naming_it(world, ch
         out = run_task(world, SEED_INSTRUCTION, context=context, thread_id="stop", checkpointer=checkpointer)
     assert out.status == "human_confirm" and not out.decision.get("waypoints")
     assert "stop metro_station_4 is not in the request" in out.decision["reason"]
-    rounds = trace(build_graph(context.without, checkpointer=checkpointer), "stop").rounds
+    rounds = trace(checkpointer, "stop").rounds
     assert (rounds[0].stage, rounds[0].error_type) == ("fidelity", "unsourced_waypoints")
 
 

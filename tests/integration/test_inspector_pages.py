@@ -11,7 +11,7 @@ import pytest
 from fastapi.testclient import TestClient
 from langgraph.checkpoint.memory import InMemorySaver
 
-from cli.main import build_parser
+from cli.main import ALL, build_parser
 from graph.runner import run_task
 from inspector.app import create_app
 from nodes.context import Context
@@ -63,7 +63,7 @@ def test_a_bad_edit_is_refused_with_the_reason_and_no_thread_is_made(client):
 
 
 def test_ui_binds_to_this_machine_unless_told_otherwise():
-    args = build_parser().parse_args(["ui"])
+    args = build_parser(ALL).parse_args(["ui"])
     assert args.host == "127.0.0.1" and args.port == 8765
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
+from importlib.metadata import version
 
 import anyio
 from mcp import Client
@@ -25,6 +26,7 @@ def _server() -> StdioServerParameters:
 
 async def _session() -> dict:
     async with Client(_server(), read_timeout_seconds=120) as client:
+        server = client.server_info
         listed = await client.list_tools()
         planned = await client.call_tool(
             "plan_route",
@@ -48,6 +50,7 @@ async def _session() -> dict:
         valid = await client.call_tool("validate_ir", {"ir": GOOD_IR})
         unknown = await client.call_tool("fly_anywhere", {})
         return {
+            "server": server,
             "listed": listed,
             "route": (planned, route),
             "verified": verified,
@@ -59,6 +62,8 @@ async def _session() -> dict:
 
 def test_an_mcp_client_lists_and_calls_the_tools():
     seen = anyio.run(_session)
+    # the server names itself with the installed package's version (it reported an empty one)
+    assert seen["server"].name == "cloudbrain" and seen["server"].version == version("cloudbrain") != ""
     tools = {tool.name: tool for tool in seen["listed"].tools}
     catalog = default_registry()
     assert set(tools) == {*catalog.names(), "validate_ir", "verify_trajectory"} and len(tools) == 10

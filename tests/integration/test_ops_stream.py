@@ -25,6 +25,7 @@ from ops.stream import OpsRequest, OpsRunner
 from standards.volumes import LegVolume
 from tests.support.airspace import share_airspace
 from tests.support.cli import run_cli
+from tests.support.paths import EXAMPLES
 from tools.world import World
 
 WORLD_SEED, STREAM_SEED = 4711, 9  # any: the checks hold for every stream
@@ -47,8 +48,10 @@ def stream(tmp_path_factory: pytest.TempPathFactory) -> dict:
     with contextlib.redirect_stdout(printed):
         code = main(["ops", "--world", str(world_path), "--requests", str(requests_path), "--db", str(db),
                      "--model", "rules", "--without", "memory", "--json"])  # fmt: skip
-    assert code == 0
-    return {"decisions": json.loads(printed.getvalue())["decisions"], "db": db, "requests": requests}
+    decisions = json.loads(printed.getvalue())["decisions"]
+    refused = any(d["status"] in ("safe_refusal", "human_confirm") for d in decisions)
+    assert code == (4 if refused else 0)  # as `run`: 4 when a request was not served
+    return {"decisions": decisions, "db": db, "requests": requests}
 
 
 def _ledger_rows(db: Path) -> list[dict]:
@@ -164,3 +167,27 @@ def test_a_bad_request_line_is_one_line_exit_2_before_anything_runs(tmp_path, ca
                            "--db", str(db), "--model", "rules")  # fmt: skip
     assert code == 2 and "line 2" in err and "at_sec" in err and len(err.strip().splitlines()) == 1
     assert not db.exists() or Ledger(db).all() == []
+
+
+def test_the_readme_stream_run_twice_meets_its_first_run_unless_the_ledger_starts_fresh(tmp_path, monkeypatch, capsys):
+    """The README's ops line without --db: the ledger is the default checkpoint file, named on stderr every run; a
+    second run of the same file meets the first run's intents (refused: exit 4, naming them with the priority the
+    request said), and --fresh-ledger serves it again (exit 0)."""
+    monkeypatch.chdir(tmp_path)
+    argv = ("ops", "--world", str(EXAMPLES / "downtown.json"), "--requests", str(EXAMPLES / "requests.jsonl"),
+            "--model", "rules", "--without", "memory", "--json")  # fmt: skip
+    runs = []
+    for extra in ((), (), ("--fresh-ledger",)):
+        code, out, err = run_cli(capsys, *argv, *extra)
+        runs.append((code, json.loads(out)["decisions"], err))
+    (first, served, said), (second, refused, said_again), (fresh, served_again, said_fresh) = runs
+
+    assert first == 0 and all(d["status"] == "execute" for d in served) and len(served) >= 2
+    assert "ledger: .cloudbrain/runs.sqlite, 0 intent(s) holding airspace" in said
+    assert f"ledger: .cloudbrain/runs.sqlite, {len(served)} intent(s) holding airspace" in said_again
+    assert "--fresh-ledger" in said_again  # the way to an empty one, where it is not empty
+    assert second == 4 and all(d["status"] in ("human_confirm", "safe_refusal") for d in refused)
+    blocked = next(d for d in refused if d["blocked_by"])
+    assert "(medic, normal priority)" in blocked["reason"] and "priority 0" not in blocked["reason"]
+    assert fresh == 0 and [d["status"] for d in served_again] == [d["status"] for d in served]
+    assert f"{len(served)} deleted by --fresh-ledger" in said_fresh

@@ -52,4 +52,6 @@ def run_seed(
 
 def ran_nodes(graph: CompiledStateGraph, thread_id: str) -> list[str]:
     """The nodes of a thread in the order they ran, from the checkpointer's history."""
-    return [info.ran[0] for info in checkpoints(graph, thread_id) if info.ran and info.ran[0] != "__start__"]
+    return [
+        info.ran[0] for info in checkpoints(graph.checkpointer, thread_id) if info.ran and info.ran[0] != "__start__"
+    ]

@@ -11,15 +11,16 @@ from pydantic import BaseModel, Field
 
 from graph.runner import total_usage
 from ir.model import LLMAnswer
-from models import (
+from models.base import (
     GenerationRequest,
+    LLMBackendUnavailable,
     LLMTransportError,
     RepairFeedback,
     ResponseCache,
     RetrievedContext,
     extract_answer,
-    make_generator,
 )
+from models.factory import make_generator
 from models.openai_backend import OpenAIGenerator, server_mode
 from models.oracle import OracleGenerator
 from models.prompts import PROMPT_VERSION, build_prompt
@@ -211,11 +212,11 @@ def test_a_server_in_trouble_is_retried_but_a_refusal_is_not(request_):
     assert _modes(server) == ["json_schema", "json_object"]  # the refused mode was not asked again
 
 
-def test_a_server_that_times_out_is_one_clear_retryable_error(request_):
+def test_a_server_that_times_out_is_one_clear_unavailable_backend_error(request_):
     with OpenAIStubServer(StubReply(json.dumps(_envelope()), delay_sec=3.0)) as server:
-        with pytest.raises(LLMTransportError) as caught:
+        with pytest.raises(LLMBackendUnavailable) as caught:
             _generator(server, timeout_sec=0.5).generate(request_)
-    assert caught.value.retryable and "timed out" in str(caught.value).lower()
+    assert not caught.value.retryable and f"the server at {server.url} did not answer in time" in str(caught.value)
 
 
 def test_no_usage_from_the_server_is_an_estimate_that_says_so(request_):
@@ -306,16 +307,19 @@ def test_a_truncated_answer_comes_back_as_text_without_an_answer(request_):
     assert result.usage.completion_tokens == 4096
 
 
-@pytest.mark.parametrize(("status", "retryable"), [(500, True), (503, True), (429, True), (401, False), (404, False)])
-def test_http_errors_become_typed_transport_errors(request_, status, retryable):
+@pytest.mark.parametrize("status", [500, 503, 429, 401, 404])
+def test_a_server_at_fault_is_an_unavailable_backend_after_the_retries(request_, status):
+    """Failing, refusing the key, no such model: no decision can come of the run, and the graph retries none."""
     with OpenAIStubServer(StubReply(status=status, error="nope")) as server:
-        with pytest.raises(LLMTransportError) as caught:
+        with pytest.raises(LLMBackendUnavailable) as caught:
             _generator(server, structured_output="text").generate(request_)
-    assert caught.value.status_code == status and caught.value.retryable is retryable
-    assert caught.value.model == "openai:stub-model"
+    assert caught.value.status_code == status and caught.value.retryable is False
+    assert caught.value.model == "openai:stub-model" and f"the server at {server.url} answers HTTP {status}" in str(
+        caught.value
+    )
 
 
-def test_an_unreachable_server_is_a_retryable_transport_error(request_):
+def test_an_unreachable_server_is_an_unavailable_backend_that_names_the_url_and_the_fix(request_):
     with socket.socket() as probe:  # a port that was free a moment ago: nothing listens there
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
@@ -327,9 +331,11 @@ def test_an_unreachable_server_is_a_retryable_transport_error(request_):
         timeout_sec=5,
         cache=ResponseCache(),
     )
-    with pytest.raises(LLMTransportError) as caught:
+    with pytest.raises(LLMBackendUnavailable) as caught:
         generator.generate(request_)
-    assert caught.value.retryable and caught.value.status_code is None
+    assert not caught.value.retryable and caught.value.status_code is None
+    assert f"the server at http://127.0.0.1:{port}/v1 cannot be reached" in str(caught.value)
+    assert "start the server, or fix --base-url" in str(caught.value)
 
 
 def test_caches_sharing_a_file_answer_for_each_other(request_, tmp_path):

@@ -67,6 +67,19 @@ def test_next_round_of_the_same_thread_is_a_new_case(memory: SafetyMemory) -> No
     assert memory.count_cases() == 2
 
 
+def test_identical_cases_of_other_threads_are_found_once(memory: SafetyMemory) -> None:
+    # the demo run three times stores one case three times (three threads): a search shows it once, and the k
+    # places go to distinct cases
+    memory.store_cases([NFZ_CASE.model_copy(update={"thread_id": f"demo-{i}"}) for i in range(3)])
+    memory.store_cases(THREE_CASES[1:])
+
+    for failure_type in (None, "spec_violation"):
+        hits = memory.search_cases(NFZ_CASE.instruction, failure_type=failure_type, k=2)
+        assert len(hits) == 2 and len({hit.case.content_key() for hit in hits}) == 2
+        assert hits[0].case.instruction == NFZ_CASE.instruction and hits[1].case.instruction != NFZ_CASE.instruction
+    assert memory.count_cases() == 5  # every one is stored; only the search shows them once
+
+
 def test_cases_persist_across_reopening_the_folder(tmp_path: Path, embedder: Embedder) -> None:
     with SafetyMemory(path=tmp_path / "m", embedder=embedder) as first:
         first.store_cases(THREE_CASES)

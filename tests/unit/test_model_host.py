@@ -57,11 +57,10 @@ def test_a_dead_runtime_becomes_a_backend_died_transport_error_and_other_failure
     assert type(other) is LLMTransportError and other.error_type == "llm_transport_error"
 
 
-def test_a_graph_run_whose_backend_dies_ends_with_the_failure_recorded(dying_host, downtown):
-    out = run_task(downtown, INSTRUCTION, context=Context(model="local", without=frozenset({"memory"})), db=None)
-    assert out.status != "execute"
-    assert out.failure["error_type"] == LLMBackendDied.error_type
-    assert out.failure["message"].startswith("local:slots: the embedded model runtime (llama.cpp) died with signal 11")
+def test_a_graph_run_whose_backend_dies_stops_without_a_decision(dying_host, downtown):
+    with pytest.raises(LLMBackendDied) as died:
+        run_task(downtown, INSTRUCTION, context=Context(model="local", without=frozenset({"memory"})), db=None)
+    assert str(died.value).startswith("local:slots: the embedded model runtime (llama.cpp) died with signal 11")
 
 
 def test_cloudbrain_run_whose_backend_dies_prints_one_line_and_exits_2(dying_host, capsys, tmp_path):
@@ -73,7 +72,9 @@ def test_cloudbrain_run_whose_backend_dies_prints_one_line_and_exits_2(dying_hos
     lines = err.strip().splitlines()
     assert len(lines) == 1, err
     assert lines[0].startswith("cloudbrain run: model backend local:slots: the embedded model runtime (llama.cpp) died")
-    assert "signal 11 (SIGSEGV)" in lines[0] and "stored as thread run-" in lines[0]
+    assert (
+        "signal 11 (SIGSEGV)" in lines[0] and "(no decision: the run stopped at the model call, thread run-" in lines[0]
+    )
 
 
 def test_the_install_self_test_names_a_dead_runtime_in_one_line():

@@ -6,7 +6,7 @@ from __future__ import annotations
 from ir.model import EntityRefs, LowAltitudeIR, VerificationSpecs
 from ir.plan_execution import analyse_plan
 from ir.templates import STANDARD_STEPS, look_only_plan, mission_area, standard_tool_plan
-from models import GenerationRequest
+from models.base import GenerationRequest
 from models.rules_parser import RuleBasedGenerator
 from tools.catalog import default_registry
 from tools.world import World

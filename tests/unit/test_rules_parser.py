@@ -9,7 +9,7 @@ from ir.plan_execution import analyse_plan
 from ir.templates import STANDARD_STEPS
 from ir.validation import validate_ir
 from language.quantities import parse_deadline, with_digits
-from models import GenerationRequest, RepairFeedback
+from models.base import GenerationRequest, RepairFeedback
 from models.rules_parser import RULES_VERSION, RuleBasedGenerator, parse_instruction
 from tools.catalog import default_registry
 from tools.world import parse_world
