@@ -7,10 +7,11 @@ import contextlib
 import json
 import os
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cli.common import EXIT_OK, CommandError, add_json_flag, add_server_format_options, add_world_arg, emit, open_world
-from graph.checkpoint import DEFAULT_DB, CheckpointerError, display_name, open_checkpointer
+from graph.checkpoint import DEFAULT_DB, CheckpointerError, display_name, is_postgres_url, open_checkpointer
 from nodes.context import ABLATABLE, DEFAULT_MODEL, Context
 
 if TYPE_CHECKING:
@@ -174,6 +175,10 @@ def run_context(args: argparse.Namespace, run_config: dict[str, Any], *, interac
 
 
 def context_from_args(args: argparse.Namespace, *, interactive: bool = False) -> Context:
+    from models.options import unknown_model
+
+    if why := unknown_model(args.model):  # bad input, before anything runs: not a refusal of the agent's
+        raise CommandError(why)
     from graph.builder import AblationError, parse_without
 
     if args.max_repairs < 0:
@@ -282,18 +287,18 @@ def _with_backend(out: RunOutput, context: Context) -> RunOutput:
 
 
 @contextlib.contextmanager
-def _backend_must_answer(thread_id: str) -> Iterator[None]:
+def _stops_without_a_decision(thread_id: str) -> Iterator[None]:
     """A model backend that cannot answer (its server unreachable or failing, its runtime dead) is no decision of
     the agent's: the graph stops at the model call (models.base.LLMBackendUnavailable), nothing is recorded as a
     decision, and the command says so in one line (exit 2)."""
+    from ir.failure import ComponentUnavailable
     from models.base import LLMBackendUnavailable
 
     try:
         yield
-    except LLMBackendUnavailable as exc:
-        raise CommandError(
-            f"model backend {exc} (no decision: the run stopped at the model call, thread {thread_id} records none)"
-        ) from None
+    except ComponentUnavailable as exc:
+        what = "model backend " if isinstance(exc, LLMBackendUnavailable) else ""
+        raise CommandError(f"{what}{exc} (no decision: the run stopped, thread {thread_id} records none)") from None
 
 
 def _emit_run(out: RunOutput, as_json: bool, world_path: str | None = None) -> int:
@@ -308,7 +313,7 @@ def run_agent(args: argparse.Namespace) -> int:
     context = context_from_args(args)
     open_saver(args.db)  # a store that cannot be opened is one line, before anything runs
     thread_id = args.thread or new_thread_id()
-    with _backend_must_answer(thread_id):
+    with _stops_without_a_decision(thread_id):
         out = run_task(
             world,
             args.instruction,
@@ -339,15 +344,20 @@ def run_step(args: argparse.Namespace) -> int:
         run_config=run_config_of(context, args.world),
         db=display_name(args.db),
     )
-    with _backend_must_answer(stepper.thread_id):
-        values = stepper.loop(sys.stdin, sys.stdout)
+    with _stops_without_a_decision(stepper.thread_id):
+        # with --json stdout carries the one JSON object, so the dialogue goes to stderr
+        values = stepper.loop(sys.stdin, sys.stderr if args.json else sys.stdout)
     if values is None:
         return EXIT_OK
     out = summarise(values, thread_id=stepper.thread_id, db=display_name(args.db))
     return _emit_run(_with_backend(out, context), args.json, args.world)
 
 
-def open_saver(target: str) -> BaseCheckpointSaver:
+def open_saver(target: str, *, existing: bool = False) -> BaseCheckpointSaver:
+    """The checkpoint store; `existing` for a command that only reads a thread: a SQLite file that is not there is
+    one line (exit 2), not an empty file made at the mistyped path."""
+    if existing and not is_postgres_url(target) and not Path(target).is_file():
+        raise CommandError(f"no checkpoint database at {target} (runs store theirs in --db, default {DEFAULT_DB})")
     try:
         return open_checkpointer(target)
     except CheckpointerError as exc:
@@ -359,7 +369,7 @@ def _stored_graph(args: argparse.Namespace):
     from graph.history import UnknownRunError, stored_graph
 
     try:
-        return stored_graph(open_saver(args.db), args.thread)
+        return stored_graph(open_saver(args.db, existing=True), args.thread)
     except UnknownRunError:
         raise CommandError(f"no thread {args.thread!r} in {display_name(args.db)}") from None
 
@@ -400,7 +410,7 @@ def run_trace(args: argparse.Namespace) -> int:
     from graph.history import UnknownRunError, trace
 
     try:  # read from the store: no graph built, so nothing of the agent's nodes is imported
-        report = trace(open_saver(args.db), args.thread, args.checkpoint)
+        report = trace(open_saver(args.db, existing=True), args.thread, args.checkpoint)
     except UnknownRunError as exc:
         raise CommandError(f"{exc} ({display_name(args.db)})") from None
     lines = [f"thread {report.thread_id}: {report.repair_rounds} repair round(s)"]
@@ -428,7 +438,7 @@ def run_checkpoints(args: argparse.Namespace) -> int:
     from graph.history import UnknownRunError, checkpoints
 
     try:
-        infos = checkpoints(open_saver(args.db), args.thread)
+        infos = checkpoints(open_saver(args.db, existing=True), args.thread)
     except UnknownRunError as exc:
         raise CommandError(f"{exc} ({display_name(args.db)})") from None
     lines = [
@@ -444,7 +454,7 @@ def run_show(args: argparse.Namespace) -> int:
     from graph.history import NoStateValue, UnknownRunError, get_path, state_values
 
     try:
-        value = get_path(state_values(open_saver(args.db), args.thread, args.checkpoint), args.path)
+        value = get_path(state_values(open_saver(args.db, existing=True), args.thread, args.checkpoint), args.path)
     except (UnknownRunError, NoStateValue) as exc:
         raise CommandError(str(exc)) from None
     emit(value, args.json)  # indented JSON, or one line with --json: either is what `validate --ir` reads
@@ -456,7 +466,7 @@ def run_replay(args: argparse.Namespace) -> int:
 
     graph, run_config = _stored_graph(args)
     try:
-        with _backend_must_answer(args.thread):
+        with _stops_without_a_decision(args.thread):
             out = replay(graph, args.thread, args.checkpoint, run_context(args, run_config), display_name(args.db))
     except UnknownRunError as exc:
         raise CommandError(str(exc)) from None
@@ -475,7 +485,7 @@ def run_fork(args: argparse.Namespace) -> int:
         edits.append((path.strip(), value))
     context = run_context(args, run_config)
     try:
-        with _backend_must_answer(args.thread):
+        with _stops_without_a_decision(args.thread):
             out = fork(graph, args.thread, args.checkpoint, edits, context, display_name(args.db))
     except (UnknownRunError, KeyError, IndexError, ValueError) as exc:
         raise CommandError(f"cannot fork: {exc}") from None

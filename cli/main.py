@@ -57,6 +57,13 @@ def main(argv: list[str] | None = None) -> int:
     except CommandError as exc:
         print(f"cloudbrain {args.command}: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except Exception as exc:
+        from ir.failure import ComponentUnavailable  # pydantic: not for the parser's path
+
+        if not isinstance(exc, ComponentUnavailable):
+            raise
+        print(f"cloudbrain {args.command}: {exc}", file=sys.stderr)  # an install or a server to fix: no traceback
+        return EXIT_USAGE
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

@@ -146,7 +146,7 @@ def _line(decision: OpsDecision) -> str:
 def run_ops(args: argparse.Namespace) -> int:
     from cli.agent import EXIT_NOT_EXECUTED, context_from_args
     from graph.checkpoint import display_name
-    from models.base import LLMBackendUnavailable
+    from ir.failure import ComponentUnavailable
     from ops.ledger import Ledger, LedgerError
     from ops.stream import OpsRunner
 
@@ -185,7 +185,7 @@ def run_ops(args: argparse.Namespace) -> int:
             decisions += made
             if not args.json:
                 print("\n".join(_line(d) for d in made), flush=True)
-    except (LLMBackendUnavailable, LedgerError, KeyboardInterrupt) as exc:
+    except (ComponentUnavailable, LedgerError, KeyboardInterrupt) as exc:
         # what was decided stays decided (in the ledger, and printed): then one line for what stopped the stream
         if args.json:
             emit({"decisions": [d.model_dump() for d in decisions]}, True)

@@ -77,7 +77,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--start",
         default=None,
-        help="RFC 3339 instant of t = 0, the run's one mission clock (default: the world's clock origin, else the "
+        help="RFC 3339 instant of t = 0, or `now`: the run's one mission clock (default: the world's clock origin, else the "
         "run's start as its checkpoint recorded it; without either, required)",
     )
     p.add_argument("--priority", type=int, default=0, help="the F3548 operational intent's priority (default 0)")

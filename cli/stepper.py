@@ -87,7 +87,8 @@ class Stepper:
             snapshot = self.graph.get_state(self.config)
             if snapshot.interrupts:
                 command = self._ask_operator(snapshot.interrupts[0].value, stdin, out)
-                if command is None:
+                if command is None:  # the input ended before an answer: the question stays pending in the thread
+                    out.write(f"\nleft thread {self.thread_id} waiting for the operator's decision\n")
                     return None
                 self._advance(command)
                 continue
@@ -103,8 +104,9 @@ class Stepper:
                 out.write(f"{node}> ")
                 out.flush()
                 line = stdin.readline()
-                if not line:
-                    return None
+                if not line:  # the input ended: as `quit`, which says how to resume
+                    out.write("\n")
+                    line = "quit"
                 command, _, argument = line.strip().partition(" ")
             else:
                 command, argument = "next", ""

@@ -16,7 +16,7 @@ from cli.common import (
     open_world,
     read_json_file,
 )
-from graph.checkpoint import DEFAULT_DB, CheckpointerError, display_name, open_checkpointer, thread_config
+from graph.checkpoint import DEFAULT_DB, display_name, thread_config
 
 if TYPE_CHECKING:
     from tools.certificate import SafetyCertificate
@@ -255,12 +255,10 @@ def run_simulate(args: argparse.Namespace) -> int:
 
 def _stored_certificate(db: str, thread_id: str) -> tuple[Any, dict[str, Any] | None]:
     """(the certificate, the final IR) of a checkpointed run."""
+    from cli.agent import open_saver
     from graph.history import certificate_and_ir
 
-    try:
-        stored = open_checkpointer(db).get_tuple(thread_config(thread_id))
-    except CheckpointerError as exc:
-        raise CommandError(str(exc)) from None
+    stored = open_saver(db, existing=True).get_tuple(thread_config(thread_id))
     if stored is None:
         raise CommandError(f"no thread {thread_id!r} in {display_name(db)}")
     return certificate_and_ir(stored.checkpoint["channel_values"])

@@ -17,8 +17,8 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, RetryPolicy
 
 from graph import routers
-from ir.failure import failure_record
-from models.base import LLMBackendUnavailable, LLMTransportError
+from ir.failure import ComponentUnavailable, failure_record
+from models.base import LLMTransportError
 from nodes.context import ABLATABLE, Context
 from nodes.direct_tools import direct_tools
 from nodes.execute_tools import execute_tools
@@ -130,8 +130,9 @@ def resolver(nodes: list[str]) -> Callable[[str], str]:
 
 def _on_node_error(resolve: Callable[[str], str]) -> Callable[[State, NodeError], Command]:
     def handle(state: State, error: NodeError) -> Command:
-        if isinstance(error.error, LLMBackendUnavailable):
-            # no decision can come of a backend that cannot answer: the run stops here, recording no refusal
+        if isinstance(error.error, ComponentUnavailable):
+            # no decision can come of a backend that cannot answer, or an embedding model not built: the run stops
+            # here, recording no refusal
             raise error.error
         transport = isinstance(error.error, LLMTransportError)
         error_type = error.error.error_type if transport else f"node_error:{type(error.error).__name__}"

@@ -41,7 +41,7 @@ class TraceReport(BaseModel):
 class CheckpointInfo(BaseModel):
     checkpoint_id: str
     step: int
-    round: int
+    round: int = Field(description="the repair round the checkpoint is in (nodes.attempts.repair_rounds)")
     next: list[str]
     ran: list[str]
 
@@ -62,7 +62,10 @@ class StoredState(NamedTuple):
     """A checkpoint as trace and the checkpoint list read it, straight from the store: no graph is built (building
     one imports every node and LangGraph's graph layer, seconds for a command that only reads). The fields mean
     what LangGraph's StateSnapshot's do, for this project's graphs (one node a step; test_graph_history checks the
-    two agree on every checkpoint of executed, refused, interrupted, forked and replayed threads)."""
+    two agree on every checkpoint of executed, refused, interrupted, stepped, forked and replayed threads). One case
+    reads differently: a latest checkpoint whose step was cut short after a node finished (the process killed
+    between the node's end and the next checkpoint) reads here as before that node, where LangGraph applies the
+    node's pending writes; replay and fork, which build the graph, see LangGraph's reading."""
 
     values: dict[str, Any]
     next: tuple[str, ...]
@@ -244,12 +247,15 @@ def last_node(graph: CompiledStateGraph, config: dict[str, Any]) -> str | None:
 
 def certificate_and_ir(values: dict[str, Any]) -> tuple[Any, dict[str, Any] | None]:
     """(the decision's certificate, the IR of the run's last round, which the certificate binds) of a run's state."""
-    irs = [attempt["ir"] for attempt in values.get("attempts") or [] if attempt.get("ir")]
-    return (values.get("decision") or {}).get("certificate"), (irs[-1] if irs else None)
+    from nodes.attempts import last_ir
+
+    return (values.get("decision") or {}).get("certificate"), last_ir(values)
 
 
 def checkpoints(saver: BaseCheckpointSaver, thread_id: str) -> list[CheckpointInfo]:
     """Every checkpoint of the thread, oldest first, with the node(s) that produced it."""
+    from nodes.attempts import repair_rounds
+
     history = stored_history(saver, thread_id)
     if not history:
         raise UnknownRunError(f"no thread {thread_id!r} in this database")
@@ -262,7 +268,7 @@ def checkpoints(saver: BaseCheckpointSaver, thread_id: str) -> list[CheckpointIn
             CheckpointInfo(
                 checkpoint_id=snap.config["configurable"]["checkpoint_id"],
                 step=snap.metadata.get("step", -1),
-                round=snap.values.get("round", 0),
+                round=repair_rounds(snap.values),
                 next=list(snap.next),
                 ran=["edit"] if snap.metadata.get("source") == "update" else list(parent.next) if parent else [],
             )

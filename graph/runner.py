@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field
 
 from graph.builder import build_graph, parse_without
 from graph.checkpoint import DEFAULT_DB, display_name, open_checkpointer, thread_config
-from nodes.attempts import repair_rounds
+from nodes.attempts import last_ir, repair_rounds
 from nodes.context import Context
 from nodes.state import Usage
 from tools.world import World
@@ -23,6 +23,9 @@ class RunOutput(BaseModel):
     status: str
     decision: dict[str, Any]
     rounds: int = Field(description="repair rounds used (nodes.attempts.repair_rounds): 0 when the first IR passed")
+    ir: dict[str, Any] | None = Field(
+        default=None, description="the last round's IR (what the decision binds; `cloudbrain validate --ir` reads it)"
+    )
     thread_id: str
     db: str | None
     task_id: str
@@ -69,6 +72,7 @@ def summarise(values: dict[str, Any], *, thread_id: str, db: str | None, interru
         status=values.get("status") or "human_confirm",
         decision=values.get("decision") or {},
         rounds=repair_rounds(values),
+        ir=last_ir(values),
         thread_id=thread_id,
         db=db,
         task_id=values.get("task_id", ""),

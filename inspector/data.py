@@ -65,6 +65,7 @@ class ThreadView(BaseModel):
     decision: dict[str, Any]
     world: dict[str, Any]
     rounds: list[RoundView]
+    repair_rounds: int = Field(default=0, description="nodes.attempts.repair_rounds: what run, trace and step report")
     final_route: Route | None
     altitude_band: tuple[float, float]
     next_nodes: list[str] = Field(default_factory=list)
@@ -158,6 +159,7 @@ def thread_view(saver: BaseCheckpointSaver, thread_id: str, checkpoint_id: str |
     certificate, certified_ir = certificate_and_ir(values)
     return ThreadView(
         thread_id=thread_id,
+        repair_rounds=report.repair_rounds,
         instruction=str(values.get("instruction") or ""),
         status=values.get("status"),
         decision=decision,

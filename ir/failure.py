@@ -7,6 +7,13 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 
+class ComponentUnavailable(RuntimeError):
+    """Something a run needs cannot work here: a model backend that cannot answer (models.base.LLMBackendUnavailable),
+    the embedding model not built (memory.embeddings.EmbeddingModelMissingError). The request is not at fault and no
+    decision can come of the run: the graph lets it through its error handlers (no fallback, no refusal recorded)
+    and every command exits 2 with its message, which says what to fix."""
+
+
 class Counterexample(BaseModel):
     """What the repair prompt gets: short, never the whole trajectory."""
 

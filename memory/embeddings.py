@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ir.failure import ComponentUnavailable
+
 if TYPE_CHECKING:
     import onnxruntime
     from tokenizers import Tokenizer
@@ -38,7 +40,7 @@ BUILD_COMMAND = "python -m memory.onnx_export"
 EXPORT_FORMAT = 1
 
 
-class EmbeddingModelMissingError(RuntimeError):
+class EmbeddingModelMissingError(ComponentUnavailable):
     """The ONNX embedding model is not built (or was built from other weights); the message names the command."""
 
 

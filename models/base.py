@@ -22,6 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from ir.failure import ComponentUnavailable
 from ir.fidelity import StatedConstraints
 from tools.world import World
 
@@ -41,7 +42,7 @@ class LLMTransportError(Exception):
         self.retryable = retryable
 
 
-class LLMBackendUnavailable(LLMTransportError):
+class LLMBackendUnavailable(LLMTransportError, ComponentUnavailable):
     """The backend cannot answer any request: its server cannot be reached or keeps failing, refuses the key or does
     not serve the model, or its runtime died. The request is not at fault and no decision can come of the run: the
     graph lets it through its error handler (no fallback, no refusal recorded) and the CLI exits 2 with the message,

@@ -6,13 +6,10 @@ from typing import Any
 
 from ir.model import LLMAnswer, LowAltitudeIR
 from models.base import IRGenerator
+from models.options import LOCAL_MODES, unknown_model
 from models.oracle import OracleGenerator
 from models.rules_parser import RuleBasedGenerator
 from tools.registry import ToolRegistry
-
-MODEL_CHOICES = ("local", "local:full", "local:slots", "openai:<model>", "oracle", "rules")
-# `local` is the embedded 135M model in the mode made for small models: compact slots compiled into the IR.
-LOCAL_MODES = {"local": "slots", "local:slots": "slots", "local:full": "full"}
 
 
 def make_generator(
@@ -58,7 +55,7 @@ def make_generator(
             timeout_sec=timeout_sec,
             **({"max_tokens": max_new_tokens} if max_new_tokens else {}),
         )
-    raise ValueError(f"unknown model {model!r}; choose one of: {', '.join(MODEL_CHOICES)}")
+    raise ValueError(unknown_model(model))
 
 
 def _default_registry() -> ToolRegistry:

@@ -14,3 +14,15 @@ STRUCTURED_OUTPUT_CHOICES = ("auto", *STRUCTURED_MODES)
 # What a chat model writes: the full IR under the world-grounded schema, or the compact slots (models/slots.py)
 IRFormat = Literal["full", "slots"]
 IR_FORMATS: tuple[IRFormat, ...] = ("full", "slots")
+
+MODEL_CHOICES = ("local", "local:full", "local:slots", "openai:<model>", "oracle", "rules")
+# `local` is the embedded 135M model in the mode made for small models: compact slots compiled into the IR.
+LOCAL_MODES: dict[str, IRFormat] = {"local": "slots", "local:slots": "slots", "local:full": "full"}
+
+
+def unknown_model(model: str) -> str | None:
+    """Why a model string names no backend (None: it names one), in the words make_generator refuses it with."""
+    prefix, _, name = model.partition(":")
+    if model in ("rules", "oracle", *LOCAL_MODES) or (prefix == "openai" and name):
+        return None
+    return f"unknown model {model!r}; choose one of: {', '.join(MODEL_CHOICES)}"

@@ -58,3 +58,10 @@ def repair_rounds(values: Mapping[str, Any]) -> int:
         return values.get("round", 0)
     attempts = values.get("attempts") or []
     return attempts[-1]["round"] if attempts else values.get("round", 0)
+
+
+def last_ir(values: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The IR of the run's last round that wrote one: what its decision (and certificate) binds, and what
+    `cloudbrain validate --ir` reads back."""
+    irs = [attempt["ir"] for attempt in values.get("attempts") or [] if attempt.get("ir")]
+    return irs[-1] if irs else None

@@ -150,6 +150,9 @@ def rfc3339(instant: datetime) -> str:
 
 
 def parse_instant(text: str, what: str) -> datetime:
+    """An RFC 3339 instant with its time zone, or `now` (this second, UTC)."""
+    if text.strip().lower() == "now":
+        return datetime.now(UTC).replace(microsecond=0)
     try:
         instant = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except (TypeError, ValueError):

@@ -35,10 +35,10 @@ def world(downtown: World) -> World:
 @pytest.fixture(scope="session")
 def embedder() -> Embedder:
     """The packaged MiniLM model, shared by the memory tests (unit) and the memory CLI tests (integration)."""
-    from memory.embeddings import shared_embedder  # imported here: sentence-transformers is slow to import
+    from memory.embeddings import shared_embedder
 
     model = shared_embedder()
-    model.encode(["warm up"])  # the ~10 s import and the load happen once, here
+    model.encode(["warm up"])  # the ONNX session is made once, here
     return model
 
 

@@ -33,10 +33,10 @@ from ir.decision import Decision, Status
 from ir.model import HUMAN_CONFIRM_POLICIES, LLMAnswer, LowAltitudeIR
 from ir.plan_execution import PlannedStep, analyse_plan
 from models.base import GenerationRequest
-from models.factory import LOCAL_MODES
 from models.local_backend import LocalChatModel
 from models.local_model import LocalModelError
 from models.model_host import transport_error
+from models.options import LOCAL_MODES
 from models.rules_parser import RuleBasedGenerator
 from tools.catalog import default_registry
 from tools.contract import ToolResult

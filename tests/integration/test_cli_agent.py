@@ -45,8 +45,18 @@ def test_run_json_then_trace_and_checkpoints(capsys, tmp_path):
 
 
 def test_trace_of_unknown_thread_is_a_clear_error(capsys, tmp_path):
-    code, _, err = run_cli(capsys, "trace", "--db", str(tmp_path / "none.sqlite"), "--thread", "nope")
+    db = str(tmp_path / "runs.sqlite")
+    assert run_json(capsys, *_rules_run(db, "known"))[0] == 0
+    code, _, err = run_cli(capsys, "trace", "--db", db, "--thread", "nope")
     assert code == 2 and "nope" in err
+
+
+def test_reading_a_store_that_is_not_there_is_one_line_and_makes_no_file(capsys, tmp_path):
+    missing = tmp_path / "typo.sqlite"
+    for argv in (("trace",), ("checkpoints",), ("show", "ir"), ("certify", "--world", DOWNTOWN)):
+        code, out, err = run_cli(capsys, argv[0], "--db", str(missing), "--thread", "t", *argv[1:])
+        assert code == 2 and out == "" and f"no checkpoint database at {missing}" in err
+    assert not missing.exists()
 
 
 def test_graph_prints_mermaid_without_the_dropped_node(capsys):
@@ -101,15 +111,17 @@ def test_a_run_that_is_not_executed_says_what_blocked_it_and_what_to_do(capsys, 
 
 
 def test_show_prints_the_runs_ir_as_validate_reads_it_back(capsys, tmp_path):
-    """`run`, then `show ... ir > ir.json`, then `validate --ir ir.json`: the README's way to a run's IR."""
+    """`run`, then `show ... ir > ir.json`, then `validate --ir ir.json`: the README's way to a run's IR; `run --json`
+    carries the same IR."""
     db = str(tmp_path / "runs.sqlite")
-    code, _ = run_json(capsys, *_rules_run(db, "ir-out"))
+    code, run = run_json(capsys, *_rules_run(db, "ir-out"))
     assert code == 0
     code, out, _ = run_cli(capsys, "show", "--db", db, "--thread", "ir-out", "ir")
     assert code == 0
     (tmp_path / "ir.json").write_text(out, encoding="utf-8")
     code, report = run_json(capsys, "validate", "--world", DOWNTOWN, "--ir", str(tmp_path / "ir.json"))
     assert code == 0 and report["valid"]
+    assert run["ir"] == json.loads(out)
     code, first, _ = run_cli(capsys, "show", "--db", db, "--thread", "ir-out", "attempts.0.ir", "--json")
     assert code == 0 and json.loads(first) == json.loads(out)  # the round's IR, on one line
     code, _, err = run_cli(capsys, "show", "--db", db, "--thread", "ir-out", "route")
@@ -136,7 +148,7 @@ def _repair_rounds_three_ways(capsys, monkeypatch, db: str, script) -> tuple[int
     monkeypatch.setattr("sys.stdin", io.StringIO("continue\n"))
     with OpenAIStubServer(*script()) as server:
         code, out, _ = run_cli(capsys, "step", *common, "--base-url", server.url, "--thread", "by-step", "--json")
-    stepped = json.loads(out.strip().splitlines()[-1])
+    stepped = json.loads(out)  # --json: stdout is the one JSON object, the dialogue went to stderr
     assert code == 0 and stepped["status"] == "execute"
     return run["rounds"], report["repair_rounds"], stepped["rounds"]
 
@@ -185,3 +197,35 @@ def test_replay_prints_the_world_it_used_and_its_help_says_the_thread_is_require
     with pytest.raises(SystemExit):
         main(["replay", "--help"])
     assert "a new one" not in capsys.readouterr().out
+
+
+def test_an_embedding_model_not_built_is_exit_2_in_one_line_and_no_decision(tmp_path):
+    """An install problem is no decision of the agent's: `run` (and `memory search`) say what to build, exit 2."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.support.paths import ROOT
+
+    env = {**os.environ, "CLOUDBRAIN_EMBEDDINGS_DIR": str(tmp_path / "empty")}
+    db = str(tmp_path / "runs.sqlite")
+    run = [sys.executable, "-m", "cli.main", "run", "--world", DOWNTOWN, "--instruction", SEED_INSTRUCTION]
+    for argv in (
+        [*run, "--model", "rules", "--db", db, "--thread", "no-model", "--without", "memory"],
+        [sys.executable, "-m", "cli.main", "memory", "search", "a crossed zone", "--memory-path", str(tmp_path / "m")],
+    ):
+        done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 2 and done.stdout == ""
+        assert len(done.stderr.strip().splitlines()) == 1 and "memory.onnx_export" in done.stderr
+    done = subprocess.run(
+        [sys.executable, "-m", "cli.main", "trace", "--db", db, "--thread", "no-model", "--json"],
+        cwd=ROOT, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert json.loads(done.stdout)["final"]["status"] is None  # nothing recorded as the agent's decision
+
+
+def test_an_unknown_model_is_bad_input_before_anything_runs(capsys, tmp_path):
+    db = tmp_path / "runs.sqlite"
+    code, out, err = run_cli(capsys, *_rules_run(str(db), "nosuch")[:-2], "--model", "nosuch")
+    assert code == 2 and out == "" and "unknown model 'nosuch'; choose one of:" in err
+    assert not db.exists()  # refused before the store opened: no thread, no refusal recorded

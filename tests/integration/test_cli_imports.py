@@ -13,7 +13,7 @@ import pytest
 
 from cli.main import ALL, COMMAND_MODULES, build_parser
 from tests.support.cli import DOWNTOWN
-from tests.support.ir_fixtures import SEED_INSTRUCTION
+from tests.support.ir_fixtures import GOOD_IR, SEED_INSTRUCTION
 from tests.support.paths import ROOT
 
 MODEL_STACKS = (
@@ -88,6 +88,10 @@ def _make_thread(db: str) -> str:
     [
         ("trace", "--db", "{db}", "--thread", "{thread}"),
         ("checkpoints", "--db", "{db}", "--thread", "{thread}"),
+        ("show", "--db", "{db}", "--thread", "{thread}", "ir"),
+        ("validate", "--world", DOWNTOWN, "--ir", "{ir}"),
+        ("zones", "import", "--world", DOWNTOWN, "--file", str(ROOT / "examples/zones/downtown_ed269.json"))
+        + ("--mission-start", "2026-06-03T09:00:00Z", "--out", "{out}"),
         ("certify", "--db", "{db}", "--thread", "{thread}", "--world", DOWNTOWN),
         (
             "export",
@@ -111,7 +115,8 @@ def _make_thread(db: str) -> str:
 )
 def test_read_only_commands_load_no_model_stack(tmp_path, demo_thread, argv):
     db, thread = demo_thread
-    filled = [word.format(db=db, thread=thread, out=tmp_path / "out") for word in argv]
+    (tmp_path / "ir.json").write_text(json.dumps(GOOD_IR), encoding="utf-8")
+    filled = [word.format(db=db, thread=thread, out=tmp_path / "out", ir=tmp_path / "ir.json") for word in argv]
     code, loaded = _loaded(tmp_path, *filled)
     assert code == 0
     assert not loaded & set(MODEL_STACKS), sorted(loaded & set(MODEL_STACKS))
@@ -128,3 +133,17 @@ def test_every_registered_command_is_listed_with_its_help():
         listed.update(importlib.import_module(module_name).COMMANDS)
     assert set(registered) == set(listed)
     assert helps == listed
+
+
+def test_a_rules_run_embeds_with_onnx_runtime_and_loads_no_torch_or_llm_stack(tmp_path):
+    """The agent's memory and RAG run (Qdrant, the embeddings) without torch or transformers; the rules model
+    loads no LLM client or runtime."""
+    code, loaded = _loaded(
+        tmp_path,
+        *("run", "--world", DOWNTOWN, "--instruction", SEED_INSTRUCTION, "--model", "rules"),
+        *("--db", str(tmp_path / "runs.sqlite"), "--memory-path", str(tmp_path / "memory")),
+    )
+    assert code == 0
+    assert {"onnxruntime", "qdrant_client"} <= loaded
+    unwanted = {"torch", "transformers", "sentence_transformers", "llama_cpp", "langchain_openai", "openai"}
+    assert not loaded & unwanted, sorted(loaded & unwanted)

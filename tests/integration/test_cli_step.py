@@ -11,21 +11,22 @@ from tests.support.ir_fixtures import GOOD_IR, NFZ_FORGOTTEN_IR, SEED_INSTRUCTIO
 from tests.support.openai_stub_server import OpenAIStubServer
 
 
-def _step(capsys, monkeypatch, server, keys: str, *extra: str) -> tuple[int, str]:
+def _step(capsys, monkeypatch, server, keys: str, *extra: str) -> tuple[int, str, str]:
+    """(exit code, stdout, stderr): with --json the dialogue goes to stderr and stdout is the one JSON object."""
     monkeypatch.setattr("sys.stdin", io.StringIO(keys))
-    code, out, _ = run_cli(
+    code, out, err = run_cli(
         capsys, "step", "--world", DOWNTOWN, "--instruction", SEED_INSTRUCTION, "--model", "openai:scripted",
         "--base-url", server.url, "--api-key", "EMPTY", "--without", "memory,rag",
         "--seed", "2",  # stress scenarios in which the scripted route flies clear (tests.support.graph_fixtures)
         *extra,
     )  # fmt: skip
-    return code, out
+    return code, out, err
 
 
 def test_step_through_a_full_run_with_scripted_keystrokes(capsys, monkeypatch, tmp_path):
     keys = "show instruction\nnext\nnext\nshow ir.entities.destination\nnext\nnext\nnext\ncontinue\n"
     with OpenAIStubServer(answer(GOOD_IR)) as server:
-        code, out = _step(capsys, monkeypatch, server, keys, "--db", str(tmp_path / "s.sqlite"))
+        code, out, _ = _step(capsys, monkeypatch, server, keys, "--db", str(tmp_path / "s.sqlite"))
     assert code == 0
     assert "[before generate_ir] reads:" in out and "[after generate_ir] changed:" in out
     assert "raw_output" in out  # what generate_ir changed
@@ -36,7 +37,7 @@ def test_step_through_a_full_run_with_scripted_keystrokes(capsys, monkeypatch, t
 def test_step_edit_changes_the_state_the_next_node_reads(capsys, monkeypatch, tmp_path):
     keys = 'next\nnext\nedit ir.entities.avoid_zones=["school_zone_2", "nfz_temp_1"]\ncontinue\n'
     with OpenAIStubServer(answer(NFZ_FORGOTTEN_IR)) as server:
-        code, out = _step(capsys, monkeypatch, server, keys, "--db", str(tmp_path / "s.sqlite"))
+        code, out, _ = _step(capsys, monkeypatch, server, keys, "--db", str(tmp_path / "s.sqlite"))
     assert "set ir.entities.avoid_zones" in out
     assert code == 0 and "\nEXECUTE: " in out
 
@@ -44,25 +45,25 @@ def test_step_edit_changes_the_state_the_next_node_reads(capsys, monkeypatch, tm
 def test_step_fallback_asks_the_operator_and_records_approval(capsys, monkeypatch, tmp_path):
     keys = "continue\napprove\n"
     with OpenAIStubServer(answer(NFZ_FORGOTTEN_IR)) as server:
-        code, out = _step(
+        code, out, dialogue = _step(
             capsys, monkeypatch, server, keys, "--db", str(tmp_path / "s.sqlite"), "--max-repairs", "0", "--json"
         )
-    assert "OPERATOR DECISION NEEDED" in out
-    result = json.loads(out.strip().splitlines()[-1])
+    assert "OPERATOR DECISION NEEDED" in dialogue
+    result = json.loads(out)
     assert result["status"] == "execute" and result["decision"]["approved_by_operator"] is True
     assert result["decision"]["verified"] is False  # approval is recorded as such, not as a pass
 
 
 def test_step_quit_leaves_the_run_checkpointed(capsys, monkeypatch, tmp_path):
     with OpenAIStubServer(answer(GOOD_IR)) as server:
-        code, out = _step(capsys, monkeypatch, server, "next\nquit\n", "--db", str(tmp_path / "s.sqlite"))
+        code, out, _ = _step(capsys, monkeypatch, server, "next\nquit\n", "--db", str(tmp_path / "s.sqlite"))
     assert code == 0 and "left thread" in out
 
 
 def test_step_quit_prints_the_replay_command_that_resumes_it(capsys, monkeypatch, tmp_path):
     db = str(tmp_path / "s.sqlite")
     with OpenAIStubServer(answer(GOOD_IR)) as server:
-        code, out = _step(capsys, monkeypatch, server, "next\nshow route\nquit\n", "--db", db, "--thread", "q1")
+        code, out, _ = _step(capsys, monkeypatch, server, "next\nshow route\nquit\n", "--db", db, "--thread", "q1")
     assert code == 0
     assert "no state value at 'route': the state has " in out and "instruction" in out
     [resume] = [line for line in out.splitlines() if "left thread q1 at " in line]

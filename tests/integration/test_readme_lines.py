@@ -1,6 +1,6 @@
 """Every line of README.md's "Using it" block works as written (issue 39, section 2): each is run by bash, in README
 order, in a fresh folder holding what a checkout holds that the lines read (examples/, schemas/, .gitignore, a link
-to .venv), after the block's own first lines (`. .venv/bin/activate`, `W=...`), and must end with an exit code the
+to .venv), after the block's own first lines (`. .venv/bin/activate`, `W=...`, `mkdir -p .cloudbrain`), and must end with an exit code the
 README allows it: 0, plus 3 where its comment names exit 3, plus 4 for the agent runs (`run`, `replay`, `fork`,
 `ops`: the README's table, "4 an agent run that ended in safe_refusal / human_confirm"). Afterwards `git status` in
 that folder is clean: every file the lines write lands in a place the checkout's .gitignore covers, and
@@ -11,8 +11,7 @@ servers (`mcp`, `ui`) and the own-words evaluation (minutes; other tests run eac
 
 The README's placeholders are filled as it says: `"..."` is an instruction (the block's own first one), `run-...`
 the thread of the first `run`, `C` a checkpoint id from `checkpoints --json` (the one before execute_tools, where the
-state holds the validated IR a fork sets), `[--compare ...]` is optional and left out; `ir.json`, which no line
-writes, is a valid IR.
+state holds the validated IR a fork sets), `[--compare ...]` is optional and left out.
 
 Made faster, each change in FASTER with its reason (the lines are otherwise as written): the agent lines that name
 no model (`run`, `ops`) run with `--model rules`, since the default `local` (the embedded SmolLM2 on llama.cpp)
@@ -32,7 +31,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.ir_fixtures import GOOD_IR
 from tests.support.paths import ROOT
 
 LINE_TIMEOUT_SEC = 300
@@ -95,10 +93,6 @@ class Lines:
             command = command.replace("run-...", self.thread)
         if "--checkpoint C" in command:
             command = command.replace("--checkpoint C", f"--checkpoint {self.checkpoint_id()}")
-        if match := re.search(r"--ir (\S+)", command):
-            ir_file = self.folder / match.group(1)
-            if not ir_file.exists():  # no line writes one: a valid IR of the downtown world
-                ir_file.write_text(json.dumps(GOOD_IR), encoding="utf-8")
         for piece, old, new, _why in FASTER:
             adds_a_model = "--model" in new and "--model" not in old
             if piece in command and old in command and not (adds_a_model and "--model" in command):
@@ -158,7 +152,8 @@ def checkout(tmp_path: Path) -> Path:
 def test_every_line_of_using_it_runs_as_written_with_an_exit_code_the_readme_allows(checkout: Path):
     block = using_it_block()
     prelude = [line for line in block if not line.startswith(("cloudbrain ", "python "))]
-    assert prelude == [". .venv/bin/activate", block[1]] and block[1].startswith("W=")
+    assert prelude == [". .venv/bin/activate", block[1], block[2]] and block[1].startswith("W=")
+    assert block[2].startswith("mkdir -p .cloudbrain")  # the lines' outputs' folder, whatever line runs first
     instruction = next(m for m in re.findall(r'--instruction "([^"]*)"', "\n".join(block)) if m != "...")
     lines = Lines(checkout, [_split_comment(line)[0] for line in prelude], instruction)
     ran, skipped, wrong = [], [], []
@@ -185,9 +180,15 @@ def test_every_line_of_using_it_runs_as_written_with_an_exit_code_the_readme_all
         text=True,
         check=True,
     )
-    left = [row for row in status.stdout.splitlines() if row[3:] != "ir.json"]  # ir.json: the test's own
+    left = status.stdout.splitlines()
     assert not left, f"README lines wrote outside the ignored places, or changed tracked files: {left}"
-    for output in (".cloudbrain/route.json", ".cloudbrain/run.json", ".cloudbrain/run.svg", ".cloudbrain/intent.json"):
+    for output in (
+        ".cloudbrain/ir.json",
+        ".cloudbrain/route.json",
+        ".cloudbrain/run.json",
+        ".cloudbrain/run.svg",
+        ".cloudbrain/intent.json",
+    ):
         assert (checkout / output).stat().st_size > 0, output
     slowest = sorted(lines.seconds.items(), key=lambda item: -item[1])[:3]
     print("slowest lines:", "; ".join(f"{seconds:.0f} s {command[:60]}" for command, seconds in slowest))

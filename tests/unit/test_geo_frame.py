@@ -9,7 +9,7 @@ import pytest
 from pydantic import ValidationError
 from pyproj import Geod, Transformer
 
-from standards.frame import FEET, StandardsError, geo_frame, metres
+from standards.frame import FEET, StandardsError, geo_frame, metres, parse_instant
 from tools.world import GeoReference, World
 
 GEOD = Geod(ellps="WGS84")
@@ -115,3 +115,11 @@ def test_a_world_without_a_clock_says_when_its_zero_was_taken(downtown):
     assert any("no clock origin" in a for a in frame.assumptions)
     given = geo_frame(downtown, datetime(2026, 11, 26, 9, tzinfo=UTC))
     assert given.instant(90.0) == datetime(2026, 11, 26, 9, 1, 30, tzinfo=UTC) and not given.assumptions
+
+
+def test_an_instant_is_rfc_3339_with_its_zone_or_now():
+    assert parse_instant("2030-01-01T09:00:00Z", "--start") == datetime(2030, 1, 1, 9, tzinfo=UTC)
+    assert abs((parse_instant("now", "--start") - datetime.now(UTC)).total_seconds()) < 5
+    for bad in ("2030-01-01T09:00:00", "tomorrow"):
+        with pytest.raises(StandardsError, match="--start"):
+            parse_instant(bad, "--start")
