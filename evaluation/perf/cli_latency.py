@@ -43,7 +43,7 @@ START = "2030-01-01T09:00:00Z"  # an export's clock: far enough ahead that the i
 @dataclass(frozen=True)
 class Command:
     name: str
-    argv: tuple[str, ...]  # {db}, {thread} and {out} are filled per version
+    argv: tuple[str, ...]  # {db}, {thread}, {out} and {memory} are filled per version
     model_time: bool = False  # a `--json` run: its usage.llm_latency_sec (the model's own decoding) is reported too
 
 
@@ -73,10 +73,38 @@ COMMANDS = (
         ),
     ),  # fmt: skip
     Command("zones export", ("zones", "export", "--world", WORLD, "--format", "geojson", "--out", "{out}/zones.json")),
-    Command("run --model rules", ("run", "--model", "rules", "--world", WORLD, "--instruction", DEMO, "--db", "{db}")),
+    Command(
+        "run --model rules",
+        (
+            "run",
+            "--model",
+            "rules",
+            "--world",
+            WORLD,
+            "--instruction",
+            DEMO,
+            "--db",
+            "{db}",
+            "--memory-path",
+            "{memory}",
+        ),
+    ),
     Command(
         "run --model local",
-        ("run", "--model", "local", "--world", WORLD, "--instruction", DEMO, "--db", "{db}", "--json"),
+        (
+            "run",
+            "--model",
+            "local",
+            "--world",
+            WORLD,
+            "--instruction",
+            DEMO,
+            "--db",
+            "{db}",
+            "--memory-path",
+            "{memory}",
+        )
+        + ("--json",),
         model_time=True,
     ),
 )
@@ -91,7 +119,9 @@ class Version:
     thread: str = "latency-demo"
 
     def argv(self, command: Command) -> list[str]:
-        fill = {"db": str(self.db), "thread": self.thread, "out": str(self.out)}
+        # each version's own memory folder, filled by its own runs: a checkout's .cloudbrain/memory would give the
+        # two versions different repair cases, so different prompts for a model
+        fill = {"db": str(self.db), "thread": self.thread, "out": str(self.out), "memory": str(self.out / "memory")}
         return [sys.executable, "-m", "cli.main", *(arg.format(**fill) for arg in command.argv)]
 
     def environment(self) -> dict[str, str]:
@@ -111,8 +141,8 @@ class Version:
 
 def _prepare(version: Version) -> None:
     """The demo's thread for the read-only commands, made by this version's own code (untimed)."""
-    argv = [*version.argv(Command("demo", ("run", "--model", "rules", "--world", WORLD, "--instruction", DEMO))),
-            "--db", str(version.db), "--thread", version.thread]  # fmt: skip
+    demo = ("run", "--model", "rules", "--world", WORLD, "--instruction", DEMO, "--memory-path", "{memory}")
+    argv = [*version.argv(Command("demo", demo)), "--db", str(version.db), "--thread", version.thread]
     subprocess.run(argv, cwd=version.tree, env=version.environment(), stdout=subprocess.DEVNULL, check=False)
 
 
