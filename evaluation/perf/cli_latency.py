@@ -40,6 +40,10 @@ DEMO = (
 START = "2030-01-01T09:00:00Z"  # an export's clock: far enough ahead that the intent has not ended
 
 
+# the demo request on the version's own store and memory folder (the `run` rows, and the thread `trace` reads)
+DEMO_RUN = ("--world", WORLD, "--instruction", DEMO, "--db", "{db}", "--memory-path", "{memory}")
+
+
 @dataclass(frozen=True)
 class Command:
     name: str
@@ -73,40 +77,8 @@ COMMANDS = (
         ),
     ),  # fmt: skip
     Command("zones export", ("zones", "export", "--world", WORLD, "--format", "geojson", "--out", "{out}/zones.json")),
-    Command(
-        "run --model rules",
-        (
-            "run",
-            "--model",
-            "rules",
-            "--world",
-            WORLD,
-            "--instruction",
-            DEMO,
-            "--db",
-            "{db}",
-            "--memory-path",
-            "{memory}",
-        ),
-    ),
-    Command(
-        "run --model local",
-        (
-            "run",
-            "--model",
-            "local",
-            "--world",
-            WORLD,
-            "--instruction",
-            DEMO,
-            "--db",
-            "{db}",
-            "--memory-path",
-            "{memory}",
-        )
-        + ("--json",),
-        model_time=True,
-    ),
+    Command("run --model rules", ("run", "--model", "rules", *DEMO_RUN)),
+    Command("run --model local", ("run", "--model", "local", *DEMO_RUN, "--json"), model_time=True),
 )
 
 
@@ -141,8 +113,7 @@ class Version:
 
 def _prepare(version: Version) -> None:
     """The demo's thread for the read-only commands, made by this version's own code (untimed)."""
-    demo = ("run", "--model", "rules", "--world", WORLD, "--instruction", DEMO, "--memory-path", "{memory}")
-    argv = [*version.argv(Command("demo", demo)), "--db", str(version.db), "--thread", version.thread]
+    argv = [*version.argv(Command("demo", ("run", "--model", "rules", *DEMO_RUN))), "--thread", version.thread]
     subprocess.run(argv, cwd=version.tree, env=version.environment(), stdout=subprocess.DEVNULL, check=False)
 
 
