@@ -72,9 +72,7 @@ def test_cloudbrain_run_whose_backend_dies_prints_one_line_and_exits_2(dying_hos
     lines = err.strip().splitlines()
     assert len(lines) == 1, err
     assert lines[0].startswith("cloudbrain run: model backend local:slots: the embedded model runtime (llama.cpp) died")
-    assert (
-        "signal 11 (SIGSEGV)" in lines[0] and "(no decision: the run stopped, thread run-" in lines[0]
-    )
+    assert "signal 11 (SIGSEGV)" in lines[0] and "(no decision: the run stopped, thread run-" in lines[0]
 
 
 def test_the_install_self_test_names_a_dead_runtime_in_one_line():
