@@ -28,10 +28,12 @@ RUNTIME_STAMP := $(VENV)/.model-runtime-$(shell echo '$(LLAMA_CPP) $(LLAMA_CMAKE
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-# About 5 min on 2 idle cores.
+# About 5 min on 2 idle cores. The second pip line adds the build's own requirements (diskcache, numpy, ...) and
+# keeps the build: without them the next install's resolver prints "ERROR: ... llama-cpp-python requires diskcache".
 $(RUNTIME_STAMP): | $(BIN)/python
 	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) \
 		$(BIN)/pip install --quiet --no-cache-dir --force-reinstall --no-deps "$(LLAMA_CPP)"
+	$(BIN)/pip install --quiet "$(LLAMA_CPP)"
 	rm -f $(VENV)/.model-runtime-*
 	touch $@
 
