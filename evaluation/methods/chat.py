@@ -162,7 +162,7 @@ def bind_tools_and_answer_format(
 
 
 @contextmanager
-def _transport_errors(model_name: str) -> Iterator[None]:
+def _transport_errors(model_name: str, base_url: str | None = None) -> Iterator[None]:
     """A backend that cannot answer (server unreachable or refusing, the local runtime missing or its context
     exceeded) raises LLMTransportError, as the IR writers do; anything else is a defect and escapes."""
     try:
@@ -176,7 +176,7 @@ def _transport_errors(model_name: str) -> Iterator[None]:
             raise
         from models.openai_backend import _transport_error
 
-        raise _transport_error(exc, model_name) from exc
+        raise _transport_error(exc, model_name, base_url) from exc
 
 
 def _openai_server(model: Runnable[LanguageModelInput, AIMessage]) -> tuple[str | None, str] | None:
@@ -205,7 +205,7 @@ def invoke_chat(
     """One model call; LLMTransportError when the backend cannot answer. An OpenAI-compatible server that refuses
     a json_schema answer format is asked again with the schema in a json_object one, and from then on."""
     server = _openai_server(model)
-    with _transport_errors(model_name):
+    with _transport_errors(model_name, server[0] if server else None):
         try:
             return model.invoke(messages, **_accepted_format(server, kwargs))
         except Exception as exc:
@@ -233,7 +233,8 @@ def sample_chat(
     """`n` answers to one prompt as one call, and its (prompt, completion) tokens: an OpenAI-compatible server
     draws them in one request (`n`) and bills the prompt once; the local model draws one per seed and keeps the
     prompt in its KV cache between draws, so its prompt is counted once too."""
-    with _transport_errors(model_name):
+    server = _openai_server(model)
+    with _transport_errors(model_name, server[0] if server else None):
         if getattr(model, "_llm_type", "") == "openai-chat":
             generations = model.generate([messages], n=n, **kwargs).generations[0]
             replies = [g.message for g in generations if isinstance(g.message, AIMessage)]

@@ -310,7 +310,8 @@ def test_an_unreachable_openai_server_is_reported_not_raised(task):
         return make_chat_model(model, **options, max_retries=0, timeout_sec=5)
 
     run = DirectLLM(factory).run(task, MethodSetup(model="openai:stub", base_url=f"http://127.0.0.1:{port}/v1"))
-    assert run.decision.status == "human_confirm" and "cannot reach the server" in run.decision.reason
+    assert run.decision.status == "human_confirm"
+    assert f"the server at http://127.0.0.1:{port}/v1 cannot be reached" in run.decision.reason
 
 
 # --- the rules chat model -------------------------------------------------------------------------------------

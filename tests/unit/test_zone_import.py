@@ -94,7 +94,7 @@ def test_a_circle_becomes_a_polygon_holding_it_within_the_stated_error(downtown,
         (THURSDAY_9, 12 * HOURS, (0.0, 9 * HOURS)),  # Thursday until the market closes at 18:00
         (datetime(2026, 11, 26, 6, tzinfo=UTC), 12 * HOURS, (2 * HOURS, 12 * HOURS)),  # opens at 08:00
         (datetime(2026, 11, 28, 9, tzinfo=UTC), 12 * HOURS, None),  # Saturday: closed
-        (datetime(2027, 1, 4, 9, tzinfo=UTC), 12 * HOURS, None),  # after the schedule's end date
+        (datetime(2031, 1, 6, 9, tzinfo=UTC), 12 * HOURS, None),  # a Monday after the schedule's end date
     ],
 )
 def test_a_weekly_schedule_becomes_the_active_window_on_the_mission_clock(downtown, sample, start, horizon, expected):
