@@ -57,13 +57,6 @@ def main(argv: list[str] | None = None) -> int:
     except CommandError as exc:
         print(f"cloudbrain {args.command}: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    except Exception as exc:
-        from ir.failure import ComponentUnavailable  # pydantic: not for the parser's path
-
-        if not isinstance(exc, ComponentUnavailable):
-            raise
-        print(f"cloudbrain {args.command}: {exc}", file=sys.stderr)  # an install or a server to fix: no traceback
-        return EXIT_USAGE
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
@@ -71,6 +64,13 @@ def main(argv: list[str] | None = None) -> int:
         # the reader went away (`... | head`): stop quietly, as Python's documentation advises for a pipe's writer
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
+    except Exception as exc:  # last: a clause after it would never see its exceptions
+        from ir.failure import ComponentUnavailable  # pydantic: not for the parser's path
+
+        if not isinstance(exc, ComponentUnavailable):
+            raise
+        print(f"cloudbrain {args.command}: {exc}", file=sys.stderr)  # an install or a server to fix: no traceback
+        return EXIT_USAGE
 
 
 if __name__ == "__main__":

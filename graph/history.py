@@ -50,14 +50,6 @@ class UnknownRunError(LookupError):
     pass
 
 
-def _snapshot(graph: CompiledStateGraph, thread_id: str, checkpoint_id: str | None = None):
-    snapshot = graph.get_state(thread_config(thread_id, checkpoint_id))
-    if not snapshot.values:
-        where = f"checkpoint {checkpoint_id} of " if checkpoint_id else ""
-        raise UnknownRunError(f"no {where}thread {thread_id!r} in this database")
-    return snapshot
-
-
 class StoredState(NamedTuple):
     """A checkpoint as trace and the checkpoint list read it, straight from the store: no graph is built (building
     one imports every node and LangGraph's graph layer, seconds for a command that only reads). The fields mean
@@ -336,7 +328,7 @@ def replay(
     graph: CompiledStateGraph, thread_id: str, checkpoint_id: str, context: Context, db: str | None
 ) -> RunOutput:
     """Re-run from a past checkpoint: nodes after it execute again and append new checkpoints."""
-    _snapshot(graph, thread_id, checkpoint_id)
+    stored_state(graph.checkpointer, thread_id, checkpoint_id)  # UnknownRunError if there is none
     graph.invoke(None, thread_config(thread_id, checkpoint_id), context=context)
     return _output(graph, thread_id, db)
 
@@ -354,7 +346,7 @@ def fork(
     The edit is applied as if the node that produced the checkpoint had written it, so the routers after that
     node are evaluated again on the edited state.
     """
-    snapshot = _snapshot(graph, thread_id, checkpoint_id)
+    snapshot = stored_state(graph.checkpointer, thread_id, checkpoint_id)
     update: dict[str, Any] = {}
     values = dict(snapshot.values)
     for path, raw in edits:

@@ -68,5 +68,6 @@ def route_after_fallback(state: State) -> Literal["validate", "__end__"]:
 
 def route_on_node_error() -> Literal["fallback"]:
     """A node that still raises after its retry policy (e.g. LLM transport) ends in fallback, never a crash; only a
-    backend that cannot answer at all (models.base.LLMBackendUnavailable) stops the run without a decision."""
+    component that cannot work at all (ir.failure.ComponentUnavailable: a model backend that cannot answer, the
+    embedding model not built) stops the run without a decision."""
     return "fallback"
