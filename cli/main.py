@@ -22,6 +22,7 @@ COMMAND_MODULES = (
     "cli.ui",
     "cli.standards",
     "cli.ops",
+    "cli.warm",
 )
 
 
@@ -73,5 +74,17 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
 
 
+def entry() -> int:
+    """The `cloudbrain` program: through the warm process when one runs (`cloudbrain warm`), else here."""
+    argv = sys.argv[1:]
+    if chosen_command(argv) != "warm":
+        from cli.warm import forwarded
+
+        code = forwarded(argv)
+        if code is not None:
+            return code
+    return main(argv)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(entry())

@@ -30,8 +30,7 @@ COMMANDS = {
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    from standards.flight_plans import PLAN_FORMATS
-    from standards.zone_files import FORMATS
+    from standards.formats import PLAN_FORMATS, ZONE_FORMATS
 
     zones = subparsers.add_parser("zones", help=COMMANDS["zones"])
     actions = zones.add_subparsers(dest="zones_command", required=True, metavar="ACTION")
@@ -39,7 +38,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = actions.add_parser("import", help="add a zone file's zones to a world, written as a new world file")
     add_world_arg(p)
     p.add_argument("--file", required=True, help="ED-269 JSON, ED-318 or GeoJSON zone file")
-    p.add_argument("--format", choices=FORMATS, default=None, help="the file's format (default: read from it)")
+    p.add_argument("--format", choices=ZONE_FORMATS, default=None, help="the file's format (default: read from it)")
     p.add_argument("--out", required=True, help="the world file to write")
     p.add_argument(
         "--mission-start",
@@ -59,7 +58,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     p = actions.add_parser("export", help="write a world's zones as a published zone file")
     add_world_arg(p)
-    p.add_argument("--format", choices=FORMATS, required=True)
+    p.add_argument("--format", choices=ZONE_FORMATS, required=True)
     p.add_argument("--out", required=True)
     add_json_flag(p)
     p.set_defaults(run=run_zones_export)
@@ -227,7 +226,8 @@ def _mission_clock(world: World, args: argparse.Namespace) -> tuple[datetime, st
 
 def run_export(args: argparse.Namespace) -> int:
     from cli.tools import load_certificate
-    from standards.flight_plans import SIDECAR_FORMATS, SIDECAR_SUFFIX, plan_export, sidecar, write_plan
+    from standards.flight_plans import plan_export, sidecar, write_plan
+    from standards.formats import SIDECAR_FORMATS, SIDECAR_SUFFIX
     from standards.frame import StandardsError, geo_frame
     from tools.certificate import world_digest
 

@@ -22,7 +22,7 @@ import math
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 from shapely.geometry import LineString
@@ -33,11 +33,7 @@ from tools.certificate import SafetyCertificate, check_certificate, sha256_of, w
 from tools.trajectory import GROUND_M, flight_phases
 from tools.world import World
 
-PlanFormat = Literal["f3548", "qgc-plan", "mavlink", "geojson", "kml"]
-PLAN_FORMATS: tuple[str, ...] = ("f3548", "qgc-plan", "mavlink", "geojson", "kml")
 SUFFIX = {"f3548": ".json", "qgc-plan": ".plan", "mavlink": ".waypoints", "geojson": ".geojson", "kml": ".kml"}
-SIDECAR_SUFFIX = ".cloudbrain.json"  # the provenance of a format that cannot carry it (mavlink)
-SIDECAR_FORMATS = ("mavlink",)
 
 # MAVLink enums (common.xml), by name so the file reads as the standard does
 MAV_CMD_NAV_WAYPOINT = 16

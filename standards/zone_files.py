@@ -22,7 +22,6 @@ from uas_standards.eurocae_ed318 import UASZone
 
 from standards.frame import VERTICAL_REFERENCES, StandardsError, metres, parse_instant
 
-FORMATS = ("ed269", "ed318", "geojson")
 RESTRICTIONS = ("PROHIBITED", "REQ_AUTHORISATION", "CONDITIONAL", "NO_RESTRICTION")
 SPELLINGS = {"REQ_AUTHORIZATION": "REQ_AUTHORISATION", "USPACE": "USPACE"}  # ED-318 spells it with a Z
 WEEKDAYS = ("MON", "TUE", "WED", "THU", "FRI", "SAT", "SUN")

@@ -3,6 +3,7 @@ session. Helpers that are not fixtures live in tests/support/."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -15,6 +16,10 @@ from tools.world import World, load_world
 
 if TYPE_CHECKING:
     from memory.embeddings import Embedder
+
+# A `cloudbrain warm` the developer left running must not serve the tests' subprocesses (they test this checkout's
+# files as they are); tests/integration/test_cli_warm.py starts its own on a socket of its own.
+os.environ["CLOUDBRAIN_WARM"] = "0"
 
 
 @pytest.fixture(scope="session")

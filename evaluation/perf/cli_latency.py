@@ -8,9 +8,12 @@ same interpreter and packages. Each version first runs the demo request once, un
 file, so `trace`, `checkpoints`, `certify` and `export` read a thread of their own code's making, then every
 command once, untimed (bytecode compiled, files cached), as a user's second call would find them.
 
-Prints a markdown table: per command, min / median / max seconds for the baseline and the work tree, and the
-ratio of the medians (work tree / baseline; below 1 is faster). The last line is `median_ratio_worst=<x>`: the
-largest of those ratios.
+The work tree is timed twice: on its own (CLOUDBRAIN_WARM=0), and with its `cloudbrain warm` running (started by
+this script on a socket of its own; each command is then a fork of a process that has the modules imported).
+
+Prints a markdown table: per command, min / median / max seconds for the baseline, the work tree and the work tree
+through its warm process, and the ratios of the medians to the baseline's (below 1 is faster). The last line is
+`median_ratio_worst=<x>`: the largest ratio of the work tree on its own.
 
 A `--json` run of the local model also reports its own decoding time (usage.llm_latency_sec) and the rest of the
 process apart, min / median / max.
@@ -89,6 +92,7 @@ class Version:
     db: Path
     out: Path
     thread: str = "latency-demo"
+    extra_env: dict[str, str] | None = None  # the work tree with and without its warm process
 
     def argv(self, command: Command) -> list[str]:
         # each version's own memory folder, filled by its own runs: a checkout's .cloudbrain/memory would give the
@@ -98,7 +102,7 @@ class Version:
 
     def environment(self) -> dict[str, str]:
         # the version's own code first on the path: the interpreter and its packages are shared
-        return {**os.environ, "PYTHONPATH": str(self.tree)}
+        return {**os.environ, "PYTHONPATH": str(self.tree), **(self.extra_env or {})}
 
     def run(self, argv: list[str]) -> tuple[float, float | None]:
         """(wall seconds, the model's own seconds when the command printed a run's JSON)."""
@@ -115,6 +119,22 @@ def _prepare(version: Version) -> None:
     """The demo's thread for the read-only commands, made by this version's own code (untimed)."""
     argv = [*version.argv(Command("demo", ("run", "--model", "rules", *DEMO_RUN))), "--thread", version.thread]
     subprocess.run(argv, cwd=version.tree, env=version.environment(), stdout=subprocess.DEVNULL, check=False)
+
+
+def _start_warm(version: Version) -> subprocess.Popen:
+    """The work tree's `cloudbrain warm` on the run's own socket; returns once it listens."""
+    server = subprocess.Popen(
+        [sys.executable, "-m", "cli.main", "warm", "--idle-minutes", "60"],
+        cwd=version.tree,
+        env=version.environment(),
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    line = server.stderr.readline() if server.stderr else ""
+    if "listening on" not in line:
+        server.kill()
+        raise SystemExit(f"cloudbrain warm did not start: {line.strip()}")
+    return server
 
 
 def _stats(values: list[float]) -> str:
@@ -136,12 +156,19 @@ def main(argv: list[str] | None = None) -> int:
         baseline_tree = work / "baseline"
         subprocess.run(["git", "worktree", "add", "--detach", "--quiet", str(baseline_tree), args.baseline], cwd=ROOT,
                        check=True)  # fmt: skip
+        warm_socket = work / "warm.sock"
+        warm_server = None
         try:
             versions = []
-            for label, tree in ((f"baseline {args.baseline}", baseline_tree), ("work tree", ROOT)):
-                out = work / label.split()[0]
+            for label, tree, env in (
+                (f"baseline {args.baseline}", baseline_tree, None),
+                ("work tree", ROOT, {"CLOUDBRAIN_WARM": "0"}),
+                ("work tree, warm", ROOT, {"CLOUDBRAIN_WARM_SOCKET": str(warm_socket)}),
+            ):
+                out = work / label.replace(",", "").replace(" ", "-")
                 out.mkdir(exist_ok=True)
-                versions.append(Version(label, tree, out / "runs.sqlite", out))
+                versions.append(Version(label, tree, out / "runs.sqlite", out, extra_env=env))
+            warm_server = _start_warm(versions[2])
             for version in versions:
                 _prepare(version)
                 for command in chosen:  # untimed: each version's bytecode compiled, its files in the page cache
@@ -156,19 +183,28 @@ def main(argv: list[str] | None = None) -> int:
                         if command.model_time and model is not None:
                             model_times.setdefault((command.name, version.label), []).append(model)
         finally:
+            if warm_server is not None:
+                warm_server.terminate()
+                warm_server.wait(timeout=60)
             subprocess.run(["git", "worktree", "remove", "--force", str(baseline_tree)], cwd=ROOT, check=False)
 
-    base, ours = versions[0].label, versions[1].label
-    print(f"| command | {base}: min / median / max (s) | {ours}: min / median / max (s) | ratio of medians |")
-    print("|---|---|---|---|")
+    base, ours, warm = (version.label for version in versions)
+    print(
+        f"| command | {base}: min / median / max (s) | {ours}: min / median / max (s) | ratio | "
+        f"{warm} (`cloudbrain warm` running): min / median / max (s) | ratio |"
+    )
+    print("|---|---|---|---|---|---|")
     ratios = []
     for command in chosen:
-        before, after = times[(command.name, base)], times[(command.name, ours)]
+        before, after, warmed = (times[(command.name, label)] for label in (base, ours, warm))
         ratio = statistics.median(after) / statistics.median(before)
         ratios.append(ratio)
-        print(f"| `{command.name}` | {_stats(before)} | {_stats(after)} | {ratio:.2f} |")
+        print(
+            f"| `{command.name}` | {_stats(before)} | {_stats(after)} | {ratio:.2f} | {_stats(warmed)} | "
+            f"{statistics.median(warmed) / statistics.median(before):.2f} |"
+        )
     for command in (c for c in chosen if c.model_time):
-        for label in (base, ours):
+        for label in (base, ours, warm):
             walls, models = times[(command.name, label)], model_times.get((command.name, label), [])
             if models and len(models) == len(walls):
                 rest = [w - m for w, m in zip(walls, models, strict=True)]

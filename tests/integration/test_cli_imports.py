@@ -31,9 +31,11 @@ ANY_STACK = (*MODEL_STACKS, "langgraph", "langchain_core", "pydantic", "numpy", 
 
 REPORTER = """
 import atexit, json, sys
-atexit.register(lambda: open(sys.argv[1], "w").write(json.dumps(sorted(sys.modules))))
-from cli.main import main
-sys.exit(main(sys.argv[2:]))
+report = sys.argv[1]
+atexit.register(lambda: open(report, "w").write(json.dumps(sorted(sys.modules))))
+from cli.main import entry  # the `cloudbrain` program itself: its warm-process client included
+sys.argv = [sys.argv[0], *sys.argv[2:]]
+sys.exit(entry())
 """
 
 

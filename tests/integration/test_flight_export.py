@@ -31,7 +31,7 @@ from uas_standards.astm.f3548.v21.api import OperationalIntentDetails
 
 from cli.main import main
 from graph.checkpoint import open_checkpointer, thread_config
-from standards.flight_plans import SIDECAR_SUFFIX
+from standards.formats import SIDECAR_SUFFIX
 from tests.support.cli import run_cli
 from tests.support.exports import DEMO_INSTRUCTION, EXPORT_START, MISSION_START, export_start, zoned_demo
 from tests.support.paths import DOWNTOWN

@@ -12,6 +12,7 @@ from functools import cache
 from pathlib import Path
 
 from cli.main import main
+from standards.formats import PLAN_FORMATS
 from tests.support.paths import DOWNTOWN
 from tests.support.zones import ED269_SAMPLE
 from tools.world import load_world
@@ -23,7 +24,7 @@ DEMO_INSTRUCTION = (
     "Send a drone with the defibrillator (1 kg) from hospital_A to accident_site_3 within 10 minutes, keep away "
     "from the school and the temporary no-fly zone."
 )
-FORMATS = ("f3548", "qgc-plan", "mavlink", "geojson", "kml")
+FORMATS = PLAN_FORMATS  # every format an execute is exported as
 
 
 def export_start() -> str:

@@ -16,8 +16,8 @@ from shapely.geometry import Point, Polygon
 from uas_standards import eurocae_ed318
 from uas_standards.eurocae_ed269 import ED269Schema
 
+from standards.formats import ZONE_FORMATS
 from standards.frame import StandardsError, geo_frame
-from standards.zone_files import FORMATS
 from standards.zones import export_zones, import_zones
 from tests.support.zones import ED269_SAMPLE, bow_tie
 from tools.world import NoFlyZone, SensitiveZone, World
@@ -185,7 +185,7 @@ def _strip_zones(world: World) -> World:
     return World.model_validate({**world.model_dump(), "no_fly_zones": [], "sensitive_zones": []})
 
 
-@pytest.mark.parametrize("file_format", FORMATS)
+@pytest.mark.parametrize("file_format", ZONE_FORMATS)
 def test_import_export_import_lands_on_the_same_world(downtown, sample, file_format):
     imported = _import(downtown, sample).world
     frame = geo_frame(imported)
@@ -262,7 +262,7 @@ def _ed318_multi(world: World) -> dict:
     return {"type": "FeatureCollection", "metadata": {}, "features": [feature]}
 
 
-@pytest.mark.parametrize("file_format", FORMATS)
+@pytest.mark.parametrize("file_format", ZONE_FORMATS)
 def test_a_zone_of_several_volumes_comes_back_whole(downtown, file_format):
     imported = _import(downtown, _ed318_multi(downtown), "ed318").world
     assert {"TWO0001_1", "TWO0001_2"} <= set(imported.zone_index)

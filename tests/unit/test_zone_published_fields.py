@@ -13,9 +13,10 @@ from implicitdict import ImplicitDict
 from uas_standards import eurocae_ed318
 from uas_standards.eurocae_ed269 import ED269Schema
 
+from standards.formats import ZONE_FORMATS
 from standards.frame import geo_frame
 from standards.schedule import active_intervals
-from standards.zone_files import FORMATS, read_zones
+from standards.zone_files import read_zones
 from standards.zones import export_zones, import_zones, nothing_imported
 from tests.support.paths import ROOT
 from tests.support.zones import ED269_SAMPLE
@@ -92,7 +93,7 @@ def test_an_unchanged_zone_is_written_back_with_its_published_fields_verbatim(do
 
 
 @pytest.mark.parametrize("source_format", ["ed269", "ed318"])
-@pytest.mark.parametrize("file_format", FORMATS)
+@pytest.mark.parametrize("file_format", ZONE_FORMATS)
 def test_authority_every_schedule_window_country_and_reason_text_survive_a_round_trip(
     downtown, source_format, file_format
 ):
@@ -124,7 +125,7 @@ def test_authority_every_schedule_window_country_and_reason_text_survive_a_round
     }
 
 
-@pytest.mark.parametrize("file_format", FORMATS)
+@pytest.mark.parametrize("file_format", ZONE_FORMATS)
 def test_the_worlds_own_zones_get_a_country_and_reason_other_with_its_text(downtown, file_format):
     world = _import(downtown, _read(WEEKLY["ed269"]), "ed269").world
     frame = geo_frame(world)
