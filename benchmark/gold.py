@@ -28,19 +28,19 @@ from ir.policy import SLOW_SPEED_MPS
 from ir.templates import look_only_plan, standard_tool_plan
 from tools.catalog import default_registry
 from tools.contract import ToolResult, stable_hash
+from tools.ltl import MAX_SPEC_ATOMS
 from tools.registry import ToolRegistry, ToolSpec
 from tools.rules import (
     DEFAULT_ALTITUDE_MIN_M,
     DEFAULT_HORIZON_SEC,
     DEFAULT_MIN_SEPARATION_M,
+    MONITORED_RULES,
     ON_THE_WAY_M,
     nfz_on_the_way,
 )
 from tools.world import UAVStatus, World
 
-BASE_RULES = ["R1", "R2", "R3", "R4", "R5", "R6"]
 TRACE_VALUE_LIMIT = 1500  # characters of JSON; longer values are kept as a digest in the trace
-MAX_LTL_ATOMS = 4
 MAX_REFERENCE_REPAIRS = 3
 SIM_SEED_REDRAWS = 2
 PINNED_UAV_INFEASIBLE = "pinned_uav_infeasible"  # failure mode: the UAV the request pins cannot do the task
@@ -134,15 +134,6 @@ class GoldResult:
 # --- the gold IR ------------------------------------------------------------------------------------------
 
 
-def zones_to_avoid(world: World, horizon_sec: float) -> list[str]:
-    """Every no-fly zone active at some time of the mission window (what the planner must mask)."""
-    return [
-        z.id
-        for z in world.no_fly_zones
-        if z.active_window is None or (z.active_window.start_sec <= horizon_sec and z.active_window.end_sec >= 0)
-    ]
-
-
 def _fallback_policy(task: Task) -> str:
     if task.intended_label == "AMBIGUOUS":
         return "human_confirm"
@@ -172,7 +163,7 @@ def _ltl(task: Task, world: World, path: list[tuple[float, float]], horizon: flo
     waypoint; `F at_goal`.
 
     The LTL engines decide satisfiability and entailment by enumerating letters, so the specs keep to
-    MAX_LTL_ATOMS atoms; a critical task lists every NFZ on the way all the same, because R7 demands it. The
+    MAX_SPEC_ATOMS atoms; a critical task lists every NFZ on the way all the same, because R7 demands it. The
     planner masks every active NFZ and every sensitive zone anyway (entities.avoid_zones / sensitive_zones).
     """
     line = LineString(path) if len(path) > 1 else None
@@ -186,7 +177,7 @@ def _ltl(task: Task, world: World, path: list[tuple[float, float]], horizon: flo
     goal_atoms = [f"F at_{w}" for w in task.waypoints]
     if task.intended_label != "AMBIGUOUS":
         goal_atoms.append("F at_goal")
-    budget = MAX_LTL_ATOMS - len(goal_atoms) - (1 if task.contradiction_zone else 0)
+    budget = MAX_SPEC_ATOMS - len(goal_atoms) - (1 if task.contradiction_zone else 0)
     zones = [z for z in nfzs + schools if z != task.contradiction_zone]
     zones = zones[: max(budget, len(nfzs) if task.priority == "critical" else 0)]
     specs = [f"G !in_{z}" for z in zones]
@@ -207,9 +198,10 @@ def build_gold_ir(task: Task, world: World, task_id: str, deadline_sec: float | 
     refs = [r for r in (task.origin, *task.waypoints, task.handoff_point or task.destination) if r]
     path = [world.position_of(r) for r in refs]
     horizon = deadline_sec if deadline_sec is not None else _slow_flight_sec(path)
-    avoid = zones_to_avoid(world, max(horizon, DEFAULT_HORIZON_SEC))
+    # every no-fly zone active at some time of the mission window, which is never shorter than the default one
+    avoid = [z.id for z in world.active_no_fly_zones(0.0, max(horizon, DEFAULT_HORIZON_SEC))]
     sensitive = [z.id for z in world.sensitive_zones]
-    rules = list(BASE_RULES)
+    rules: list[str] = list(MONITORED_RULES)
     if task.priority == "critical":
         rules.append("R7")
     if task.intended_label != "SAT":

@@ -12,15 +12,17 @@ from typing import TYPE_CHECKING, Any
 
 from cli.common import EXIT_OK, CommandError, add_json_flag, add_server_format_options, add_world_arg, emit, open_world
 from graph.checkpoint import DEFAULT_DB, CheckpointerError, display_name, is_postgres_url, open_checkpointer
-from nodes.context import ABLATABLE, DEFAULT_MODEL, Context
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from langgraph.checkpoint.base import BaseCheckpointSaver
+    from pydantic import ValidationError
 
     from graph.history import TraceRound
     from graph.runner import RunOutput
+    from graph.session import Session
+    from graph.settings import RunSettings
 
 EXIT_NOT_EXECUTED = 4  # the run ended in safe_refusal or human_confirm: a valid outcome, but not "execute"
 
@@ -48,28 +50,61 @@ def _add_run_args(p: argparse.ArgumentParser) -> None:
     add_json_flag(p)
 
 
+# Each agent option -> the RunSettings field it sets (graph/settings.py: its default and, where the option gives no
+# help of its own, its help). Some flags are older than the settings' names (--stress, --seed, --qdrant-url);
+# tests/unit/test_run_settings.py checks that every setting has its option, with the setting's default.
+AGENT_OPTIONS = {
+    "model": "model",
+    "base_url": "base_url",
+    "structured_output": "structured_output",
+    "ir_format": "ir_format",
+    "api_key": "api_key",
+    "without": "without",
+    "max_repairs": "max_repairs",
+    "max_new_tokens": "max_new_tokens",
+    "stress": "stress_level",
+    "seed": "sim_seed",
+    "stress_scenarios": "stress_scenarios",
+    "top_k_cases": "top_k_cases",
+    "memory_path": "memory_path",
+    "qdrant_url": "memory_url",
+}
+MODEL_HELP = "local | local:full | openai:<model> | rules | oracle (default: %(default)s)"
+
+
 def add_agent_options(p: argparse.ArgumentParser) -> None:
-    """How the agent runs: model, server, repairs, ablation, stress scenarios, memory (run, step, ops)."""
-    p.add_argument(
-        "--model",
-        default=DEFAULT_MODEL,
-        help="local | local:full | openai:<model> | rules | oracle (default: %(default)s)",
-    )
+    """How the agent runs (run, step, ops): every RunSettings field, with the settings' defaults."""
+    from graph.settings import RunSettings  # pydantic: loaded for the commands that run the agent, not for --help
+
+    settings = RunSettings.model_fields
+
+    def _default(setting: str) -> Any:
+        return settings[setting].default
+
+    p.add_argument("--model", default=_default("model"), help=MODEL_HELP)
     p.add_argument("--base-url", default=None, help="OpenAI-compatible server (or env OPENAI_BASE_URL)")
     add_server_format_options(p)
     p.add_argument("--api-key", default=None, help="API key (or env OPENAI_API_KEY)")
-    p.add_argument("--without", default="", help=f"comma-separated nodes to drop: {','.join(ABLATABLE)}")
-    p.add_argument("--max-repairs", type=int, default=3, help="repair rounds K before fallback")
+    p.add_argument("--without", default="", help=f"comma-separated: {settings['without'].description}")
+    p.add_argument("--max-repairs", type=int, default=_default("max_repairs"), help="repair rounds K before fallback")
     p.add_argument(
         "--max-new-tokens", type=int, default=None, help="cap on every model answer (default: the backend's)"
     )
-    p.add_argument("--stress", choices=["low", "medium", "high"], default="medium", help="simulation stress level")
-    p.add_argument("--seed", type=int, default=Context.sim_seed, help="seed of the first stress scenario")
+    p.add_argument(
+        "--stress", choices=["low", "medium", "high"], default=_default("stress_level"), help="simulation stress level"
+    )
+    p.add_argument("--seed", type=int, default=_default("sim_seed"), help="seed of the first stress scenario")
     p.add_argument(
         "--stress-scenarios",
         type=int,
-        default=Context.stress_scenarios,
+        default=_default("stress_scenarios"),
         help="stress scenarios the route must pass (seeds --seed, --seed + 1, ...; default %(default)s)",
+    )
+    p.add_argument(
+        "--top-k-cases",
+        type=int,
+        default=_default("top_k_cases"),
+        help=f"{settings['top_k_cases'].description} (default: %(default)s)",
     )
     add_memory_args(p)
 
@@ -151,57 +186,32 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(run=run_graph)
 
 
-def run_context(args: argparse.Namespace, run_config: dict[str, Any], *, interactive: bool = False) -> Context:
-    from graph.builder import parse_without
-    from memory.access import open_memory
-
-    without = parse_without(run_config.get("without", ()))
-    return Context(
-        model=run_config.get("model", DEFAULT_MODEL),
-        base_url=run_config.get("base_url") or os.environ.get("OPENAI_BASE_URL"),
-        api_key=getattr(args, "api_key", None) or os.environ.get("OPENAI_API_KEY"),
-        structured_output=run_config.get("structured_output", "auto"),
-        ir_format=run_config.get("ir_format", "full"),
-        max_repairs=run_config.get("max_repairs", 3),
-        stress_level=run_config.get("stress_level", "medium"),
-        sim_seed=run_config.get("sim_seed", 0),
-        stress_scenarios=run_config.get("stress_scenarios", 1),  # runs stored before the setting flew one scenario
-        without=without,
-        interactive=interactive,
-        memory=open_memory(without, path=args.memory_path, url=args.qdrant_url),
-        top_k_cases=run_config.get("top_k_cases", 3),
-        max_new_tokens=run_config.get("max_new_tokens"),
-    )
+def settings_error(exc: ValidationError, flags: dict[str, str] | None = None) -> str:
+    """A settings error in the words of the option (or stored key) that gave the value."""
+    first = exc.errors()[0]
+    setting = str(first["loc"][0]) if first["loc"] else ""
+    return f"{(flags or {}).get(setting, setting)}: {first['msg'].removeprefix('Value error, ')}"
 
 
-def context_from_args(args: argparse.Namespace, *, interactive: bool = False) -> Context:
-    from models.options import unknown_model
+def settings_from_args(args: argparse.Namespace, *, interactive: bool = False) -> RunSettings:
+    """A new run's settings from the agent options (an unknown model, a bad K or ablation: one line, exit 2, before
+    anything runs). The server's URL may come from the environment (OPENAI_BASE_URL); it is stored with the run."""
+    from pydantic import ValidationError
 
-    if why := unknown_model(args.model):  # bad input, before anything runs: not a refusal of the agent's
-        raise CommandError(why)
-    from graph.builder import AblationError, parse_without
+    from graph.settings import RunSettings
 
-    if args.max_repairs < 0:
-        raise CommandError("--max-repairs must be >= 0")
-    if args.stress_scenarios < 1:
-        raise CommandError("--stress-scenarios must be >= 1")
+    values = {setting: getattr(args, option) for option, setting in AGENT_OPTIONS.items()}
+    values["base_url"] = values["base_url"] or os.environ.get("OPENAI_BASE_URL")
     try:
-        without = sorted(parse_without(args.without))
-    except AblationError as exc:
-        raise CommandError(str(exc)) from None
-    config = {
-        "model": args.model,
-        "base_url": args.base_url,
-        "structured_output": args.structured_output,
-        "ir_format": args.ir_format,
-        "max_repairs": args.max_repairs,
-        "max_new_tokens": args.max_new_tokens,
-        "stress_level": args.stress,
-        "sim_seed": args.seed,
-        "stress_scenarios": args.stress_scenarios,
-        "without": without,
-    }
-    return run_context(args, config, interactive=interactive)
+        return RunSettings(**values, interactive=interactive)
+    except ValidationError as exc:
+        flags = {setting: "--" + option.replace("_", "-") for option, setting in AGENT_OPTIONS.items()}
+        raise CommandError(settings_error(exc, flags)) from None
+
+
+def this_process(args: argparse.Namespace) -> dict[str, Any]:
+    """The settings a stored run takes from the command that replays or forks it: its secret and its memory."""
+    return {"api_key": args.api_key, "memory_path": args.memory_path, "memory_url": args.qdrant_url}
 
 
 def _gold(args: argparse.Namespace) -> dict[str, Any] | None:
@@ -271,17 +281,17 @@ def _render_run(out: RunOutput, world_path: str | None) -> str:
     return "\n".join(lines)
 
 
-def _with_backend(out: RunOutput, context: Context) -> RunOutput:
+def _with_backend(out: RunOutput, settings: RunSettings) -> RunOutput:
     """An OpenAI-compatible server's settled structured-output mode, for the output (the first call probes it)."""
-    if not context.model.startswith("openai:"):
+    if not settings.model.startswith("openai:"):
         return out
     from models.openai_backend import settled_mode  # langchain-openai is heavy; only openai runs need it
 
     backend = {
-        "model": context.model,
-        "base_url": context.base_url,
-        "ir_format": context.ir_format,
-        "structured_output": settled_mode(context.model, context.base_url, context.structured_output),
+        "model": settings.model,
+        "base_url": settings.base_url,
+        "ir_format": settings.ir_format,
+        "structured_output": settled_mode(settings.model, settings.base_url, settings.structured_output),
     }
     return out.model_copy(update={"backend": backend})
 
@@ -310,38 +320,38 @@ def run_agent(args: argparse.Namespace) -> int:
     from graph.runner import new_thread_id, run_task
 
     world = open_world(args.world)
-    context = context_from_args(args)
+    settings = settings_from_args(args)
     open_saver(args.db)  # a store that cannot be opened is one line, before anything runs
     thread_id = args.thread or new_thread_id()
     with _stops_without_a_decision(thread_id):
         out = run_task(
             world,
             args.instruction,
-            context=context,
+            context=settings.to_context(),
             thread_id=thread_id,
             db=args.db,
             task_id=args.task_id,
             gold_ir=_gold(args),
             world_path=args.world,
         )
-    return _emit_run(_with_backend(out, context), args.json, args.world)
+    return _emit_run(_with_backend(out, settings), args.json, args.world)
 
 
 def run_step(args: argparse.Namespace) -> int:
     from cli.stepper import Stepper
-    from graph.runner import new_thread_id, run_config_of, summarise
+    from graph.runner import new_thread_id, summarise
+    from graph.session import Session
 
     world = open_world(args.world)
-    context = context_from_args(args, interactive=True)
+    settings = settings_from_args(args, interactive=True)
     stepper = Stepper(
+        session=Session(open_saver(args.db), settings.to_context()),
         world=world,
         instruction=args.instruction,
-        context=context,
-        saver=open_saver(args.db),
         thread_id=args.thread or new_thread_id(),
         task_id=args.task_id,
         gold_ir=_gold(args),
-        run_config=run_config_of(context, args.world),
+        world_path=args.world,
         db=display_name(args.db),
     )
     with _stops_without_a_decision(stepper.thread_id):
@@ -350,7 +360,7 @@ def run_step(args: argparse.Namespace) -> int:
     if values is None:
         return EXIT_OK
     out = summarise(values, thread_id=stepper.thread_id, db=display_name(args.db))
-    return _emit_run(_with_backend(out, context), args.json, args.world)
+    return _emit_run(_with_backend(out, settings), args.json, args.world)
 
 
 def open_saver(target: str, *, existing: bool = False) -> BaseCheckpointSaver:
@@ -364,14 +374,22 @@ def open_saver(target: str, *, existing: bool = False) -> BaseCheckpointSaver:
         raise CommandError(str(exc)) from None
 
 
-def _stored_graph(args: argparse.Namespace):
-    """The graph a stored thread was built with (its ablations come from the run's own record)."""
-    from graph.history import UnknownRunError, stored_graph
+def stored_session(args: argparse.Namespace) -> Session:
+    """A stored thread's session: its graph and settings from the run's own record, with this command's API key and
+    memory (replay, fork)."""
+    from pydantic import ValidationError
+
+    from graph.history import UnknownRunError
+    from graph.session import Session
 
     try:
-        return stored_graph(open_saver(args.db, existing=True), args.thread)
+        return Session.of_thread(open_saver(args.db, existing=True), args.thread, **this_process(args))
     except UnknownRunError:
         raise CommandError(f"no thread {args.thread!r} in {display_name(args.db)}") from None
+    except ValidationError as exc:
+        raise CommandError(
+            f"thread {args.thread!r} stored settings this version cannot run: {settings_error(exc)}"
+        ) from None
 
 
 def _outcome_of_round(r: TraceRound) -> str:
@@ -462,34 +480,34 @@ def run_show(args: argparse.Namespace) -> int:
 
 
 def run_replay(args: argparse.Namespace) -> int:
-    from graph.history import UnknownRunError, replay
+    from graph.history import UnknownRunError, stored_run_config
 
-    graph, run_config = _stored_graph(args)
+    session = stored_session(args)
     try:
         with _stops_without_a_decision(args.thread):
-            out = replay(graph, args.thread, args.checkpoint, run_context(args, run_config), display_name(args.db))
+            session.replay(args.thread, args.checkpoint)
     except UnknownRunError as exc:
         raise CommandError(str(exc)) from None
-    return _emit_run(out, args.json, run_config.get("world_path"))
+    out = session.outcome(args.thread, display_name(args.db))
+    return _emit_run(out, args.json, stored_run_config(session.saver, args.thread).get("world_path"))
 
 
 def run_fork(args: argparse.Namespace) -> int:
-    from graph.history import UnknownRunError, fork
+    from graph.history import UnknownRunError, stored_run_config
+    from graph.session import EditError, parse_edit
 
-    graph, run_config = _stored_graph(args)
-    edits = []
-    for item in args.sets:
-        path, sep, value = item.partition("=")
-        if not sep or not path:
-            raise CommandError(f"--set {item!r}: expected PATH=VALUE")
-        edits.append((path.strip(), value))
-    context = run_context(args, run_config)
+    session = stored_session(args)
+    try:
+        edits = [parse_edit(item) for item in args.sets]
+    except EditError as exc:
+        raise CommandError(f"--set {exc}") from None
     try:
         with _stops_without_a_decision(args.thread):
-            out = fork(graph, args.thread, args.checkpoint, edits, context, display_name(args.db))
-    except (UnknownRunError, KeyError, IndexError, ValueError) as exc:
+            session.fork(args.thread, args.checkpoint, edits)
+    except (UnknownRunError, ValueError) as exc:  # EditError: an edit refused, before anything is written
         raise CommandError(f"cannot fork: {exc}") from None
-    return _emit_run(out, args.json, run_config.get("world_path"))
+    out = session.outcome(args.thread, display_name(args.db))
+    return _emit_run(out, args.json, stored_run_config(session.saver, args.thread).get("world_path"))
 
 
 def run_graph(args: argparse.Namespace) -> int:

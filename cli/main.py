@@ -76,14 +76,11 @@ def main(argv: list[str] | None = None) -> int:
 
 def entry() -> int:
     """The `cloudbrain` program: through the warm process when one runs (`cloudbrain warm`), else here."""
-    argv = sys.argv[1:]
-    if chosen_command(argv) != "warm":
-        from cli.warm import forwarded
+    from cli.warm import forwarded
 
-        code = forwarded(argv)
-        if code is not None:
-            return code
-    return main(argv)
+    argv = sys.argv[1:]
+    code = forwarded(argv, chosen_command(argv))
+    return main(argv) if code is None else code
 
 
 if __name__ == "__main__":

@@ -14,8 +14,8 @@ from benchmark.generator import DEFAULT_SEED, jobs_for, run_jobs
 from benchmark.sample import Sample, read_samples
 from benchmark.splits import SPLITS
 from graph.runner import run_task
+from graph.settings import RunSettings
 from memory.store import SafetyMemory
-from nodes.context import Context
 from tools.world import World, load_world
 
 SEED_MODELS = ("rules", "oracle")
@@ -100,7 +100,7 @@ def seed_memory(memory: SafetyMemory, tasks: Iterable[SeedTask], models: Iterabl
         for model in models:
             if model == "oracle" and task.gold is None:
                 continue
-            context = Context(model=model, memory=memory)
+            context = RunSettings(model=model).to_context(memory=memory)
             out = run_task(
                 task.world,
                 task.instruction,

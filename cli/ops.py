@@ -144,7 +144,7 @@ def _line(decision: OpsDecision) -> str:
 
 
 def run_ops(args: argparse.Namespace) -> int:
-    from cli.agent import EXIT_NOT_EXECUTED, context_from_args
+    from cli.agent import EXIT_NOT_EXECUTED, settings_from_args
     from graph.checkpoint import display_name
     from ir.failure import ComponentUnavailable
     from ops.ledger import Ledger, LedgerError
@@ -168,7 +168,7 @@ def run_ops(args: argparse.Namespace) -> int:
     runner = OpsRunner(
         world=world,
         ledger=ledger,
-        context=context_from_args(args),
+        context=settings_from_args(args).to_context(),
         db=args.db,
         approve_pre_emption=_approver(args.operator),
     )

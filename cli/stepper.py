@@ -11,13 +11,9 @@ import json
 from dataclasses import dataclass
 from typing import Any, TextIO
 
-from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.types import Command
-
-from graph.builder import build_graph, enabled_nodes
-from graph.checkpoint import DEFAULT_DB, thread_config
-from graph.history import NoStateValue, get_path, last_node, node_reads, set_path
-from nodes.context import Context
+from graph.checkpoint import DEFAULT_DB
+from graph.history import NoStateValue, get_path, node_reads
+from graph.session import EditError, Session, parse_edit
 from tools.world import World
 
 PREVIEW_CHARS = 240
@@ -33,25 +29,16 @@ def preview(value: Any) -> str:
 
 @dataclass
 class Stepper:
+    session: Session
     world: World
     instruction: str
-    context: Context
-    saver: BaseCheckpointSaver
     thread_id: str
     task_id: str | None
     gold_ir: dict[str, Any] | None
-    run_config: dict[str, Any]
+    world_path: str | None = None
     db: str = DEFAULT_DB  # as shown in the commands it prints (graph.checkpoint.display_name)
 
-    def __post_init__(self) -> None:
-        nodes = enabled_nodes(self.context.without)
-        self.graph = build_graph(self.context.without, checkpointer=self.saver, interrupt_before=nodes)
-        self.config = thread_config(self.thread_id)
-
-    def _advance(self, payload: Any) -> None:
-        self.graph.invoke(payload, self.config, context=self.context)
-
-    def _ask_operator(self, interrupt_value: dict[str, Any], stdin: TextIO, out: TextIO) -> Command | None:
+    def _ask_operator(self, interrupt_value: dict[str, Any], stdin: TextIO, out: TextIO) -> dict[str, Any] | None:
         out.write(f"\nOPERATOR DECISION NEEDED: {interrupt_value.get('reason')}\n")
         out.write(f"best candidate: {preview(interrupt_value.get('best_candidate'))}\n")
         while True:
@@ -62,10 +49,10 @@ class Stepper:
                 return None
             action, _, rest = line.strip().partition(" ")
             if action in ("approve", "refuse"):
-                return Command(resume={"action": action})
+                return {"action": action}
             if action == "edit":
                 try:
-                    return Command(resume={"action": "edit", "ir": json.loads(rest)})
+                    return {"action": "edit", "ir": json.loads(rest)}
                 except json.JSONDecodeError as exc:
                     out.write(f"edit needs the IR as JSON: {exc.msg}\n")
                     continue
@@ -73,24 +60,26 @@ class Stepper:
 
     def loop(self, stdin: TextIO, out: TextIO) -> dict[str, Any] | None:
         """Drive the run from `stdin` commands; returns the final state values, or None if the operator quit."""
-        inputs = {
-            "instruction": self.instruction,
-            "world": self.world.model_dump(mode="json"),
-            "task_id": self.task_id or self.thread_id,
-            "gold_ir": self.gold_ir,
-            "run_config": self.run_config,
-        }
-        self._advance(inputs)
-        out.write(f"thread {self.thread_id}. {HELP}\n")
+        session, thread_id = self.session, self.thread_id
+        session.start(
+            self.world,
+            self.instruction,
+            thread_id=thread_id,
+            task_id=self.task_id,
+            gold_ir=self.gold_ir,
+            world_path=self.world_path,
+            stepping=True,
+        )
+        out.write(f"thread {thread_id}. {HELP}\n")
         running = False
         while True:
-            snapshot = self.graph.get_state(self.config)
+            snapshot = session.state(thread_id)
             if snapshot.interrupts:
-                command = self._ask_operator(snapshot.interrupts[0].value, stdin, out)
-                if command is None:  # the input ended before an answer: the question stays pending in the thread
-                    out.write(f"\nleft thread {self.thread_id} waiting for the operator's decision\n")
+                answer = self._ask_operator(snapshot.interrupts[0].value, stdin, out)
+                if answer is None:  # the input ended before an answer: the question stays pending in the thread
+                    out.write(f"\nleft thread {thread_id} waiting for the operator's decision\n")
                     return None
-                self._advance(command)
+                session.step(thread_id, resume=answer)
                 continue
             if not snapshot.next:
                 out.write("run finished\n")
@@ -112,8 +101,8 @@ class Stepper:
                 command, argument = "next", ""
             if command in ("next", "n"):
                 before = snapshot.values
-                self._advance(None)
-                after = self.graph.get_state(self.config).values
+                session.step(thread_id)
+                after = session.state(thread_id).values
                 changed = [k for k in after if after.get(k) != before.get(k)]
                 if not running:
                     out.write(f"[after {node}] changed:\n")
@@ -129,23 +118,18 @@ class Stepper:
                 else:
                     out.write(f"{argument} = {json.dumps(value, indent=2, ensure_ascii=False, default=str)}\n")
             elif command == "edit":
-                path, sep, raw = argument.partition("=")
-                if not sep:
-                    out.write("edit PATH=VALUE\n")
-                    continue
                 try:
-                    top, value = set_path(snapshot.values, path.strip(), raw)
-                except (KeyError, IndexError, ValueError) as exc:
+                    path, raw = parse_edit(argument)
+                    session.edit(thread_id, [(path, raw)])  # the pending step stays the same
+                except EditError as exc:
                     out.write(f"cannot edit: {exc}\n")
                     continue
-                # Written as the node that produced this checkpoint, so the pending step stays the same.
-                self.graph.update_state(self.config, {top: value}, as_node=last_node(self.graph, self.config))
-                out.write(f"set {path.strip()}\n")
+                out.write(f"set {path}\n")
             elif command in ("quit", "q"):
                 checkpoint = snapshot.config["configurable"]["checkpoint_id"]
                 out.write(
-                    f"left thread {self.thread_id} at {node}; resume with: cloudbrain replay --db {self.db} "
-                    f"--thread {self.thread_id} --checkpoint {checkpoint}\n"
+                    f"left thread {thread_id} at {node}; resume with: cloudbrain replay --db {self.db} "
+                    f"--thread {thread_id} --checkpoint {checkpoint}\n"
                 )
                 return None
             else:

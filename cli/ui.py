@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import Any
 
 from cli.common import EXIT_OK, CommandError, add_json_flag, add_world_arg, emit, open_world, read_json_file
 from graph.checkpoint import display_name
-from nodes.context import DEFAULT_MODEL
 
 LOOPBACK = "127.0.0.1"
 
@@ -23,6 +23,7 @@ COMMANDS = {
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     from cli.agent import add_db_arg, add_memory_args
+    from graph.settings import RunSettings
 
     p = subparsers.add_parser("ui", help=COMMANDS["ui"])
     add_db_arg(p)
@@ -30,7 +31,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--world", default=None, help="world file a new stepped run flies over")
     p.add_argument(
         "--model",
-        default=DEFAULT_MODEL,
+        default=RunSettings.model_fields["model"].default,
         help="model of stepped runs (a fork runs its thread's own; default %(default)s)",
     )
     p.add_argument("--base-url", default=None, help="OpenAI-compatible server (or env OPENAI_BASE_URL)")
@@ -50,20 +51,30 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run_ui(args: argparse.Namespace) -> int:
     import uvicorn
+    from pydantic import ValidationError
 
-    from cli.agent import open_saver, run_context
+    from cli.agent import open_saver, settings_error
+    from graph.settings import RunSettings
     from inspector.app import LOCAL_HOSTS, create_app
 
     results = Path(args.results) if args.results else None
     if results is not None and not (results / "results.sqlite").exists():
         raise CommandError(f"{results} is not a bench results folder (no results.sqlite)")
+    try:
+        settings = RunSettings(
+            model=args.model,
+            # The server the API key goes to is this command's (--base-url or the environment), never one a stored
+            # thread names (inspector.app.OWN_SETTINGS).
+            base_url=args.base_url or os.environ.get("OPENAI_BASE_URL"),
+            api_key=args.api_key,
+            memory_path=args.memory_path,
+            memory_url=args.qdrant_url,
+        )
+    except ValidationError as exc:
+        raise CommandError(settings_error(exc, {"model": "--model"})) from None
     app = create_app(
         open_saver(args.db),
-        # The server the API key goes to is this command's (--base-url or the environment), never one a stored or
-        # edited thread names.
-        make_context=lambda run_config: run_context(
-            args, {"model": args.model, **run_config, "base_url": args.base_url}
-        ),
+        settings=settings,
         world=open_world(args.world) if args.world else None,
         results=results,
         store_name=display_name(args.db),

@@ -1,16 +1,22 @@
 """`cloudbrain warm`: a resident process that has already imported the agent (LangGraph, Qdrant's client, Spot,
-rtamt, the ONNX embedder), so a command typed at a terminal pays for its own work and not for ~3 s of imports.
+rtamt, the embedding tokenizer), so a command typed at a terminal pays for its own work and not for ~3 s of imports.
 
 How it works (a fork server, as Emacs's server, Nailgun or mypy's daemon do): `cloudbrain warm` imports the heavy
-modules once and listens on a Unix socket readable by this user only. The `cloudbrain` command (`entry`, below)
-connects when that socket exists, passes its own stdin, stdout and stderr (SCM_RIGHTS), its arguments, working folder
-and environment; the warm process forks, and the child runs the command exactly as a fresh process would (own
-memory, the caller's terminal and files, its exit code sent back; Ctrl-C is forwarded). Nothing is shared between two
-commands but what was imported before the fork. A warm process started before the code changed stops at the next
-command, which then runs on its own. `CLOUDBRAIN_WARM=0` keeps a command from using it.
+modules once and listens on a Unix socket that only this user can reach (Linux: the peer's uid is checked both
+ways). The `cloudbrain` program (`cli.main.entry`) connects when that socket exists and passes its stdin, stdout and
+stderr (SCM_RIGHTS), arguments, working folder, environment, umask, nice value and resource limits. The warm process
+forks; the child starts a session of its own (so the warm process's terminal and job control never touch it),
+becomes the caller's process and runs the command; the warm process reports the child's exit status (its exit code,
+or the signal that ended it) once the child has exited, interpreter shutdown included. Signals the caller's terminal
+sends (Ctrl-C, Ctrl-Z, hang-up, ...) are forwarded; a caller that dies takes the command with it.
 
-The client half (this module's top) imports only the standard library's light modules: `cloudbrain --help` stays
-at the interpreter's start-up cost.
+It declines, and the command runs on its own as before, when it cannot be faithful: commands that talk to the
+terminal or serve until stopped (NOT_FORWARDED), an environment that differs in what was read at import
+(IMPORT_TIME_ENV), another checkout or Python, limits it cannot give, or code or packages changed since it started
+(then it also stops). `CLOUDBRAIN_WARM=0` keeps one command from using it.
+
+The client half (this module's top) imports only the standard library's light modules: `cloudbrain --help` stays at
+the interpreter's start-up cost.
 """
 
 from __future__ import annotations
@@ -19,8 +25,10 @@ import argparse
 import hashlib
 import json
 import os
+import resource
 import signal
 import socket
+import stat
 import struct
 import sys
 from pathlib import Path
@@ -32,19 +40,68 @@ COMMANDS = {
 }
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
-DISABLE_ENV = "CLOUDBRAIN_WARM"  # "0": never use a warm process
+DISABLE_ENV = "CLOUDBRAIN_WARM"  # 0 / false / no / off: never use a warm process
 SOCKET_ENV = "CLOUDBRAIN_WARM_SOCKET"  # another socket path (tests; several installs of one user)
+# step and ops ask the operator at the terminal (/dev/tty, which a process of another session cannot open); ui and
+# mcp serve until stopped: they gain nothing from a warm start
+NOT_FORWARDED = frozenset({"warm", "step", "ops", "ui", "mcp"})
+# Read when a module is imported (encodings, thread pools, tracing, the embedding model's folder): a caller whose
+# values differ would get the warm process's, so such a command runs on its own
+IMPORT_TIME_ENV = (
+    "PYTHON",
+    "LANG",
+    "LC_",
+    "TZ",
+    "LANGSMITH_",
+    "LANGCHAIN_",
+    "CLOUDBRAIN_EMBEDDINGS",
+    "OMP_",
+    "OPENBLAS_",
+    "MKL_",
+    "ORT_",
+    "HF_",
+    "TRANSFORMERS_",
+    "TOKENIZERS_",
+    "GRPC_",
+)
+LIMITS = ("RLIMIT_AS", "RLIMIT_CORE", "RLIMIT_CPU", "RLIMIT_DATA", "RLIMIT_FSIZE", "RLIMIT_NOFILE", "RLIMIT_STACK")
 HEADER = struct.Struct("!I")  # a message: its length, then that many bytes of JSON
 MAX_MESSAGE = 16 * 1024 * 1024
 
 
+class WarmUnavailable(Exception):
+    """Why no warm process can be used or started here."""
+
+
 def socket_path() -> Path:
-    """This user's and this install's socket: two checkouts (or two virtual environments) never share one."""
+    """This user's and this install's socket: two checkouts (or two virtual environments) never share one. Without
+    XDG_RUNTIME_DIR (a per-user folder), a folder of this user's own under the temporary folder, mode 0700."""
     if os.environ.get(SOCKET_ENV):
         return Path(os.environ[SOCKET_ENV])
-    install = hashlib.sha256(f"{sys.executable}\0{PROJECT_ROOT}".encode()).hexdigest()[:12]
-    folder = os.environ.get("XDG_RUNTIME_DIR") or os.environ.get("TMPDIR") or "/tmp"
-    return Path(folder) / f"cloudbrain-warm-{os.getuid()}-{install}.sock"
+    install = hashlib.sha256(f"{sys.prefix}\0{PROJECT_ROOT}".encode()).hexdigest()[:12]
+    if os.environ.get("XDG_RUNTIME_DIR"):
+        return Path(os.environ["XDG_RUNTIME_DIR"]) / f"cloudbrain-warm-{install}.sock"
+    folder = Path(os.environ.get("TMPDIR") or "/tmp") / f"cloudbrain-{os.getuid()}"
+    return folder / f"warm-{install}.sock"
+
+
+def _private_folder(path: Path, create: bool) -> None:
+    """The socket's folder must be this user's alone (else another user could listen in our place)."""
+    if os.environ.get(SOCKET_ENV) or os.environ.get("XDG_RUNTIME_DIR"):
+        return
+    folder = path.parent
+    if create:
+        folder.mkdir(mode=0o700, exist_ok=True)
+    try:
+        info = folder.lstat()
+    except FileNotFoundError:
+        raise WarmUnavailable(f"{folder} does not exist") from None
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
+        raise WarmUnavailable(f"{folder} is not a folder of this user's alone (mode 0700)")
+
+
+def _peer_uid(conn: socket.socket) -> int:
+    return struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))[1]
 
 
 def _send(conn: socket.socket, message: dict[str, Any], fds: list[int] | None = None) -> None:
@@ -57,50 +114,94 @@ def _send(conn: socket.socket, message: dict[str, Any], fds: list[int] | None = 
         conn.sendall(framed)
 
 
-def _receive(conn: socket.socket, max_fds: int = 0) -> tuple[dict[str, Any] | None, list[int]]:
-    """One message (None when the other side closed first) and the descriptors that came with it."""
-    fds: list[int] = []
-    buffer = b""
-    while len(buffer) < HEADER.size or len(buffer) < HEADER.size + HEADER.unpack_from(buffer)[0]:
-        if len(buffer) >= HEADER.size and HEADER.unpack_from(buffer)[0] > MAX_MESSAGE:
-            raise ValueError("message too long")
-        if max_fds and not fds:
-            chunk, fds, _flags, _addr = socket.recv_fds(conn, 65536, max_fds)
-        else:
-            chunk = conn.recv(65536)
-        if not chunk:
-            return None, fds
-        buffer += chunk
-    (length,) = HEADER.unpack_from(buffer)
-    return json.loads(buffer[HEADER.size : HEADER.size + length]), fds
+class MessageReader:
+    """Length-prefixed JSON messages from a stream socket; bytes past one message are kept for the next."""
+
+    def __init__(self, conn: socket.socket):
+        self.conn = conn
+        self.buffer = b""
+        self.fds: list[int] = []
+
+    def next(self, max_fds: int = 0) -> dict[str, Any] | None:
+        """The next message (None when the other side closed first); descriptors that came with it in self.fds."""
+        while True:
+            if len(self.buffer) >= HEADER.size:
+                (length,) = HEADER.unpack_from(self.buffer)
+                if length > MAX_MESSAGE:
+                    raise ValueError("message too long")
+                if len(self.buffer) >= HEADER.size + length:
+                    data = self.buffer[HEADER.size : HEADER.size + length]
+                    self.buffer = self.buffer[HEADER.size + length :]
+                    return json.loads(data)
+            if max_fds and not self.fds:
+                chunk, fds, _flags, _addr = socket.recv_fds(self.conn, 65536, max_fds)
+                self.fds = list(fds)
+            else:
+                chunk = self.conn.recv(65536)
+            if not chunk:
+                return None
+            self.buffer += chunk
 
 
 def _connect(path: Path) -> socket.socket | None:
-    if not path.exists():
+    """A connection to this user's warm process at `path`, if one listens there."""
+    if not hasattr(socket, "SO_PEERCRED") or not path.exists():
         return None
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         conn.connect(str(path))
-    except OSError:  # a socket file left by a process that is gone
+        if _peer_uid(conn) != os.getuid():
+            raise PermissionError("not this user's")
+    except OSError:  # nobody listens (a socket file left behind), or somebody else does
         conn.close()
         return None
     return conn
 
 
-def forwarded(argv: list[str]) -> int | None:
-    """Run `cloudbrain ARGV` in the warm process; its exit code, or None when there is none to use (then the
-    caller runs the command itself)."""
-    if os.environ.get(DISABLE_ENV) == "0":
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _python() -> list[str]:
+    return [os.path.realpath(sys.executable), sys.prefix]
+
+
+def forwarded(argv: list[str], command: str | None) -> int | None:
+    """Run `cloudbrain ARGV` in the warm process; its exit code, or None when there is none to use or it declines
+    (then the caller runs the command itself)."""
+    if os.environ.get(DISABLE_ENV, "").lower() in ("0", "false", "no", "off"):
         return None
-    conn = _connect(socket_path())
+    if command is None or command in NOT_FORWARDED:
+        return None
+    path = socket_path()
+    try:
+        _private_folder(path, create=False)
+        cwd = os.getcwd()
+        for fd in (0, 1, 2):
+            os.fstat(fd)  # a closed stdin / stdout / stderr: the socket would take its number
+    except (OSError, WarmUnavailable):
+        return None
+    conn = _connect(path)
     if conn is None:
         return None
     with conn:
-        request = {"argv": argv, "argv0": sys.argv[0], "cwd": os.getcwd(), "env": dict(os.environ)}
-        request["executable"] = sys.executable
+        request = {
+            "argv": argv,
+            "argv0": sys.argv[0],
+            "cwd": cwd,
+            "env": dict(os.environ),
+            "umask": _umask(),
+            "nice": os.getpriority(os.PRIO_PROCESS, 0),
+            "limits": {name: resource.getrlimit(getattr(resource, name)) for name in LIMITS},
+            "root": str(PROJECT_ROOT),
+            "python": _python(),
+        }
+        reader = MessageReader(conn)
         try:
             _send(conn, {"run": request}, fds=[0, 1, 2])
-            reply, _ = _receive(conn)
+            reply = reader.next()
         except OSError:
             return None
         if reply is None:
@@ -108,29 +209,38 @@ def forwarded(argv: list[str]) -> int | None:
         if "refused" in reply:
             print(f"cloudbrain: {reply['refused']}; this command runs on its own", file=sys.stderr)
             return None
-        return _wait_for_exit(conn, int(reply["pid"]))
+        pid = reply.get("pid")
+        if not isinstance(pid, int) or pid <= 1:
+            return None
+        return _wait_for_exit(reader, pid)
 
 
-def _wait_for_exit(conn: socket.socket, pid: int) -> int:
-    """Forward the signals a terminal sends to the command's process, and return its exit code."""
+def _wait_for_exit(reader: MessageReader, pid: int) -> int:
+    """Forward the signals a terminal sends to the command's process; its exit status, as the caller's own."""
 
     def forward(signum: int, _frame: object) -> None:
         try:
-            os.kill(pid, signum)
+            if signum == signal.SIGTSTP:  # Ctrl-Z: the command stops, then this process, as one job
+                os.kill(pid, signal.SIGSTOP)
+                signal.signal(signal.SIGTSTP, signal.SIG_DFL)
+                os.kill(os.getpid(), signal.SIGTSTP)
+                signal.signal(signal.SIGTSTP, forward)
+            else:
+                os.kill(pid, signum)
         except ProcessLookupError:
             pass
 
-    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGTSTP, signal.SIGCONT):
         signal.signal(signum, forward)
-    while True:
-        try:
-            reply, _ = _receive(conn)
-            break
-        except InterruptedError:
-            continue
+    reply = reader.next()
     if reply is None:
-        print(f"cloudbrain: the warm process's worker {pid} died before it finished", file=sys.stderr)
+        print(f"cloudbrain: the warm process ended before its command {pid} did", file=sys.stderr)
         return 1
+    if "signal" in reply:  # die of it, as the command did
+        signum = int(reply["signal"])
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+        return 128 + signum
     return int(reply["exit"])
 
 
@@ -138,13 +248,13 @@ def _wait_for_exit(conn: socket.socket, pid: int) -> int:
 # The server half: imports are heavy on purpose, and happen only in `cloudbrain warm`.
 
 # What a command of this tool imports before it does its work (`-X importtime` of run, trace, certify and export);
-# an optional one missing on this install (spot, llama_cpp) is skipped.
+# an optional one missing on this install (spot) is skipped. Not ONNX Runtime: a process forked after importing it
+# hangs in the interpreter's exit (its threads' teardown), so each command loads the embedding model itself (0.3 s).
 PRELOAD = (
     "cli.agent",
     "cli.tools",
     "cli.standards",
     "cli.memory",
-    "cli.ops",
     "cli.bench",
     "graph.runner",
     "graph.history",
@@ -160,7 +270,6 @@ PRELOAD = (
     "standards.flight_plans",
     "spot",
     "rtamt",
-    "onnxruntime",
     "tokenizers",
     "pint",
 )
@@ -171,8 +280,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "warm",
         help=COMMANDS["warm"],
         description=COMMANDS["warm"].capitalize()
-        + ". Runs in the foreground (`cloudbrain warm &` for the background); every `cloudbrain` command of this user "
-        "and install goes through it while it runs. CLOUDBRAIN_WARM=0 keeps one command from using it.",
+        + ". Runs in the foreground (`cloudbrain warm &` for the background); while it runs, this user's `cloudbrain` "
+        f"commands of this install go through it, except {', '.join(sorted(NOT_FORWARDED - {'warm'}))}. "
+        "CLOUDBRAIN_WARM=0 keeps one command from using it. Linux only.",
     )
     action = p.add_mutually_exclusive_group()
     action.add_argument("--stop", action="store_true", help="stop the running warm process")
@@ -190,6 +300,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run_warm(args: argparse.Namespace) -> int:
     from cli.common import EXIT_OK, CommandError, emit
 
+    if not hasattr(socket, "SO_PEERCRED"):
+        raise CommandError("the warm process needs Linux (it checks who is at the other end of its socket)")
     path = socket_path()
     if args.stop or args.status:
         conn = _connect(path)
@@ -200,8 +312,7 @@ def run_warm(args: argparse.Namespace) -> int:
             return EXIT_OK
         with conn:
             _send(conn, {"stop" if args.stop else "status": True})
-            reply, _ = _receive(conn)
-        reply = reply or {}
+            reply = MessageReader(conn).next() or {}
         if args.stop:
             emit(reply, args.json, f"warm process {reply.get('pid')} stopped")
         else:
@@ -216,66 +327,82 @@ def run_warm(args: argparse.Namespace) -> int:
         raise CommandError("--idle-minutes must be positive")
     if _connect(path) is not None:
         raise CommandError(f"a warm process already listens on {path} (`cloudbrain warm --status`)")
-    WarmServer(path, idle_s=args.idle_minutes * 60).serve()
+    try:
+        _private_folder(path, create=True)
+        WarmServer(path, idle_s=args.idle_minutes * 60).serve()
+    except (WarmUnavailable, OSError) as exc:
+        raise CommandError(f"cannot listen on {path}: {exc}") from None
     return EXIT_OK
 
 
 class WarmServer:
-    """Imports once, forks once per command."""
+    """Imports once, forks once per command, reports each command's exit status when its process has exited."""
 
     def __init__(self, path: Path, idle_s: float) -> None:
         self.path = path
         self.idle_s = idle_s
-        self.children: set[int] = set()
+        self.pid = os.getpid()
+        self.children: dict[int, socket.socket] = {}  # a command's pid -> its caller's connection
         self.commands = 0
 
     def serve(self) -> None:
+        import selectors
         import time
 
         self.started = time.time()
-        skipped = self._preload()
-        self.code = _code_stamp()
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.path.unlink(missing_ok=True)  # left by a warm process that is gone (_connect found no listener)
         old_umask = os.umask(0o077)  # the socket: this user only
         try:
-            listener.bind(str(self.path))
+            listener.bind(str(self.path))  # before the imports: a path that cannot be is said at once
         finally:
             os.umask(old_umask)
-        listener.listen(16)
-        listener.settimeout(1.0)
         inode = self.path.stat().st_ino
-        note = f" (not installed, skipped: {', '.join(skipped)})" if skipped else ""
-        print(
-            f"cloudbrain warm: pid {os.getpid()}, listening on {self.path}{note}; `cloudbrain warm --stop` stops it",
-            file=sys.stderr,
-            flush=True,
-        )
-        last_command = time.monotonic()
+        wakeup_read, wakeup_write = os.pipe()  # SIGCHLD wakes the loop: a command's status goes out at once
+        os.set_blocking(wakeup_write, False)
+        signal.set_wakeup_fd(wakeup_write)
+        signal.signal(signal.SIGCHLD, lambda *_: None)
         try:
+            skipped = self._preload()
+            self.code = _code_stamp()
+            listener.listen(16)
+            note = f" (not installed, skipped: {', '.join(skipped)})" if skipped else ""
+            print(
+                f"cloudbrain warm: pid {self.pid}, listening on {self.path}{note}; `cloudbrain warm --stop` stops it",
+                file=sys.stderr,
+                flush=True,
+            )
+            selector = selectors.DefaultSelector()
+            selector.register(listener, selectors.EVENT_READ)
+            selector.register(wakeup_read, selectors.EVENT_READ)
+            last_command = time.monotonic()
             while True:
+                events = selector.select(timeout=5.0)
                 self._reap()
                 if self.children:
                     last_command = time.monotonic()
                 elif time.monotonic() - last_command > self.idle_s:
                     print(f"cloudbrain warm: idle for {self.idle_s / 60:g} min, stopping", file=sys.stderr)
                     return
-                try:
-                    conn, _ = listener.accept()
-                except TimeoutError:
-                    continue
-                last_command = time.monotonic()
-                if not self._handle(conn, listener):
-                    return
+                for key, _ in events:
+                    if key.fileobj == wakeup_read:
+                        os.read(wakeup_read, 4096)
+                    else:
+                        conn, _ = listener.accept()
+                        last_command = time.monotonic()
+                        if not self._handle(conn, listener):
+                            return
         except KeyboardInterrupt:
             return
         finally:
-            listener.close()
-            try:
-                if self.path.stat().st_ino == inode:  # never remove a socket another warm process made since
-                    self.path.unlink()
-            except FileNotFoundError:
-                pass
+            if os.getpid() == self.pid:  # a command's process unwinds through here too: nothing of the server's
+                signal.set_wakeup_fd(-1)
+                listener.close()
+                try:
+                    if self.path.stat().st_ino == inode:  # never remove a socket another warm process made since
+                        self.path.unlink()
+                except FileNotFoundError:
+                    pass
 
     def _preload(self) -> list[str]:
         import importlib
@@ -286,126 +413,198 @@ class WarmServer:
                 importlib.import_module(name)
             except ImportError:
                 skipped.append(name)
-        try:  # the embedding model's session survives a fork (one intra-op thread, no pool to lose)
-            from memory.embeddings import shared_embedder
+        if "onnxruntime" in sys.modules:
+            raise WarmUnavailable("a preloaded module imported ONNX Runtime, which cannot be forked")
+        import gc
 
-            shared_embedder().encode_one("warm")
-        except Exception:  # noqa: BLE001 (a missing model is reported by the command that needs it, as without warm)
-            pass
+        gc.freeze()  # what is imported stays out of the commands' collections: their exit walks 4x less (0.57 -> 0.13 s)
         return skipped
 
     def _reap(self) -> None:
+        """Each command's process that has exited: its status to its caller."""
         for pid in list(self.children):
             try:
-                done, _ = os.waitpid(pid, os.WNOHANG)
+                done, status = os.waitpid(pid, os.WNOHANG)
             except ChildProcessError:
-                done = pid
-            if done:
-                self.children.discard(pid)
+                done, status = pid, 1 << 8
+            if not done:
+                continue
+            conn = self.children.pop(pid)
+            if os.WIFSIGNALED(status):
+                message = {"signal": os.WTERMSIG(status)}
+            else:
+                message = {"exit": os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1}
+            try:
+                _send(conn, message)
+            except OSError:  # the caller is gone
+                pass
+            conn.close()
+
+    def _refusal(self, request: dict[str, Any]) -> tuple[str | None, bool]:
+        """(why this process cannot run the request as the caller's own, whether it should stop)."""
+        if _code_stamp() != self.code:
+            return f"the warm process (pid {self.pid}) stopped: its code or packages changed since it started", True
+        if request.get("root") != str(PROJECT_ROOT) or request.get("python") != _python():
+            return f"the warm process (pid {self.pid}) runs another checkout or Python ({PROJECT_ROOT})", False
+        env = request["env"]
+        differs = sorted(
+            key
+            for key in set(env) | set(os.environ)
+            if key.startswith(IMPORT_TIME_ENV) and env.get(key) != os.environ.get(key)
+        )
+        if differs:
+            return f"the warm process (pid {self.pid}) started with other values of {', '.join(differs)}", False
+        if request["nice"] < os.getpriority(os.PRIO_PROCESS, 0):
+            return f"the warm process (pid {self.pid}) runs at a higher nice value than this command", False
+        for name, (_soft, hard) in request["limits"].items():
+            own = resource.getrlimit(getattr(resource, name))[1]
+            if own != resource.RLIM_INFINITY and (hard == resource.RLIM_INFINITY or hard > own):
+                return f"the warm process (pid {self.pid}) cannot give this command its {name}", False
+        return None, False
 
     def _handle(self, conn: socket.socket, listener: socket.socket) -> bool:
         """One connection; False when the warm process should stop."""
         import time
 
-        fds: list[int] = []
-        with conn:
-            conn.settimeout(10.0)
-            try:
-                uid = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))[1]
-                if uid != os.getuid():
-                    return True
-                message, fds = _receive(conn, max_fds=3)
-                if message is None:
-                    return True
-                if message.get("status"):
-                    reply = {"pid": os.getpid(), "socket": str(self.path), "commands": self.commands}
-                    _send(conn, reply | {"up_s": time.time() - self.started, "running": True})
-                    return True
-                if message.get("stop"):
-                    _send(conn, {"pid": os.getpid(), "stopped": True})
-                    return False
-                request = message["run"]
-                if len(fds) != 3:
-                    _send(conn, {"refused": "the warm process did not receive the command's stdin, stdout, stderr"})
-                    return True
-                changed = _code_stamp() != self.code
-                if changed or request.get("executable") != sys.executable:
-                    why = "the code changed since it started" if changed else "it runs another Python"
-                    _send(conn, {"refused": f"the warm process (pid {os.getpid()}) stopped: {why}"})
-                    return not changed
-                conn.settimeout(None)
-                pid = os.fork()
-                if pid == 0:
-                    listener.close()
-                    _run_forked(conn, request, fds)  # never returns
-                self.children.add(pid)
-                self.commands += 1
-            except (OSError, ValueError, KeyError, TypeError) as exc:
+        reader = MessageReader(conn)
+        keep = False
+        try:
+            conn.settimeout(2.0)
+            if _peer_uid(conn) != os.getuid():
+                return True
+            message = reader.next(max_fds=3)
+            if message is None:
+                return True
+            if message.get("status"):
+                reply = {"pid": self.pid, "socket": str(self.path), "commands": self.commands, "running": True}
+                reply["children"] = sorted(self.children)  # the commands running now
+                _send(conn, reply | {"up_s": time.time() - self.started})
+                return True
+            if message.get("stop"):
+                _send(conn, {"pid": self.pid, "stopped": True})
+                return False
+            request = message["run"]
+            if len(reader.fds) != 3:
+                _send(conn, {"refused": "the warm process did not receive the command's stdin, stdout and stderr"})
+                return True
+            why, stop = self._refusal(request)
+            if why:
+                _send(conn, {"refused": why})
+                return not stop
+            conn.settimeout(None)
+            pid = os.fork()
+            if pid == 0:
+                listener.close()
+                _become_the_command(conn, request, reader.fds)  # raises SystemExit when the command is done
+            self.children[pid] = conn
+            keep = True
+            self.commands += 1
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            if os.getpid() == self.pid:
                 print(f"cloudbrain warm: a connection failed: {exc}", file=sys.stderr)
-            finally:
-                for fd in fds:
+        finally:
+            if os.getpid() == self.pid:
+                for fd in reader.fds:
                     os.close(fd)
+                if not keep:
+                    conn.close()
         return True
 
 
-def _code_stamp() -> dict[str, int]:
-    """This project's imported source files and their modification times: a change means the warm process runs
-    old code, and stops."""
-    stamp = {}
+def _code_stamp() -> tuple[dict[str, int], dict[str, int]]:
+    """This project's imported source files, and the installed packages' and embedding model's folders, with their
+    modification times: a change means the warm process runs old code or data, and stops."""
+    files = []
     for module in list(sys.modules.values()):
         file = getattr(module, "__file__", None)
         if file and file.startswith(str(PROJECT_ROOT)) and ".venv" not in file:
+            files.append(file)
+    folders = {path for path in sys.path if path.endswith("site-packages")}  # a package installed or removed
+    embeddings = sys.modules.get("memory.embeddings")
+    if embeddings is not None:
+        folder = embeddings.default_embeddings_dir()
+        folders |= {str(folder), *(str(p) for p in embeddings.onnx_paths(folder))}
+
+    def mtimes(paths: Any) -> dict[str, int]:
+        found = {}
+        for path in paths:
             try:
-                stamp[file] = os.stat(file).st_mtime_ns
+                found[path] = os.stat(path).st_mtime_ns
             except OSError:
-                stamp[file] = -1
-    return stamp
+                found[path] = -1
+        return found
+
+    return mtimes(files), mtimes(folders)
 
 
-def _run_forked(conn: socket.socket, request: dict[str, Any], fds: list[int]) -> None:
-    """The child: become the caller's process (its stdio, folder, environment, arguments), run, report, exit."""
-    import atexit
-    import traceback
+def _caller_stdio(unbuffered: bool) -> None:
+    """sys.stdin / stdout / stderr over the caller's descriptors, buffered as the interpreter buffers them (stdout by
+    line at a terminal, else by block; stderr by line; neither under PYTHONUNBUFFERED)."""
+    import io
 
-    code = 1
+    encoding = sys.stdout.encoding
+
+    def text(fd: int, mode: str, line: bool, errors: str = "strict") -> io.TextIOWrapper:
+        raw = io.FileIO(fd, mode, closefd=False)
+        if mode == "r":
+            return io.TextIOWrapper(io.BufferedReader(raw), encoding, errors, line_buffering=line)
+        if unbuffered:  # as the interpreter's -u: the text layer writes straight to the descriptor
+            return io.TextIOWrapper(raw, encoding, errors, line_buffering=line, write_through=True)  # type: ignore[arg-type]
+        return io.TextIOWrapper(io.BufferedWriter(raw), encoding, errors, line_buffering=line)
+
+    sys.stdin = text(0, "r", line=False)
+    sys.stdout = text(1, "w", line=os.isatty(1))
+    sys.stderr = text(2, "w", line=True, errors="backslashreplace")
+
+
+def _become_the_command(conn: socket.socket, request: dict[str, Any], fds: list[int]) -> None:
+    """The child: a session of its own, the caller's stdio, folder, environment, umask, nice value and limits; run
+    the command; leave through the interpreter's own exit (buffers flushed, files closed, exit code 120 when stdout
+    cannot be flushed), whose status the warm process reports."""
+    import threading
+
+    code: Any = 1
     try:
+        os.setsid()  # the warm process's terminal, its Ctrl-C and its hang-up never reach the command
+        signal.set_wakeup_fd(-1)
+        for signum in (signal.SIGCHLD, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
+            signal.signal(signum, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         for target, fd in enumerate(fds):
             os.dup2(fd, target)
         for fd in fds:
             if fd > 2:
                 os.close(fd)  # received without close-on-exec: a subprocess of the command must not hold them
-        encoding = sys.stdout.encoding
-        sys.stdin = open(0, encoding=encoding, closefd=False)  # noqa: SIM115
-        sys.stdout = open(1, "w", encoding=encoding, closefd=False, buffering=1 if os.isatty(1) else -1)  # noqa: SIM115
-        sys.stderr = open(2, "w", encoding=encoding, errors="backslashreplace", closefd=False, buffering=1)  # noqa: SIM115
+        _caller_stdio(unbuffered=bool(request["env"].get("PYTHONUNBUFFERED")))
         os.chdir(request["cwd"])
         os.environ.clear()
         os.environ.update(request["env"])
+        os.umask(request["umask"])
+        own_nice = os.getpriority(os.PRIO_PROCESS, 0)
+        os.setpriority(os.PRIO_PROCESS, 0, max(request["nice"], own_nice))
+        for name, (soft, hard) in request["limits"].items():
+            resource.setrlimit(getattr(resource, name), (soft, hard))
         sys.argv = [request["argv0"], *request["argv"]]
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-        for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
-            signal.signal(signum, signal.SIG_DFL)
+
+        def die_with_the_caller() -> None:  # the caller never writes again: end of stream means it is gone
+            try:
+                while conn.recv(1):
+                    pass
+            except OSError:
+                pass
+            os.kill(os.getpid(), signal.SIGKILL)
+
+        threading.Thread(target=die_with_the_caller, daemon=True).start()
         _send(conn, {"pid": os.getpid()})
         from cli.main import main
 
-        try:
-            code = main(request["argv"])
-        except SystemExit as exc:  # argparse's errors and --help
-            if exc.code is None or isinstance(exc.code, int):
-                code = exc.code or 0
-            else:
-                print(exc.code, file=sys.stderr)
-                code = 1
-        except BaseException:  # noqa: BLE001 (printed as the interpreter would, then the exit code it would give)
-            traceback.print_exc()
-            code = 1
-        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a late Ctrl-C must not keep the exit code from the caller
-        atexit._run_exitfuncs()
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                stream.flush()
-            except (OSError, ValueError):
-                pass
-        _send(conn, {"exit": code})
-    finally:
-        os._exit(code if isinstance(code, int) else 1)
+        code = main(request["argv"])
+    except SystemExit as exc:  # argparse's errors and --help
+        code = exc.code
+    except BaseException:  # noqa: BLE001 (printed as the interpreter would, with the exit code it would give)
+        import traceback
+
+        traceback.print_exc()
+        code = 1
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a late Ctrl-C must not turn into a traceback at shutdown
+    raise SystemExit(code)

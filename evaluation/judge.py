@@ -50,13 +50,8 @@ from shapely.geometry import LineString, Point, Polygon
 
 from ir.decision import Decision
 from tools.contract import ToolFailure
-from tools.rules import DEFAULT_MIN_SEPARATION_M
-from tools.simulator import (
-    EVENT_RULE,
-    SimulateArgs,
-    counted_events,
-    simulate,
-)
+from tools.rules import DEFAULT_MIN_SEPARATION_M, EVENT_RULE, counted_events
+from tools.simulator import SimulateArgs, simulate
 from tools.trajectory import LANDING_DESCENT_MPS, TAKEOFF_CLIMB_MPS, flight_phases
 from tools.world import UAV, TrafficTrack, UAVStatus, World, parse_world
 

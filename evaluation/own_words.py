@@ -22,7 +22,7 @@ import shapely
 from langgraph.checkpoint.memory import InMemorySaver
 
 from graph.runner import run_task_values
-from nodes.context import Context
+from graph.settings import RunSettings
 from tools.trajectory import flight_phases
 from tools.world import World, load_world
 
@@ -152,7 +152,7 @@ def judge(world: World, request: dict[str, Any], status: str, decision: dict[str
 
 
 def run(requests: list[dict[str, Any]], model: str) -> list[dict[str, Any]]:
-    context = Context(model=model, without=frozenset({"memory"}))
+    context = RunSettings(model=model, without={"memory"}).to_context()
     worlds: dict[str, World] = {}
     rows = []
     for request in requests:

@@ -7,6 +7,7 @@ any number of processes, the runner's workers included, share one database (each
 
 from __future__ import annotations
 
+import atexit
 import os
 import re
 import sqlite3
@@ -67,6 +68,19 @@ def sqlite_checkpointer(path: str | Path = DEFAULT_DB) -> BaseCheckpointSaver:
             connection.execute("PRAGMA synchronous=NORMAL")
             _SAVERS[(os.getpid(), str(resolved))] = saver
         return saver
+
+
+@atexit.register
+def close_sqlite_savers() -> None:
+    """Close this process's SQLite connections at exit: the last one closed folds the write-ahead log into the file
+    and removes it (`-wal`, `-shm`), so the .sqlite file alone holds every run. Interpreter shutdown would close
+    them too, but not a connection left in a reference cycle (a `cloudbrain warm` command's, whose imported modules
+    are out of the collector's reach)."""
+    with _LOCK:
+        for key, saver in list(_SAVERS.items()):
+            if key[0] == os.getpid() and isinstance(getattr(saver, "conn", None), sqlite3.Connection):
+                saver.conn.close()
+                del _SAVERS[key]
 
 
 SETUP_TRIES = 10

@@ -1,8 +1,8 @@
-"""Reading and re-running checkpointed runs: trace, the checkpoint list, replay and fork."""
+"""Reading checkpointed runs from the store: trace, the checkpoint list, a state value (re-running them, replay and
+fork, is graph/session.py's)."""
 
 from __future__ import annotations
 
-import copy
 import json
 import sys
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -14,10 +14,6 @@ from graph.checkpoint import thread_config
 
 if TYPE_CHECKING:
     from langgraph.checkpoint.base import BaseCheckpointSaver
-    from langgraph.graph.state import CompiledStateGraph
-
-    from graph.runner import RunOutput
-    from nodes.context import Context
 
 
 class TraceRound(BaseModel):
@@ -210,31 +206,11 @@ def stored_run_config(saver: BaseCheckpointSaver, thread_id: str) -> dict[str, A
     return (stored.checkpoint.get("channel_values") or {}).get("run_config") or {}
 
 
-def stored_graph(saver: BaseCheckpointSaver, thread_id: str) -> tuple[CompiledStateGraph, dict[str, Any]]:
-    """The graph a stored thread was built with (its ablations come from its own run_config), over the store, and
-    that run_config: history, replay and fork need both."""
-    from graph.builder import build_graph
-
-    run_config = stored_run_config(saver, thread_id)
-    return build_graph(run_config.get("without") or (), checkpointer=saver), run_config
-
-
 def node_reads(node: str) -> tuple[str, ...]:
     """The state keys a node reads (its module's READS): what a stepper shows before the node runs."""
     from graph.builder import NODE_FUNCTIONS
 
     return getattr(sys.modules[NODE_FUNCTIONS[node].__module__], "READS", ())
-
-
-def last_node(graph: CompiledStateGraph, config: dict[str, Any]) -> str | None:
-    """The node whose write produced the checkpoint (None at the run's input). An operator's edit is written as that
-    same node, so an edited checkpoint is looked through to the node's own one: two edits in a row keep the
-    pending node pending."""
-    snapshot = graph.get_state(config)
-    while snapshot.metadata.get("source") == "update" and snapshot.parent_config:
-        snapshot = graph.get_state(snapshot.parent_config)
-    parent = graph.get_state(snapshot.parent_config) if snapshot.parent_config else None
-    return parent.next[0] if parent and parent.next else None
 
 
 def certificate_and_ir(values: dict[str, Any]) -> tuple[Any, dict[str, Any] | None]:
@@ -291,77 +267,3 @@ def get_path(values: dict[str, Any], path: str) -> Any:
             raise NoStateValue(f"no state value at {path!r}: {where} {there}") from None
         walked.append(key)
     return node
-
-
-def set_path(values: dict[str, Any], path: str, raw_value: str) -> tuple[str, Any]:
-    """Apply PATH=VALUE (dotted path, VALUE as JSON or a bare string) to a copy; returns (top key, new value)."""
-    try:
-        value = json.loads(raw_value)
-    except json.JSONDecodeError:
-        value = raw_value
-    keys = path.split(".")
-    top = keys[0]
-    if len(keys) == 1:
-        return top, value
-    root = copy.deepcopy(values.get(top))
-    if not isinstance(root, dict | list):
-        raise KeyError(f"{top} is not an object in this checkpoint")
-    node = root
-    for key in keys[1:-1]:
-        node = node[int(key)] if isinstance(node, list) else node.setdefault(key, {})
-    last = keys[-1]
-    if isinstance(node, list):
-        node[int(last)] = value
-    else:
-        node[last] = value
-    return top, root
-
-
-def producer(graph: CompiledStateGraph, thread_id: str, checkpoint_id: str) -> str | None:
-    """The node whose write made the checkpoint (None for the run's input)."""
-    if not any(info.checkpoint_id == checkpoint_id for info in checkpoints(graph.checkpointer, thread_id)):
-        raise UnknownRunError(f"no checkpoint {checkpoint_id} in thread {thread_id!r}")
-    return last_node(graph, thread_config(thread_id, checkpoint_id))
-
-
-def replay(
-    graph: CompiledStateGraph, thread_id: str, checkpoint_id: str, context: Context, db: str | None
-) -> RunOutput:
-    """Re-run from a past checkpoint: nodes after it execute again and append new checkpoints."""
-    stored_state(graph.checkpointer, thread_id, checkpoint_id)  # UnknownRunError if there is none
-    graph.invoke(None, thread_config(thread_id, checkpoint_id), context=context)
-    return _output(graph, thread_id, db)
-
-
-def fork(
-    graph: CompiledStateGraph,
-    thread_id: str,
-    checkpoint_id: str,
-    edits: list[tuple[str, str]],
-    context: Context,
-    db: str | None,
-) -> RunOutput:
-    """Edit the state at a past checkpoint and run on from there, as a new branch of the same thread.
-
-    The edit is applied as if the node that produced the checkpoint had written it, so the routers after that
-    node are evaluated again on the edited state.
-    """
-    snapshot = stored_state(graph.checkpointer, thread_id, checkpoint_id)
-    update: dict[str, Any] = {}
-    values = dict(snapshot.values)
-    for path, raw in edits:
-        top, new = set_path(values, path, raw)
-        values[top] = new
-        update[top] = new
-    as_node = producer(graph, thread_id, checkpoint_id)
-    branch = graph.update_state(thread_config(thread_id, checkpoint_id), update, as_node=as_node)
-    graph.invoke(None, branch, context=context)
-    return _output(graph, thread_id, db)
-
-
-def _output(graph: CompiledStateGraph, thread_id: str, db: str | None) -> RunOutput:
-    from graph.runner import summarise
-
-    snapshot = graph.get_state(thread_config(thread_id))
-    interrupted = snapshot.interrupts[0].value if snapshot.interrupts else None
-    return summarise(snapshot.values, thread_id=thread_id, db=db, interrupted=interrupted)

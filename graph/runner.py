@@ -1,18 +1,16 @@
-"""Running the agent on one task: build the graph for the ablation set, invoke it on a thread, summarise."""
+"""Running the agent headless on one task (a graph.session.Session on a new thread) and summing up its outcome."""
 
 from __future__ import annotations
 
-import functools
 import uuid
 from pathlib import Path
 from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.graph.state import CompiledStateGraph
 from pydantic import BaseModel, Field
 
-from graph.builder import build_graph, parse_without
-from graph.checkpoint import DEFAULT_DB, display_name, open_checkpointer, thread_config
+from graph.checkpoint import DEFAULT_DB, display_name, open_checkpointer
+from graph.session import Session
 from nodes.attempts import last_ir, repair_rounds
 from nodes.context import Context
 from nodes.state import Usage
@@ -36,25 +34,6 @@ class RunOutput(BaseModel):
     backend: dict[str, Any] | None = Field(
         default=None, description="openai:<model> runs: the server and the structured-output mode it settled on"
     )
-
-
-def run_config_of(context: Context, world_path: str | None = None) -> dict[str, Any]:
-    """The non-secret part of a Context, stored with the run so replay and fork rebuild the same graph; with the
-    world file's path where the run read one (the commands replay and fork print name it)."""
-    return {
-        "model": context.model,
-        "base_url": context.base_url,
-        "structured_output": context.structured_output,
-        "ir_format": context.ir_format,
-        "max_repairs": context.max_repairs,
-        "stress_level": context.stress_level,
-        "sim_seed": context.sim_seed,
-        "stress_scenarios": context.stress_scenarios,
-        "without": sorted(context.without),
-        "top_k_cases": context.top_k_cases,
-        "max_new_tokens": context.max_new_tokens,
-        **({"world_path": world_path} if world_path else {}),
-    }
 
 
 def new_thread_id() -> str:
@@ -83,13 +62,6 @@ def summarise(values: dict[str, Any], *, thread_id: str, db: str | None, interru
     )
 
 
-@functools.lru_cache(maxsize=16)
-def compiled_graph(without: frozenset[str], saver: BaseCheckpointSaver) -> CompiledStateGraph:
-    """One compiled graph per ablation set and saver: compiling costs ~30 ms, more than a whole oracle-model
-    task's graph overhead, and a compiled graph serves any number of threads."""
-    return build_graph(without, checkpointer=saver)
-
-
 def run_task(world: World, instruction: str, **options: Any) -> RunOutput:
     """One headless run (options as `run_task_values`: context, thread_id, db or checkpointer, task_id, gold_ir,
     scenario_type, world_path). `db` picks the SQLite file or postgres:// URL; pass `checkpointer` to use another saver instead."""
@@ -111,21 +83,19 @@ def run_task_values(
 ) -> tuple[RunOutput, dict[str, Any]]:
     """`run_task`, plus the final state's values (attempts, IR, tool results) for the evaluation's records.
     `world_path`: the file `world` was read from, stored with the run's settings for the commands it prints."""
-    saver = checkpointer or open_checkpointer(db or DEFAULT_DB)
-    graph = compiled_graph(parse_without(context.without), saver)
+    session = Session(checkpointer or open_checkpointer(db or DEFAULT_DB), context)
     thread_id = thread_id or new_thread_id()
-    config = thread_config(thread_id)
-    inputs = {
-        "instruction": instruction,
-        "world": world.model_dump(mode="json"),
-        "task_id": task_id or thread_id,
-        "gold_ir": gold_ir,
-        "run_config": run_config_of(context, world_path),
-        "scenario_type": scenario_type,
-    }
     # The final values as invoke returns them ("__interrupt__" added when paused, as LangGraph documents), not
     # re-read from the checkpointer: get_state would deserialise every channel again, a tenth of a task's time.
-    values = dict(graph.invoke(inputs, config, context=context))
+    values = session.start(
+        world,
+        instruction,
+        thread_id=thread_id,
+        task_id=task_id,
+        gold_ir=gold_ir,
+        scenario_type=scenario_type,
+        world_path=world_path,
+    )
     interrupts = values.pop("__interrupt__", None)
     interrupted = interrupts[0].value if interrupts else None
     db_name = None if checkpointer is not None else display_name(db or DEFAULT_DB)

@@ -18,21 +18,23 @@ from fastapi.responses import HTMLResponse, PlainTextResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from pydantic import ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from drawing import Route, altitude_svg, map_svg, route_colour
-from graph.builder import build_graph, enabled_nodes, parse_without
-from graph.checkpoint import thread_config
-from graph.history import UnknownRunError, last_node, node_reads, stored_run_config
-from graph.runner import new_thread_id, run_config_of
+from graph.history import UnknownRunError, node_reads
+from graph.runner import new_thread_id
+from graph.session import EditError, Session
+from graph.settings import RunSettings
 from inspector import data
-from nodes.context import Context
 from tools.world import World
 
 HERE = Path(__file__).resolve().parent
 STATUSES = ("execute", "human_confirm", "safe_refusal", data.WAITING)
-ContextFactory = Callable[[dict[str, Any]], Context]
+# What a stored thread runs with of the inspector's own settings: the server its API key goes to (never one a stored
+# thread names), the key, and the safety memory; the rest is the thread's own (RunSettings.from_stored).
+OWN_SETTINGS = ("base_url", "api_key", "memory_path", "memory_url")
 
 
 class NotFound(LookupError):
@@ -50,14 +52,15 @@ def _path(value: str) -> str:
 def create_app(
     saver: BaseCheckpointSaver,
     *,
-    make_context: ContextFactory,
+    settings: RunSettings,
     world: World | None = None,
     results: Path | None = None,
     store_name: str = "",
     allowed_hosts: list[str] | None = None,
 ) -> FastAPI:
-    """The inspector over one checkpoint store; `make_context` turns a run_config into the Context a fork or a step
-    runs with (the CLI opens the safety memory there); `world` is what a new stepped run flies over;
+    """The inspector over one checkpoint store; `settings`: what a new stepped run runs with (the model its form
+    names over them), and what a fork or step of a stored thread takes of them (OWN_SETTINGS); `world` is what a
+    new stepped run flies over;
     `allowed_hosts`: the Host names it answers (this machine's only by default, so no other site's page can reach it
     through DNS rebinding)."""
     app = FastAPI(title="CloudBrain inspector", docs_url=None, redoc_url=None, openapi_url=None)
@@ -143,11 +146,11 @@ def create_app(
     @app.post("/thread/{thread_id}/checkpoint/{checkpoint_id}/fork")
     def fork(request: Request, thread_id: str, checkpoint_id: str, edits: str = Form("")) -> Any:
         """A new thread from the checkpoint's state with the edits (PATH=VALUE, one a line), run to its end."""
+        session = _session(thread_id)
         try:
-            branch = data.fork_start(saver, thread_id, checkpoint_id, data.parse_edits(edits))
-        except data.EditError as exc:
+            new_thread = session.fork(thread_id, checkpoint_id, data.parse_edits(edits), into=new_thread_id())
+        except EditError as exc:
             return _checkpoint_page(request, thread_id, checkpoint_id, f"cannot fork: {exc}", 400)
-        new_thread = data.run_fork(saver, thread_id, branch, make_context, new_thread_id())
         return RedirectResponse(f"/thread/{_path(new_thread)}", status_code=303)
 
     # --- stepping ---------------------------------------------------------------------------------------------
@@ -155,34 +158,25 @@ def create_app(
     def step_form(request: Request) -> HTMLResponse:
         return page(request, "step_form.html", has_world=world is not None)
 
+    def _session(thread_id: str) -> Session:
+        """A stored thread's session: its own settings, with the inspector's OWN_SETTINGS over them."""
+        return Session.of_thread(saver, thread_id, **{key: getattr(settings, key) for key in OWN_SETTINGS})
+
     @app.post("/step")
     def step_start(instruction: str = Form(...), model: str = Form("")) -> RedirectResponse:
         if world is None:
             raise NotFound("this inspector was started without --world: nothing to fly over")
-        context = make_context({"model": model} if model else {})
+        try:
+            chosen = RunSettings.model_validate(dict(settings) | ({"model": model} if model else {}))
+        except ValidationError as exc:
+            raise StarletteHTTPException(400, exc.errors()[0]["msg"].removeprefix("Value error, ")) from None
         thread_id = f"step-{new_thread_id()}"
-        graph = _step_graph(context.without)
-        inputs = {
-            "instruction": instruction,
-            "world": world.model_dump(mode="json"),
-            "task_id": thread_id,
-            "run_config": run_config_of(context),
-        }
-        graph.invoke(inputs, thread_config(thread_id), context=context)
+        Session(saver, chosen.to_context()).start(world, instruction, thread_id=thread_id, stepping=True)
         return RedirectResponse(f"/step/{_path(thread_id)}", status_code=303)
-
-    def _step_graph(without: frozenset[str]) -> Any:
-        return build_graph(without, checkpointer=saver, interrupt_before=enabled_nodes(without))
-
-    def _stepped(thread_id: str) -> tuple[Any, Context, dict[str, Any]]:
-        run_config = stored_run_config(saver, thread_id)
-        context = make_context(run_config)
-        return _step_graph(parse_without(run_config.get("without") or ())), context, thread_config(thread_id)
 
     @app.get("/step/{thread_id}", response_class=HTMLResponse)
     def step_page(request: Request, thread_id: str, error: str = "") -> HTMLResponse:
-        graph, _, config = _stepped(thread_id)
-        snapshot = graph.get_state(config)
+        snapshot = _session(thread_id).state(thread_id)
         values = snapshot.values
         node = snapshot.next[0] if snapshot.next else None
         reads = {key: data.dumps(values.get(key)) for key in node_reads(node) if key != "world"} if node else {}
@@ -209,22 +203,20 @@ def create_app(
 
     @app.post("/step/{thread_id}/{action}")
     def step_action(thread_id: str, action: str, edit: str = Form("")) -> RedirectResponse:
-        graph, context, config = _stepped(thread_id)
+        session = _session(thread_id)
         if action == "next":
-            graph.invoke(None, config, context=context)
+            session.step(thread_id)
         elif action == "continue":
-            build_graph(context.without, checkpointer=saver).invoke(None, config, context=context)
+            session.replay(thread_id)
         elif action == "edit":
             try:
                 edits = data.parse_edits(edit)
                 if not edits:
-                    raise data.EditError("an edit is PATH=VALUE")
-                update = data.state_update(graph.get_state(config).values, edits)
-            except data.EditError as exc:
+                    raise EditError("an edit is PATH=VALUE")
+                session.edit(thread_id, edits)  # the pending step stays the same
+            except EditError as exc:
                 query = urlencode({"error": f"cannot edit: {exc}"})
                 return RedirectResponse(f"/step/{_path(thread_id)}?{query}", status_code=303)
-            # written as the node that produced this checkpoint, so the pending step stays the same
-            graph.update_state(config, update, as_node=last_node(graph, config))
         else:
             raise NotFound(f"no step action {action!r} (next, continue or edit)")
         return RedirectResponse(f"/step/{_path(thread_id)}", status_code=303)

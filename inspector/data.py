@@ -9,31 +9,18 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import Any, get_type_hints
+from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.graph.state import CompiledStateGraph
 from pydantic import BaseModel, Field, ValidationError
 
 from drawing import Marker, Route, marker_from_counterexample
 from evaluation.runner import CONFIG_FILE, samples_file
 from evaluation.store import load_records, read_sample, read_trace, run_key
-from graph.checkpoint import thread_config
-from graph.history import (
-    UnknownRunError,
-    certificate_and_ir,
-    checkpoints,
-    producer,
-    set_path,
-    state_values,
-    stored_graph,
-    trace,
-)
-from nodes.context import Context
-from nodes.state import InputState, State, override
+from graph.history import UnknownRunError, certificate_and_ir, checkpoints, state_values, trace
+from graph.session import parse_edit
 from tools.certificate import SafetyCertificate, check_certificate
 from tools.rules import DEFAULT_ALTITUDE_MAX_M, DEFAULT_ALTITUDE_MIN_M
 from tools.world import parse_world
@@ -112,10 +99,6 @@ def _iso(ts: Any) -> str:
         return datetime.fromisoformat(str(ts)).isoformat(timespec="seconds")
     except ValueError:
         return str(ts or "")
-
-
-def thread_graph(saver: BaseCheckpointSaver, thread_id: str) -> CompiledStateGraph:
-    return stored_graph(saver, thread_id)[0]
 
 
 def _planned(tool_results: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -206,98 +189,12 @@ def thread_checkpoints(saver: BaseCheckpointSaver, thread_id: str) -> list[dict[
 
 
 def checkpoint_state(saver: BaseCheckpointSaver, thread_id: str, checkpoint_id: str) -> dict[str, Any]:
-    snapshot = thread_graph(saver, thread_id).get_state(thread_config(thread_id, checkpoint_id))
-    if not snapshot.values:
-        raise UnknownRunError(f"no checkpoint {checkpoint_id} in thread {thread_id!r}")
-    return dict(snapshot.values)
-
-
-class EditError(ValueError):
-    """An edit the inspector refuses, with the reason (shown to the operator, nothing written)."""
-
-
-NOT_EDITABLE = {
-    "attempts": "the rounds' record is appended by the nodes, not edited",
-    "run_config": "the run's settings (model, server) are not edited here",
-}
+    return dict(state_values(saver, thread_id, checkpoint_id))
 
 
 def parse_edits(text: str) -> list[tuple[str, str]]:
-    """PATH=VALUE lines (blank lines skipped); a path of dotted keys and indexes, a value in JSON or a bare string."""
-    edits = []
-    for line in (line.strip() for line in text.splitlines()):
-        if not line:
-            continue
-        path, sep, raw = line.partition("=")
-        if not sep or not path.strip() or "" in path.strip().split("."):
-            raise EditError(f"{line!r} is not PATH=VALUE")
-        if raw.strip() in ("NaN", "Infinity", "-Infinity"):
-            raise EditError(f"{raw.strip()} is not a number a state may hold")
-        edits.append((path.strip(), raw.strip()))
-    return edits
-
-
-def state_update(values: dict[str, Any], edits: list[tuple[str, str]]) -> dict[str, Any]:
-    """The state update the edits make: only keys of the State, none the nodes alone write, lists that the graph
-    appends to replaced whole (`override`)."""
-    known = get_type_hints(State)
-    update: dict[str, Any] = {}
-    current = dict(values)
-    for path, raw in edits:
-        top = path.split(".")[0]
-        if top not in known:
-            raise EditError(f"{top!r} is not a field of the state")
-        if top in NOT_EDITABLE:
-            raise EditError(f"{top}: {NOT_EDITABLE[top]}")
-        try:
-            top, value = set_path(current, path, raw)
-        except (KeyError, IndexError, ValueError, TypeError) as exc:
-            raise EditError(str(exc)) from None
-        current[top] = value
-        update[top] = value
-    if "tool_results" in update:
-        update["tool_results"] = override(update["tool_results"])
-    return update
-
-
-class ForkStart(BaseModel):
-    """Where a fork starts: the checkpoint's state with the edits, and the node it counts as written by."""
-
-    values: dict[str, Any]
-    as_node: str | None
-
-
-def fork_start(
-    saver: BaseCheckpointSaver, thread_id: str, checkpoint_id: str, edits: list[tuple[str, str]]
-) -> ForkStart:
-    values = checkpoint_state(saver, thread_id, checkpoint_id)
-    if "world" not in values:
-        raise EditError("this checkpoint comes before the run's input: fork from a later one")
-    as_node = producer(thread_graph(saver, thread_id), thread_id, checkpoint_id)
-    update = state_update(values, edits)
-    if as_node is None and set(update) - set(get_type_hints(InputState)):
-        raise EditError("no node wrote this checkpoint (the run's input): edit only the input here, or fork later")
-    return ForkStart(values={**values, **update}, as_node=as_node)
-
-
-def run_fork(
-    saver: BaseCheckpointSaver,
-    thread_id: str,
-    start: ForkStart,
-    make_context: Callable[[dict[str, Any]], Context],
-    new_thread: str,
-) -> str:
-    """A new thread from `start`, run to its end; the original thread is left as it was."""
-    graph = thread_graph(saver, thread_id)
-    values = {**start.values, "task_id": new_thread}
-    context = make_context(values.get("run_config") or {})
-    config = thread_config(new_thread)
-    if start.as_node is None:  # the run's input: start the new thread from it
-        graph.invoke({key: values[key] for key in get_type_hints(InputState) if key in values}, config, context=context)
-    else:
-        graph.update_state(config, values, as_node=start.as_node)
-        graph.invoke(None, config, context=context)
-    return new_thread
+    """PATH=VALUE lines (blank lines skipped), as graph.session.parse_edit reads each; EditError names a bad one."""
+    return [parse_edit(line) for line in text.splitlines() if line.strip()]
 
 
 def recheck(view: ThreadView) -> dict[str, Any]:

@@ -23,6 +23,11 @@ class Decision(BaseModel):
     missing_information: list[str] = Field(
         default_factory=list, description="human_confirm: the facts the request must still give, each 'field: why'"
     )
+    blocked_by: list[str] = Field(
+        default_factory=list,
+        description="not executed: the ids of what the failure that ended the run found in the way (no-fly zones, "
+        "buildings, approved intents' reservations <intent id>_leg<k>), as the tools reported them",
+    )
     approved_by_operator: bool = False
     verified: bool = False
     simulated: bool = False

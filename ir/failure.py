@@ -47,10 +47,21 @@ class Failure(BaseModel):
     recoverable: bool
     message: str = ""
     counterexample: Counterexample
+    blockers: list[str] = Field(
+        default_factory=list,
+        description="the ids of the world's items the failing tool found in the way (zones, buildings, approved "
+        "intents' reservations): for the decision and the operator, not the repair prompt",
+    )
 
 
 def failure_record(
-    stage: str, error_type: str, *, recoverable: bool, message: str = "", **counterexample: Any
+    stage: str,
+    error_type: str,
+    *,
+    recoverable: bool,
+    message: str = "",
+    blockers: list[str] | None = None,
+    **counterexample: Any,
 ) -> dict[str, Any]:
     """A Failure as state JSON; the counterexample's stage and type default to the failure's."""
     counterexample.setdefault("failure_stage", stage)
@@ -61,4 +72,5 @@ def failure_record(
         recoverable=recoverable,
         message=message,
         counterexample=Counterexample(**counterexample),
+        blockers=blockers or [],
     ).model_dump(mode="json")

@@ -8,13 +8,13 @@ nearest valid values (`allowed`): that is what lets a small model repair a hallu
 from __future__ import annotations
 
 import dataclasses
-import json
 import re
 from collections.abc import Callable, Iterator
 from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, Field, ValidationError
 
+from ir.answer_text import NoAnswerObject, answer_object
 from ir.finding import Finding
 from ir.model import HUMAN_CONFIRM_POLICIES, LLMAnswer, LowAltitudeIR, Uncertainty
 from ir.plan_execution import MAX_SUGGESTIONS, PlannedStep, analyse_plan, nearest
@@ -43,27 +43,6 @@ class ValidationReport(BaseModel):
 
 # --- json -------------------------------------------------------------------------------------------------
 
-MAX_OBJECT_STARTS = 100  # each failed parse costs O(text length); an answer's object starts early
-_ANSWER_KEYS = set(LowAltitudeIR.model_fields) | set(LLMAnswer.model_fields)
-_JSON_TYPE_NAMES = {list: "array", str: "string", int: "number", float: "number", bool: "boolean", type(None): "null"}
-
-
-def _embedded_answer(text: str) -> dict | None:
-    """The first JSON object in the text that has a top-level key of an IR or of an LLMAnswer envelope.
-
-    Objects without such a key are skipped: prose like "{as asked}", or the inner objects of a truncated answer.
-    """
-    decoder = json.JSONDecoder()
-    starts = [i for i, ch in enumerate(text) if ch == "{"][:MAX_OBJECT_STARTS]
-    for start in starts:
-        try:
-            value, _ = decoder.raw_decode(text, start)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(value, dict) and value.keys() & _ANSWER_KEYS:
-            return value
-    return None
-
 
 def _parse_json(raw: str | dict) -> tuple[dict | None, Finding | None]:
     if isinstance(raw, dict):
@@ -71,24 +50,9 @@ def _parse_json(raw: str | dict) -> tuple[dict | None, Finding | None]:
     if not isinstance(raw, str):
         return None, Finding("not_an_object", None, type(raw).__name__, "the answer must be a JSON object")
     try:
-        data = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        first_error = exc
-    else:
-        if isinstance(data, dict):
-            return data, None
-        kind = _JSON_TYPE_NAMES.get(type(data), type(data).__name__)
-        return None, Finding("not_an_object", None, kind, f"the answer is a JSON {kind}, not an object")
-    # Models wrap JSON in markdown fences or prose.
-    data = _embedded_answer(raw)
-    if data is not None:
-        return data, None
-    return None, Finding(
-        "invalid_json",
-        None,
-        raw[:200],
-        f"no JSON object could be parsed (line {first_error.lineno} column {first_error.colno}: {first_error.msg})",
-    )
+        return answer_object(raw), None
+    except NoAnswerObject as exc:
+        return None, Finding(exc.error_type, None, exc.text, str(exc))
 
 
 # --- schema -----------------------------------------------------------------------------------------------

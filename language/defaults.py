@@ -39,8 +39,7 @@ def _nearest_entity(world: World, kinds: tuple[str, ...], position: tuple[float,
 
 def active_in_window(world: World, constraints: OperationConstraints) -> list[NoFlyZone]:
     """NFZs active at any time of the mission window (the deadline, else DEFAULT_HORIZON_SEC)."""
-    horizon = constraints.deadline_sec or DEFAULT_HORIZON_SEC
-    return [z for z in world.no_fly_zones if z.active_window is None or z.active_window.start_sec <= horizon]
+    return world.active_no_fly_zones(0.0, constraints.deadline_sec or DEFAULT_HORIZON_SEC)
 
 
 CARGO_INTENTS = (Intent.delivery, Intent.emergency)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import sqlite3
 import threading
 import time
@@ -256,21 +255,6 @@ class ResponseCache:
 
 SHARED_CACHE = ResponseCache()
 
-_THINK_BLOCK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
-_FENCED_BLOCK = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
-_IR_KEYS = frozenset({"task_id", "intent", "tool_plan"})
-
-
-def _as_envelope(obj: Any) -> dict[str, Any] | None:
-    """The answer envelope, wrapping a bare IR (models often drop the envelope) so the validator can judge it."""
-    if not isinstance(obj, dict):
-        return None
-    if "low_altitude_ir" in obj:
-        return obj
-    if _IR_KEYS <= obj.keys():
-        return {"low_altitude_ir": obj}
-    return None
-
 
 def json_objects(text: str) -> list[Any]:
     """Every JSON object that starts at some '{' in the text, outermost first."""
@@ -285,24 +269,3 @@ def json_objects(text: str) -> list[Any]:
         found.append(obj)
         position = text.find("{", end)
     return found
-
-
-def extract_answer(raw_text: str) -> dict[str, Any] | None:
-    """Tolerant extraction of the answer envelope from model text: whole text, fenced blocks, then any object.
-
-    Returns None when no object looks like an answer; that is recorded by the validator as invalid_json.
-    """
-    text = _THINK_BLOCK.sub("", raw_text).strip()
-    candidates: list[Any] = []
-    try:
-        candidates.append(json.loads(text))
-    except json.JSONDecodeError:
-        pass
-    for block in _FENCED_BLOCK.findall(text):
-        candidates.extend(json_objects(block))
-    candidates.extend(json_objects(text))
-    for candidate in candidates:
-        envelope = _as_envelope(candidate)
-        if envelope is not None:
-            return envelope
-    return None

@@ -44,6 +44,7 @@ from models.base import (
     ResponseCache,
     TokenUsage,
 )
+from models.factory import Gold, ModelProvider, ModelSettings, default_registry
 from models.grounded_schema import SCHEMA_NAME, grounded_answer_schema
 from models.local_model import (
     DEFAULT_CONTEXT_TOKENS,
@@ -53,10 +54,11 @@ from models.local_model import (
     packaged_model_path,
 )
 from models.model_host import shared_model, transport_error
-from models.options import IRFormat
+from models.options import LOCAL_MODES, IRFormat, ModelSpec
 from models.prompts import PROMPT_VERSION, build_prompt
 from models.slots import SLOTS_VERSION, read_answer, slots_request
 from tools.registry import ToolRegistry
+from tools.world import World
 
 # The slots answer is bounded (every list by its ids); a full IR may use the rest of the context (its schema bounds
 # it). 384 holds a repair answer that avoids every zone of a real city (18 in Helsinki): at 192, 10 of 40 held-out
@@ -318,3 +320,20 @@ class LocalGenerator(ChatIRGenerator):
         used = message.usage_metadata or {}
         usage = TokenUsage(prompt_tokens=used.get("input_tokens", 0), completion_tokens=used.get("output_tokens", 0))
         return message.text, usage, True
+
+
+class LocalProvider(ModelProvider):
+    """`local`, `local:slots`, `local:full`: the embedded model. The IR-writing mode comes from the model string
+    (LOCAL_MODES); a chat model is the same model whatever the mode."""
+
+    def ir_writer(
+        self, spec: ModelSpec, settings: ModelSettings, *, registry: ToolRegistry | None, sample_gold: Gold | None
+    ) -> LocalGenerator:
+        return LocalGenerator(
+            registry=registry if registry is not None else default_registry(),
+            mode=LOCAL_MODES[spec.model],
+            max_new_tokens=settings.max_new_tokens,
+        )
+
+    def chat_model(self, spec: ModelSpec, settings: ModelSettings, *, world: World, instruction: str) -> LocalChatModel:
+        return LocalChatModel(max_tokens=settings.max_new_tokens, seed=settings.seed)

@@ -2,11 +2,12 @@
 
 The answer schema reaches the server in the most exact mode it accepts (STRUCTURED_MODES: json_schema, then
 json_object with the schema, then a forced function call, then plain text), found on the first call from what it
-refuses (any 4xx / 5xx whose body names the parameter) and kept per server and model; `--structured-output` picks
-one. The answer is always extracted tolerantly from the text, since many servers accept a mode and still answer in
-prose. A server in trouble (429, 5xx, timeouts) is retried with backoff and jitter; its /v1/models is read once, so
-an unreachable server or an unknown model is one clear line. Token counts come from the server's `usage`; nothing is
-tokenised locally (that would download encodings): a server that reports none gets a stated estimate.
+refuses (any 4xx / 5xx whose body names the parameter) and kept per server and model (SERVER_CAPABILITIES);
+`--structured-output` picks one. The answer is always extracted tolerantly from the text, since many servers accept
+a mode and still answer in prose. A server in trouble (429, 5xx, timeouts) is retried with backoff and jitter; its
+/v1/models is read once, so an unreachable server or an unknown model is one clear line. Token counts come from the
+server's `usage`; nothing is tokenised locally (that would download encodings): a server that reports none gets a
+stated estimate. `chat_openai` is the one place a ChatOpenAI is built, for the IR writer and the baselines alike.
 """
 
 from __future__ import annotations
@@ -32,10 +33,21 @@ from models.base import (
     ResponseCache,
     TokenUsage,
 )
-from models.options import IR_FORMATS, STRUCTURED_MODES, STRUCTURED_OUTPUT_CHOICES, IRFormat, StructuredMode
+from models.factory import Gold, ModelProvider, ModelSettings, default_registry
+from models.options import (
+    IR_FORMATS,
+    STRUCTURED_MODES,
+    STRUCTURED_OUTPUT_CHOICES,
+    IRFormat,
+    ModelSpec,
+    StructuredMode,
+    UnknownModel,
+    parse_model,
+)
 from models.prompts import PROMPT_VERSION, build_prompt
 from models.slots import SLOTS_VERSION, read_answer, slots_request
 from tools.registry import ToolRegistry
+from tools.world import World
 
 DEFAULT_API_KEY = "EMPTY"  # local servers accept any key; the client refuses to start without one
 # A refusal of a mode names the parameter in its body, whatever the status (llama-cpp-python's server answers 500).
@@ -51,36 +63,58 @@ RETRY_AFTER_CAP_SEC = 30.0
 CHARS_PER_TOKEN = 4  # the stated estimate when a server reports no usage (nothing is tokenised locally)
 ANSWER_TOOL = "answer"
 SCHEMA_NAMES = {"full": "LLMAnswer", "slots": "IRSlots"}
-# (base_url, model) -> the mode the server accepted: the graph builds a generator per round, and a known refusal
-# should not cost one failed request each time.
-_SERVER_MODES: dict[tuple[str | None, str], StructuredMode] = {}
-# base_url -> the model ids its /v1/models lists (empty: it lists none or has no such route), read once.
-_SERVED_MODELS: dict[str | None, list[str]] = {}
 
 
-def server_mode(base_url: str | None, model_name: str) -> StructuredMode | None:
-    """The structured-output mode this process settled on for a server and model, None before its first call."""
-    return _SERVER_MODES.get((base_url, model_name))
+class ServerCapabilities:
+    """What this process has learned of the OpenAI-compatible servers it talks to: the structured-output mode each
+    server accepts for each model (found from its refusals, most exact first), and the models each one lists. One
+    instance per process (SERVER_CAPABILITIES): the graph builds a generator per round, and the baselines a chat
+    model per task, and a known refusal should not cost one failed request each time."""
+
+    def __init__(self) -> None:
+        self._modes: dict[tuple[str | None, str], StructuredMode] = {}
+        self._served: dict[str | None, list[str]] = {}  # empty: it lists none, or has no such route
+
+    def mode(self, base_url: str | None, model_name: str) -> StructuredMode | None:
+        """The mode settled on for a server and model; None before its first answer or refusal."""
+        return self._modes.get((base_url, model_name))
+
+    def accepted(self, base_url: str | None, model_name: str, mode: StructuredMode) -> None:
+        """The server answered a request in `mode`."""
+        self._modes[(base_url, model_name)] = mode
+
+    def refused(self, base_url: str | None, model_name: str, mode: StructuredMode) -> StructuredMode:
+        """The server refused `mode`: the next one is what it is asked for from now on (and is returned); a mode
+        already settled further down the list stays."""
+        following = STRUCTURED_MODES[STRUCTURED_MODES.index(mode) + 1]
+        current = self._modes.get((base_url, model_name), mode)
+        if STRUCTURED_MODES.index(following) > STRUCTURED_MODES.index(current):
+            self._modes[(base_url, model_name)] = following
+        return following
+
+    def served_models(self, base_url: str | None) -> list[str] | None:
+        """The model ids the server's /v1/models listed ([] when it lists none); None before it was read."""
+        return self._served.get(base_url)
+
+    def note_served_models(self, base_url: str | None, models: list[str]) -> None:
+        self._served[base_url] = models
+
+
+SERVER_CAPABILITIES = ServerCapabilities()
 
 
 def settled_mode(model: str, base_url: str | None, requested: str) -> str | None:
     """For an `openai:<model>` spec, the structured-output mode its calls use: the one requested, or under "auto"
     the one this process settled on ("not reached" before any call); None for any other model."""
-    prefix, _, name = model.partition(":")
-    if prefix != "openai" or not name:
+    try:
+        spec = parse_model(model)
+    except UnknownModel:
+        return None
+    if spec.provider != "openai":
         return None
     if requested != "auto":
         return requested
-    return server_mode(base_url or os.environ.get("OPENAI_BASE_URL"), name) or "not reached"
-
-
-def note_refusal(base_url: str | None, model_name: str, mode: StructuredMode) -> StructuredMode:
-    """A server refused `mode`: the next one is what this process asks it for from now on (and is returned)."""
-    following = STRUCTURED_MODES[STRUCTURED_MODES.index(mode) + 1]
-    current = _SERVER_MODES.get((base_url, model_name), mode)
-    if STRUCTURED_MODES.index(following) > STRUCTURED_MODES.index(current):
-        _SERVER_MODES[(base_url, model_name)] = following
-    return following
+    return SERVER_CAPABILITIES.mode(server_url(base_url), spec.name) or "not reached"
 
 
 def _request_options(mode: StructuredMode, schema: dict[str, Any], name: str) -> dict[str, Any]:
@@ -134,7 +168,7 @@ def _unreachable(exc: openai.APIConnectionError, model: str, base_url: str | Non
     return LLMBackendUnavailable(f"{model}: the server at {where} {said}: {SERVER_FIX}", model=model, retryable=False)
 
 
-def _transport_error(exc: Exception, model: str, base_url: str | None = None) -> LLMTransportError:
+def openai_transport_error(exc: Exception, model: str, base_url: str | None = None) -> LLMTransportError:
     """What a failed call raises: LLMBackendUnavailable where the server is at fault (unreachable, refusing the key,
     no such model, failing after the retries), LLMTransportError where this request is (a 400, an unusable answer)."""
     if isinstance(exc, openai.APIStatusError):
@@ -148,6 +182,40 @@ def _transport_error(exc: Exception, model: str, base_url: str | None = None) ->
     if isinstance(exc, openai.APIConnectionError):  # also covers timeouts
         return _unreachable(exc, model, base_url)
     return LLMTransportError(f"{model}: unusable response: {type(exc).__name__}: {exc}", model=model)
+
+
+def server_url(base_url: str | None) -> str | None:
+    """The server a model talks to: the one given, else OPENAI_BASE_URL, else (None) the OpenAI API."""
+    return base_url or os.environ.get("OPENAI_BASE_URL")
+
+
+def server_key(api_key: str | None) -> str:
+    """The key a model sends: the one given, else OPENAI_API_KEY, else a placeholder local servers accept."""
+    return api_key or os.environ.get("OPENAI_API_KEY") or DEFAULT_API_KEY
+
+
+def chat_openai(
+    model_name: str,
+    *,
+    base_url: str | None,
+    api_key: str | None,
+    max_tokens: int | None,
+    timeout_sec: float,
+    max_retries: int,
+    **options: Any,
+) -> ChatOpenAI:
+    """The one place a ChatOpenAI is built (the IR writer's and the baselines' chat model): chat completions, not the
+    Responses API, which OpenAI-compatible servers lack; `options` are further ChatOpenAI fields (temperature, seed)."""
+    return ChatOpenAI(
+        model=model_name,
+        base_url=server_url(base_url),
+        api_key=server_key(api_key),
+        max_tokens=max_tokens,
+        timeout=timeout_sec,
+        max_retries=max_retries,
+        use_responses_api=False,
+        **options,
+    )
 
 
 class OpenAIGenerator(ChatIRGenerator):
@@ -178,27 +246,26 @@ class OpenAIGenerator(ChatIRGenerator):
         self.ir_format = ir_format
         self.accepts_json_schema = ir_format == "full"  # slots have their own schema
         self.model_name = model_name
-        self.base_url = base_url or os.environ.get("OPENAI_BASE_URL")
-        self._api_key = api_key or os.environ.get("OPENAI_API_KEY") or DEFAULT_API_KEY
+        self.base_url = server_url(base_url)
+        self._api_key = server_key(api_key)
         self._registry = registry
         self._server_key = (self.base_url, model_name)
         self._probing = structured_output == "auto"
         self._mode: StructuredMode = (
-            _SERVER_MODES.get(self._server_key, "json_schema") if self._probing else structured_output  # type: ignore[assignment]
+            (SERVER_CAPABILITIES.mode(*self._server_key) or "json_schema") if self._probing else structured_output  # type: ignore[assignment]
         )
         self._temperatures = (temperature, repair_temperature)
         self._max_tokens = max_tokens
         self._timeout_sec = timeout_sec
         self._max_retries = max_retries
         self._cache = cache
-        self._chat = ChatOpenAI(
-            model=model_name,
+        self._chat = chat_openai(
+            model_name,
             base_url=self.base_url,
             api_key=self._api_key,
             max_tokens=max_tokens,
-            timeout=timeout_sec,
+            timeout_sec=timeout_sec,
             max_retries=0,  # retried here, where a capability refusal is told apart from a server in trouble
-            use_responses_api=False,
         )
 
     @property
@@ -241,12 +308,12 @@ class OpenAIGenerator(ChatIRGenerator):
                 text, usage = self._with_retries(messages, temperature, mode, _request_options(mode, schema, name))
             except openai.APIStatusError as exc:
                 if not (self._probing and mode != "text" and refuses_mode(exc, mode)):
-                    raise _transport_error(exc, self.model, self.base_url) from exc
-                self._mode = note_refusal(self.base_url, self.model_name, mode)
+                    raise openai_transport_error(exc, self.model, self.base_url) from exc
+                self._mode = SERVER_CAPABILITIES.refused(self.base_url, self.model_name, mode)
                 continue
             except (openai.OpenAIError, ValueError, KeyError) as exc:
-                raise _transport_error(exc, self.model, self.base_url) from exc
-            _SERVER_MODES[self._server_key] = mode
+                raise openai_transport_error(exc, self.model, self.base_url) from exc
+            SERVER_CAPABILITIES.accepted(*self._server_key, mode)
             return text, usage, mode != "text"
 
     def _with_retries(
@@ -267,17 +334,18 @@ class OpenAIGenerator(ChatIRGenerator):
     def _check_model_served(self) -> None:
         """Reads the server's /v1/models once: an unreachable server or a model it does not serve is one clear
         error line, not a failure deep in the first completion. A server without the route is taken on trust."""
-        if self.base_url not in _SERVED_MODELS:
+        served = SERVER_CAPABILITIES.served_models(self.base_url)
+        if served is None:
             client = openai.OpenAI(base_url=self.base_url, api_key=self._api_key, max_retries=0, timeout=10.0)
             try:
-                _SERVED_MODELS[self.base_url] = [m.id for m in client.models.list()]
+                served = [m.id for m in client.models.list()]
             except openai.APITimeoutError:
                 return  # busy (a one-slot server answers the list after the completion it is on): ask next time
             except openai.APIConnectionError as exc:
                 raise _unreachable(exc, self.model, self.base_url) from exc
             except (openai.OpenAIError, ValueError, KeyError, TypeError):
-                _SERVED_MODELS[self.base_url] = []
-        served = _SERVED_MODELS[self.base_url]
+                served = []
+            SERVER_CAPABILITIES.note_served_models(self.base_url, served)
         if served and self.model_name not in served:
             message = (
                 f"{self.model}: the server at {self.base_url} does not serve {self.model_name}; it serves "
@@ -315,3 +383,34 @@ def _completion_text_and_usage(completion: Any) -> tuple[str, TokenUsage]:
     return text, TokenUsage(
         prompt_tokens=usage.prompt_tokens if usage else 0, completion_tokens=usage.completion_tokens if usage else 0
     )
+
+
+class OpenAIProvider(ModelProvider):
+    """`openai:<model>`: a model of any OpenAI-compatible chat-completions server."""
+
+    def ir_writer(
+        self, spec: ModelSpec, settings: ModelSettings, *, registry: ToolRegistry | None, sample_gold: Gold | None
+    ) -> OpenAIGenerator:
+        return OpenAIGenerator(
+            spec.name,
+            registry=registry if registry is not None else default_registry(),
+            base_url=settings.base_url,
+            api_key=settings.api_key,
+            structured_output=settings.structured_output,
+            ir_format=settings.ir_format,
+            max_retries=settings.max_retries,
+            timeout_sec=settings.timeout_sec,
+            **({"max_tokens": settings.max_new_tokens} if settings.max_new_tokens else {}),
+        )
+
+    def chat_model(self, spec: ModelSpec, settings: ModelSettings, *, world: World, instruction: str) -> ChatOpenAI:
+        return chat_openai(
+            spec.name,
+            base_url=settings.base_url,
+            api_key=settings.api_key,
+            max_tokens=settings.max_new_tokens,
+            timeout_sec=settings.timeout_sec,
+            max_retries=settings.max_retries,
+            temperature=0,
+            seed=settings.seed,
+        )

@@ -13,6 +13,9 @@ from pydantic import ValidationError
 
 from ir.model import LLMAnswer, LowAltitudeIR
 from models.base import GenerationRequest, GenerationResult, IRGenerator
+from models.factory import Gold, ModelProvider, ModelSettings
+from models.options import ModelSpec
+from tools.registry import ToolRegistry
 
 ORACLE_VERSION = "oracle-v1"
 
@@ -51,3 +54,14 @@ class OracleGenerator(IRGenerator):
             model=self.model,
             prompt_version=ORACLE_VERSION,
         )
+
+
+class OracleProvider(ModelProvider):
+    """`oracle`: writes the sample's gold IR; it has no chat model (a baseline's answer is no IR)."""
+
+    def ir_writer(
+        self, spec: ModelSpec, settings: ModelSettings, *, registry: ToolRegistry | None, sample_gold: Gold | None
+    ) -> OracleGenerator:
+        if sample_gold is None:
+            raise ValueError("the oracle backend needs the sample's gold IR (sample_gold)")
+        return OracleGenerator(sample_gold)

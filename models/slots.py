@@ -18,12 +18,14 @@ from typing import Any
 
 import jsonschema
 
+from ir.answer_text import extract_answer
 from ir.fidelity import StatedConstraints
 from ir.model import EntityRefs, FallbackPolicy, Intent, LowAltitudeIR, OperationConstraints, Priority, Uncertainty
 from language.stated import stated_constraints
-from models.base import GenerationRequest, RepairFeedback, extract_answer, json_objects
+from models.base import GenerationRequest, RepairFeedback, json_objects
 from models.grounded_schema import WorldIds, bounded_list, id_list, nullable_id, string_enum
 from models.options import IRFormat
+from models.prompts import fence_request
 from models.rules_parser import ParsedTask, build_answer, fly_back, keep_exclusions, plan_hand_off
 from tools.signals import zones_containing
 from tools.world import NoFlyZone, SensitiveZone, World
@@ -51,7 +53,6 @@ SLOT_NAMES = (
 )
 DEADLINE_PATTERN = r"^[1-9][0-9]{0,3} (s|min|h)$"
 _DEADLINE_UNITS_SEC = {"s": 1.0, "min": 60.0, "h": 3600.0}
-_REQUEST_TAG = re.compile(r"</?\s*request\s*>", re.IGNORECASE)
 
 SLOTS_SYSTEM = """You are CloudBrain, the planner of a city's drone traffic. Read the operator request and fill the
 slots of a plan as one JSON object. Use only ids from the lists. Fields:
@@ -317,12 +318,11 @@ def feedback_lines(feedback: RepairFeedback) -> list[str]:
 def slots_messages(request: GenerationRequest) -> list[dict[str, str]]:
     """The world's ids first, then the repair feedback, and the request last: a small model attends best to what
     it read most recently."""
-    instruction = _REQUEST_TAG.sub("[request tag removed]", request.instruction.strip())
     relevant = [text.split()[0] for text in request.retrieved.entities if text.strip()]
     lines = world_lines(request.world, relevant)
     if request.feedback is not None:
         lines += feedback_lines(request.feedback)
-    lines.append(f"<request>{instruction}</request>")
+    lines.append(fence_request(request.instruction, separator=""))
     return [{"role": "system", "content": SLOTS_SYSTEM}, {"role": "user", "content": "\n".join(lines)}]
 
 

@@ -11,9 +11,9 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
+from ir.answer_text import extract_answer
 from ir.failure import failure_record
 from ir.plan_execution import FLOWS
-from models.base import extract_answer
 from nodes.context import Context
 from nodes.failures import failure_from_tool
 from nodes.run_world import world_from_state

@@ -26,4 +26,8 @@ def failure_from_tool(stage: str, result: ToolResult, *, step_id: str | None = N
             details["offending_entity"] = factors[0].get("entity")
             details["reasons"] = (result.result or {}).get("top_reasons") or []
     recoverable = bool(error and error.recoverable)
-    return failure_record(stage, error_type, recoverable=recoverable, message=error.message if error else "", **details)
+    # what is in the way, as ids: the planner's blockers, else the entity the tool's counterexample names
+    named = details.get("offending_entity")
+    blockers = (result.result or {}).get("blockers") or ([named] if named else [])
+    message = error.message if error else ""
+    return failure_record(stage, error_type, recoverable=recoverable, message=message, blockers=blockers, **details)

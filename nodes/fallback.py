@@ -86,10 +86,12 @@ def fallback(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         if action == "refuse":
             reason = f"operator refused: {reason}"
     # A refusal or a confirmation request carries the candidate only as a proposal, never as waypoints to fly.
-    missing = ((state.get("failure") or {}).get("counterexample") or {}).get("missing_information") or []
+    failure = state.get("failure") or {}
+    missing = (failure.get("counterexample") or {}).get("missing_information") or []
     decision = Decision(
         status=status,
         reason=reason,
+        blocked_by=failure.get("blockers") or [],
         proposal=candidate if status == "human_confirm" else None,
         missing_information=missing if status == "human_confirm" else [],
     )

@@ -13,7 +13,7 @@ from langgraph.runtime import Runtime
 
 from ir.fidelity import StatedConstraints
 from models.base import GenerationRequest, RepairFeedback, RetrievedContext
-from models.factory import make_generator
+from models.factory import ModelSettings, init_ir_writer
 from models.grounded_schema import grounded_answer_schema
 from nodes.context import Context
 from nodes.reading import reading_update
@@ -26,15 +26,14 @@ READS = ("instruction", "world", "task_id", "retrieved", "feedback", "round", "g
 
 def generate_ir(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     ctx = runtime.context
-    generator = make_generator(
-        ctx.model,
+    settings = ModelSettings(
         base_url=ctx.base_url,
         api_key=ctx.api_key,
         structured_output=ctx.structured_output,
         ir_format=ctx.ir_format,
-        sample_gold=state.get("gold_ir"),
         max_new_tokens=ctx.max_new_tokens,
     )
+    generator = init_ir_writer(ctx.model, settings, sample_gold=state.get("gold_ir"))
     feedback = state.get("feedback")
     world, task_id = world_from_state(state), state.get("task_id") or "task"
     # Backends that can constrain their output get the world-grounded schema: no unknown id can be written.

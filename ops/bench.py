@@ -28,7 +28,7 @@ from benchmark.generator import derive_seed, generate_one, jobs_for
 from benchmark.gold import build_gold_ir
 from benchmark.ops_streams import OPS_SPLITS, OpsSplitSpec, ops_world, request_stream, stream_tasks
 from benchmark.splits import SPLITS
-from nodes.context import Context
+from graph.settings import RunSettings
 from ops.ledger import Ledger
 from ops.stream import OpsRequest, OpsRunner
 from tools.world import World
@@ -87,7 +87,7 @@ def _alone(world: World, request: dict[str, Any], db: Path) -> float | None:
     return decided["waypoints"][-1][3] if decided["status"] == "execute" else None
 
 
-def run_stream(world: World, requests: list[dict[str, Any]], model: str, db: Path, **context: Any) -> dict[str, Any]:
+def run_stream(world: World, requests: list[dict[str, Any]], model: str, db: Path, **settings: Any) -> dict[str, Any]:
     """One stream through operations mode on a fresh ledger; the decisions and their metrics. The benchmark's
     operator approves every pre-emption an emergency asks for (a fixed policy, so runs compare)."""
     db.parent.mkdir(parents=True, exist_ok=True)
@@ -95,7 +95,7 @@ def run_stream(world: World, requests: list[dict[str, Any]], model: str, db: Pat
     runner = OpsRunner(
         world=world,
         ledger=Ledger(db),
-        context=Context(model=model, without=frozenset({"memory"}), **context),
+        context=RunSettings(model=model, without={"memory"}, **settings).to_context(),
         db=str(db),
         approve_pre_emption=lambda request, intents: True,
     )

@@ -72,6 +72,9 @@ class OpsDecision(BaseModel):
     thread_id: str | None = None
 
 
+# The operator's answer to a pre-emption: (the emergency, the lower-priority intents in its way) -> pre-empt them?
+# Asked between runs, over the ledger; a run's own question goes through the graph's interrupt() (docs/operations.md,
+# "The operator").
 Approver = Callable[[OpsRequest, list[OperationalIntent]], bool]
 
 
@@ -163,7 +166,7 @@ class OpsRunner:
             if run.status != "execute":
                 # in the way: what the plan flown without them would conflict with, and what the planner or the
                 # verifier named (the planner's grid keeps a cell's width more clear than the exact volumes do)
-                named = [i for i in kept if i.intent_id in run.reason]
+                named = _named_by_decision(run, kept)
                 found = {i.intent_id: i for i in [*self._in_the_way(request, run, kept), *named]}
                 run.in_the_way, run.flying = list(found.values()), self._flying(run, kept)
                 return run
@@ -358,6 +361,13 @@ def _misses_deadline(run: _Run, delay: float) -> str | None:
             f"t={arrival:g} s, after the deadline of {deadline:g} s"
         )
     return None
+
+
+def _named_by_decision(run: _Run, approved: list[OperationalIntent]) -> list[OperationalIntent]:
+    """The approved intents whose reservations the run's decision names as blocking it (its `blocked_by`)."""
+    blockers = set((run.values.get("decision") or {}).get("blocked_by") or [])
+    named = {r.intent_id for r in run.world.reservations if r.id in blockers}
+    return [i for i in approved if i.intent_id in named]
 
 
 def _last_ir(run: _Run) -> dict[str, Any] | None:

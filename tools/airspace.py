@@ -9,7 +9,6 @@ from shapely.geometry import Point, Polygon, box
 
 from tools.city import AreaArgs, resolve_area, unknown_id_failure
 from tools.contract import ToolFailure, ToolOutput
-from tools.grid_masks import active_during
 from tools.registry import ToolSpec
 from tools.world import Corridor, NoFlyZone, World
 
@@ -62,11 +61,7 @@ def _corridor_summary(corridor: Corridor) -> dict:
 
 def _active_nfzs(world: World, t0: float, t1: float, alt_min: float, alt_max: float) -> list[NoFlyZone]:
     """No-fly zones active at some time of [t0, t1] whose altitude band meets [alt_min, alt_max]."""
-    return [
-        z
-        for z in world.no_fly_zones
-        if _bands_overlap(alt_min, alt_max, z.alt_min_m, z.alt_max_m) and active_during(z.active_window, t0, t1)
-    ]
+    return [z for z in world.active_no_fly_zones(t0, t1) if _bands_overlap(alt_min, alt_max, z.alt_min_m, z.alt_max_m)]
 
 
 def _query_airspace(world: World, args: QueryAirspaceArgs) -> ToolOutput:

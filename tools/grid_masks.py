@@ -28,7 +28,7 @@ import shapely
 from shapely.geometry.base import BaseGeometry
 
 from tools.rules import DEFAULT_ALTITUDE_MAX_M, DEFAULT_ALTITUDE_MIN_M, DEFAULT_MIN_SEPARATION_M
-from tools.world import Grid, SensitiveZone, TimeWindow, World
+from tools.world import Grid, SensitiveZone, World
 
 Cell = tuple[int, int, int]
 
@@ -103,11 +103,6 @@ def allowed_layers(grid: Grid, spec: MaskSpec) -> np.ndarray:
     return (altitudes >= spec.altitude_min_m) & (altitudes <= spec.altitude_max_m)
 
 
-def active_during(window: TimeWindow | None, t0: float, t1: float) -> bool:
-    """Whether a zone with this active window (None = always) is active at some time of [t0, t1]."""
-    return window is None or (window.start_sec <= t1 and window.end_sec >= t0)
-
-
 RESERVATION_LOOKAHEAD_SEC = 1800.0
 
 
@@ -120,7 +115,7 @@ def keep_outs(world: World, spec: MaskSpec) -> list[KeepOut]:
         zone = world.zone_index[zone_id]
         if isinstance(zone, SensitiveZone):
             volumes.append(KeepOut(zone.id, "sensitive_zone", zone.shape, zone.buffer_m, -math.inf, math.inf))
-        elif active_during(zone.active_window, t0, t1):
+        elif zone.active_during(t0, t1):
             volumes.append(KeepOut(zone.id, "no_fly_zone", zone.shape, 0.0, zone.alt_min_m, zone.alt_max_m))
     # Approved intents' volumes are kept out of whether or not the IR names them: they are other flights. Only
     # those held while this flight may still be in the air (the route tool's bound on its duration, at most
@@ -128,7 +123,7 @@ def keep_outs(world: World, spec: MaskSpec) -> list[KeepOut]:
     # with nothing. The verifier judges the route against every reservation exactly anyway.
     lookahead = min(t1, t0 + min(spec.reservation_horizon_sec, RESERVATION_LOOKAHEAD_SEC))
     for reservation in world.reservations:
-        if active_during(reservation.active_window, t0, lookahead):
+        if reservation.active_during(t0, lookahead):
             volumes.append(
                 KeepOut(
                     reservation.id, "reservation", reservation.shape, 0.0, reservation.alt_min_m, reservation.alt_max_m

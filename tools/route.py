@@ -113,7 +113,11 @@ def _plan_route(world: World, args: PlanRouteArgs) -> ToolOutput:
         )
     except NoPathError as error:
         raise ToolFailure(
-            "no_path", str(error), recoverable=True, suggested_actions=_no_path_actions(error, args, congested)
+            "no_path",
+            str(error),
+            recoverable=True,
+            suggested_actions=_no_path_actions(error, args, congested),
+            result={"blockers": error.blockers},
         ) from None
     result = {
         "waypoints": [[round(float(v), 3) for v in row] for row in route.waypoints],

@@ -1,13 +1,14 @@
 """The safety rules R1-R8: their ids, texts and named subsets (one place for all), and the rule checks that need
-no IR: the R1-R3 baseline a critical task may tighten but never relax, and the no-fly zones a route must be
-specified to avoid. The checks on an IR or an outcome (R7, R8) are in ir/policy.py.
+no IR: the R1-R3 baseline a critical task may tighten but never relax, the no-fly zones a route must be
+specified to avoid, and which simulation events fail a plan against which rule. The checks on an IR or an outcome
+(R7, R8) are in ir/policy.py.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from shapely.geometry import LineString, Point
 
@@ -62,13 +63,7 @@ def nfz_on_the_way(
 ) -> list[str]:
     """No-fly zones active at some time in [t0, t1] that lie within `reach_m` of the path (a polyline)."""
     path = LineString(path_xy) if len(path_xy) > 1 else Point(path_xy[0])
-    found = []
-    for zone in world.no_fly_zones:
-        window = zone.active_window
-        active = window is None or (window.start_sec <= t1 and window.end_sec >= t0)
-        if active and zone.shape.distance(path) <= reach_m:
-            found.append(zone.id)
-    return found
+    return [zone.id for zone in world.active_no_fly_zones(t0, t1) if zone.shape.distance(path) <= reach_m]
 
 
 def mandatory_nfz_formula(zone_id: str) -> str:
@@ -89,3 +84,40 @@ def missing_mandatory_ltl(specs: Sequence[str], zone_ids: Sequence[str], engine:
         if ltl.implies(engine, parsed, engine.parse(formula)) is not True:
             missing.append(formula)
     return missing
+
+
+# --- simulation events ----------------------------------------------------------------------------------------
+# Which events of a simulate_scenario result fail a plan and against which rule: the simulator reports events and
+# applies this scoring; the judge (evaluation/judge.py) scores held-out scenarios by it too.
+TERMINAL_EVENTS = ("collision", "nfz_intrusion", "separation_violation", "battery_depleted", "deadline_missed")
+EVENT_RULE: dict[str, RuleId] = {
+    "nfz_intrusion": "R1",
+    "collision": "R2",
+    "separation_violation": "R2",
+    "near_miss": "R2",
+    "deadline_missed": "R4",
+    "battery_depleted": "R5",
+}
+
+
+def excused_intruders(intruder_ids: list[str], manoeuvres: list[dict[str, Any]]) -> set[str]:
+    """Unknown traffic that detect-and-avoid met with room to manoeuvre (it never had to hold for it): a near miss
+    with one of these is the scenario's luck, not the plan's fault."""
+    return set(intruder_ids) - {m["intruder"] for m in manoeuvres if m["action"] == "hold"}
+
+
+def counts_against_plan(event_type: str, entity: str | None, max_risk_level: str, excused: set[str]) -> bool:
+    """Whether an event fails the plan: every terminal event; a near miss unless the task accepts high risk or it
+    was with excused unknown traffic (then it is reported: a warning, and a factor of the risk assessment)."""
+    if event_type in TERMINAL_EVENTS:
+        return True
+    return event_type == "near_miss" and max_risk_level != "high" and entity not in excused
+
+
+def counted_events(result: dict[str, Any], max_risk_level: str) -> list[dict[str, Any]]:
+    """The events of a simulate_scenario result that fail the plan, by the scoring the tool itself applies."""
+    ids = [t["id"] for t in result.get("intruder_tracks", [])]
+    excused = excused_intruders(ids, result.get("avoidance", []))
+    return [
+        e for e in result.get("events", []) if counts_against_plan(e["type"], e.get("entity"), max_risk_level, excused)
+    ]

@@ -18,7 +18,8 @@ byte-identical result. The stress level scales three disturbances:
   with some notice before the UAV gets there (high: sometimes none). The UAV holds (hovers) outside it until it
   expires, which costs time and energy; a zone that pops up over the UAV is an intrusion.
 Events: nfz_intrusion, separation_violation, near_miss, battery_depleted, deadline_missed, collision (with a
-building or another UAV). A near miss is tolerated only with max_risk_level "high".
+building or another UAV). Which of them fail the plan, and against which rule, is the rules' business
+(tools/rules.py, "Simulation events"): the tool reports every event and applies that scoring.
 
 The flown track is straight between its 1 s steps, and the events are judged on it exactly: besides the steps, it
 is sampled where each step comes closest to another UAV, and where it comes deepest into a no-fly zone or closest
@@ -42,7 +43,7 @@ from tools import exact_grid, signals
 from tools.contract import ToolFailure, ToolOutput
 from tools.energy import segment_energies_wh
 from tools.registry import ToolSpec
-from tools.rules import safety_baseline
+from tools.rules import EVENT_RULE, TERMINAL_EVENTS, counts_against_plan, excused_intruders, safety_baseline
 from tools.trajectory import Trajectory, interpolation_knots
 from tools.verifier import (
     WaypointArgs,
@@ -68,15 +69,6 @@ LOOKAHEAD_SEC = 20.0
 MAX_DEPARTURE_WAIT_SEC = 60
 CLIMB_RATE_MPS = 3.0
 AVOID_FACTOR = 2.0  # the miss distance detect-and-avoid aims for, in multiples of min separation
-TERMINAL_EVENTS = ("collision", "nfz_intrusion", "separation_violation", "battery_depleted", "deadline_missed")
-EVENT_RULE = {
-    "nfz_intrusion": "R1",
-    "collision": "R2",
-    "separation_violation": "R2",
-    "near_miss": "R2",
-    "deadline_missed": "R4",
-    "battery_depleted": "R5",
-}
 DIGITS = 3
 
 
@@ -441,29 +433,6 @@ def _events(
     events.sort(key=lambda e: (e.index, order.index(e.type)))
     collision = next((e.index for e in events if e.type == "collision"), None)
     return [e for e in events if collision is None or e.index <= collision]  # nothing happens after a crash
-
-
-def excused_intruders(intruder_ids: list[str], manoeuvres: list[dict[str, Any]]) -> set[str]:
-    """Unknown traffic that detect-and-avoid met with room to manoeuvre (it never had to hold for it): a near miss
-    with one of these is the scenario's luck, not the plan's fault."""
-    return set(intruder_ids) - {m["intruder"] for m in manoeuvres if m["action"] == "hold"}
-
-
-def counts_against_plan(event_type: str, entity: str | None, max_risk_level: str, excused: set[str]) -> bool:
-    """Whether an event fails the plan: every terminal event; a near miss unless the task accepts high risk or it
-    was with excused unknown traffic (then it is reported: a warning, and a factor of the risk assessment)."""
-    if event_type in TERMINAL_EVENTS:
-        return True
-    return event_type == "near_miss" and max_risk_level != "high" and entity not in excused
-
-
-def counted_events(result: dict[str, Any], max_risk_level: str) -> list[dict[str, Any]]:
-    """The events of a simulate_scenario result that fail the plan, by the rule the tool itself applies."""
-    ids = [t["id"] for t in result.get("intruder_tracks", [])]
-    excused = excused_intruders(ids, result.get("avoidance", []))
-    return [
-        e for e in result.get("events", []) if counts_against_plan(e["type"], e.get("entity"), max_risk_level, excused)
-    ]
 
 
 def _decisive(events: list[Event], max_risk_level: str, excused: set[str]) -> Event | None:

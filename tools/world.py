@@ -192,7 +192,8 @@ class NoFlyZone(_PolygonMixin, _Model):
         return w is None or w.start_sec <= t <= w.end_sec
 
     def active_during(self, t0: float, t1: float) -> bool:
-        """Active at some moment of the closed interval [t0, t1]."""
+        """Active at some moment of the closed interval [t0, t1]: the one definition of "active during" (the
+        planner's masks, the airspace query, the rules, the request's defaults and the gold builder all ask this)."""
         w = self.active_window
         return w is None or (w.start_sec <= t1 and t0 <= w.end_sec)
 
@@ -407,6 +408,10 @@ class World(_Model):
         return copy
 
     # --- look-ups -------------------------------------------------------------------------------------------
+    def active_no_fly_zones(self, t0: float, t1: float) -> list[NoFlyZone]:
+        """The no-fly zones active at some moment of [t0, t1], in the world's order."""
+        return [zone for zone in self.no_fly_zones if zone.active_during(t0, t1)]
+
     @cached_property
     def version(self) -> str:
         """Content hash: identical worlds have identical versions, whatever file they came from."""

@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 from evaluation.methods.base import Method, MethodRun, MethodSetup, MethodTask, MethodUsage, TracedToolCall
 from evaluation.records import Stage
 from graph.runner import run_task_values
+from graph.settings import RunSettings
 from ir.decision import Decision
 from memory.embeddings import shared_embedder
 from nodes.context import Context
@@ -82,8 +83,7 @@ class CloudBrain(Method):
         )
 
     def _context(self, setup: MethodSetup) -> Context:
-        without = self.without | ({"memory"} if setup.memory is None else set())
-        return Context(
+        settings = RunSettings(
             model=setup.model,
             base_url=setup.base_url,
             api_key=setup.api_key,
@@ -93,9 +93,9 @@ class CloudBrain(Method):
             max_repairs=min(setup.budget.max_repairs, setup.budget.max_llm_calls - 1),
             max_new_tokens=setup.budget.max_new_tokens,
             sim_seed=setup.sim_seed,
-            without=frozenset(without),
-            memory=None if "memory" in without else setup.memory,
+            without=self.without | ({"memory"} if setup.memory is None else set()),
         )
+        return settings.to_context(memory=setup.memory)  # the worker's memory, never one opened here
 
     def warm_up(self) -> None:
         # The embedding model of the context node and the memory: ~12 s to import and load, once per process.

@@ -10,7 +10,6 @@ from typing import Any
 from langchain_core.messages import HumanMessage, SystemMessage
 
 from evaluation.methods.base import MethodRun, MethodSetup, MethodTask
-from evaluation.methods.chat import PLAIN_DECISION_FORMAT, PLAIN_STATUS_WORDS
 from evaluation.methods.prompts import (
     FLIGHT_RULES,
     ChatBaseline,
@@ -26,6 +25,7 @@ from evaluation.methods.prompts import (
 )
 from ir.decision import Decision, Status
 from models.base import LLMTransportError
+from models.rules_chat import PLAIN_DECISION_FORMAT, PLAIN_STATUS_WORDS
 from tools.world import World
 
 SYSTEM = f"""You are the dispatcher of a city's drone traffic. You have no tools: decide from the request and the \

@@ -19,7 +19,7 @@ from ir.model import HUMAN_CONFIRM_POLICIES
 from ir.plan_execution import execute_plan
 from ir.validation import validate_ir
 from models.base import GenerationRequest, LLMTransportError
-from models.factory import make_generator
+from models.factory import ModelSettings, init_ir_writer
 from models.grounded_schema import grounded_answer_schema
 from tools.catalog import ACTION_TOOLS, default_registry
 
@@ -50,15 +50,14 @@ class LLMPlusP(Method):
     def run(self, task: MethodTask, setup: MethodSetup) -> MethodRun:
         registry = default_registry()
         try:
-            generator = make_generator(
-                setup.model,
+            settings = ModelSettings(
                 base_url=setup.base_url,
                 api_key=setup.api_key,
                 structured_output=setup.structured_output,
                 ir_format=setup.ir_format,
-                sample_gold=task.gold_ir,
                 max_new_tokens=setup.budget.max_new_tokens,
             )
+            generator = init_ir_writer(setup.model, settings, sample_gold=task.gold_ir)
             grounded = getattr(generator, "accepts_json_schema", False)
             result = generator.generate(
                 GenerationRequest(

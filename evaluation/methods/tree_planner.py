@@ -33,7 +33,6 @@ from typing import Any
 from langchain_core.messages import HumanMessage, SystemMessage
 
 from evaluation.methods.base import MethodRun, MethodSetup, MethodTask, TracedToolCall
-from evaluation.methods.chat import compact_json
 from evaluation.methods.prompts import (
     FLIGHT_RULES,
     ChatBaseline,
@@ -51,6 +50,7 @@ from ir.decision import Decision, Status
 from ir.plan_execution import FLOWS
 from models.base import LLMTransportError
 from models.grounded_schema import string_enum
+from models.rules_chat import compact_json
 from tools.registry import ToolRegistry
 from tools.world import World
 

@@ -29,6 +29,7 @@ from benchmark.sample import Sample, read_samples
 from benchmark.splits import SPLITS
 from graph.checkpoint import thread_config
 from graph.runner import run_task
+from graph.settings import RunSettings
 from models.model_host import self_test
 from nodes.context import Context
 
@@ -152,7 +153,7 @@ def main() -> None:
     started = time.perf_counter()
     samples = load_samples(args)
     print(f"{len(samples)} samples of {args.samples_file or args.split} in {time.perf_counter() - started:.1f} s")
-    context = Context(model=f"local:{args.mode}", max_repairs=args.max_repairs, without=frozenset({"memory"}))
+    context = RunSettings(model=f"local:{args.mode}", max_repairs=args.max_repairs, without={"memory"}).to_context()
     tally = Tally()
     started = time.perf_counter()
     for sample in samples:

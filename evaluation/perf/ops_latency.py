@@ -27,7 +27,7 @@ import numpy as np
 from benchmark.generator import generate_one, jobs_for
 from benchmark.ops_streams import ops_world, request_stream
 from benchmark.splits import SPLITS
-from nodes.context import Context
+from graph.settings import RunSettings
 from ops.ledger import Ledger, OperationalIntent
 from ops.stream import OpsRequest, OpsRunner
 from standards.volumes import Buffers, leg_volumes
@@ -64,7 +64,7 @@ def _fill(ledger: Ledger, world: World, target: int, rng: np.random.Generator) -
 
 
 def _probe(world: World, db: Path, probes: list[OpsRequest]) -> tuple[list[float], tuple[str, ...]]:
-    runner = OpsRunner(world=world, ledger=Ledger(db), context=Context(model="rules", without=frozenset({"memory"})),
+    runner = OpsRunner(world=world, ledger=Ledger(db), context=RunSettings(model="rules", without={"memory"}).to_context(),
                        db=str(db))  # fmt: skip
     latencies, statuses = [], []
     for request in probes:

@@ -1,6 +1,6 @@
 """Fuzz the exact verifier against an independent shapely oracle, next to the old 1 Hz sampling.
 
-Random cases (tests/support/verifier_cases.py, the generator and oracle that tests/unit/test_verifier_exact.py also uses):
+Random cases (evaluation/perf/verifier_cases.py, the generator and oracle that tests/unit/test_verifier_exact.py also uses):
 a no-fly zone with an altitude band and active window, a building, a sensitive zone with its buffer, or other
 traffic, each with a polyline biased to cut the shape's corners between two whole seconds. For every case the
 signal's minimum over the flight (the robustness of R1 / R2's part) is computed three ways:
@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from tests.support.verifier_cases import (
+from evaluation.perf.verifier_cases import (
     Case,
     NumpySource,
     exact_minimum,

@@ -72,3 +72,15 @@ def test_step_quit_prints_the_replay_command_that_resumes_it(capsys, monkeypatch
     with OpenAIStubServer(answer(GOOD_IR)) as server:
         code, out, _ = run_cli(capsys, *command.split()[1:], "--json")  # the replay meets the same scripted model
     assert code == 0 and json.loads(out)["status"] == "execute"
+
+
+def test_step_edit_replaces_a_list_the_graph_appends_to(capsys, monkeypatch, tmp_path):
+    """`edit tool_results=[]` empties the round's tool results: through the list's reducer the edit would have been
+    appended to them (and appending nothing leaves them as they were)."""
+    keys = "next\nnext\nnext\nedit tool_results=[]\nshow tool_results\nedit attempts=[]\nquit\n"
+    with OpenAIStubServer(answer(GOOD_IR)) as server:
+        code, out, _ = _step(capsys, monkeypatch, server, keys, "--db", str(tmp_path / "s.sqlite"))
+    assert code == 0
+    assert "[after execute_tools] changed:\n  tool_results = [{" in out  # there was a list to replace
+    assert "set tool_results\n" in out and "tool_results = []\n" in out
+    assert "cannot edit: attempts: the rounds' record is appended by the nodes" in out

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from cli.warm import DISABLE_ENV, SOCKET_ENV, forwarded
+from cli.warm import DISABLE_ENV, HEADER, SOCKET_ENV, MessageReader, forwarded
 from tests.support.paths import DOWNTOWN
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -75,6 +75,8 @@ def test_a_run_through_the_warm_process_decides_as_a_fresh_process_does(warm: Pa
     warm_run, alone_run = json.loads(through_warm.stdout), json.loads(alone.stdout)
     for key in ("status", "uav_id", "waypoints", "eta_sec", "energy_wh"):
         assert warm_run["decision"][key] == alone_run["decision"][key]
+    # the command closed its checkpoint file as a fresh process does: the write-ahead log folded into it
+    assert not (tmp_path / "runs.sqlite-wal").exists()
     # the child wrote into the caller's folder: the thread is stored where the caller said
     trace = _cloudbrain(warm, "trace", "--db", str(tmp_path / "runs.sqlite"), "--thread", "warm")
     assert trace.returncode == 0 and "final: execute" in trace.stdout
@@ -88,31 +90,109 @@ def test_usage_errors_and_exit_codes_come_back_as_they_would(warm: Path):
     assert missing.returncode == 2 and "cloudbrain trace:" in missing.stderr
 
 
-def test_the_command_reads_the_callers_stdin(warm: Path, tmp_path: Path):
+def _blocked_on_stdin(warm: Path) -> tuple[subprocess.Popen, int]:
+    """A command through the warm process that waits on its stdin (kept open); (the caller, the command's pid)."""
+    served = _status(warm)["commands"]
+    caller = subprocess.Popen(
+        [CLOUDBRAIN, "validate", "--world", str(DOWNTOWN), "--ir", "/dev/stdin"],
+        env=_env(warm), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+    )  # fmt: skip
+    for _ in range(100):
+        status = _status(warm)
+        if status["commands"] > served and status["children"]:
+            return caller, status["children"][-1]
+        time.sleep(0.1)
+    caller.kill()
+    raise AssertionError("the command did not start in the warm process")
+
+
+def _session_and_group(pid: int) -> tuple[int, int]:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return int(fields[3]), int(fields[2])  # session, process group
+
+
+def _gone(pid: int, within_s: float = 10.0) -> bool:
+    for _ in range(int(within_s * 10)):
+        if not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1][:3]:
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def test_the_command_reads_the_callers_stdin_in_a_session_of_its_own(warm: Path):
+    caller, command = _blocked_on_stdin(warm)
+    server = _status(warm)["pid"]
+    assert _session_and_group(command) == (command, command)  # its own: the warm process's terminal cannot reach it
+    assert _session_and_group(command)[0] != _session_and_group(server)[0]
+    out, err = caller.communicate(json.dumps({"not": "an ir"}), timeout=60)
+    assert caller.returncode == 3 and "invalid" in (out + err).lower(), (out, err)
+
+
+def test_ctrl_c_reaches_the_command(warm: Path):
+    """The terminal's SIGINT goes to the `cloudbrain` it started; the command itself is the warm process's child."""
+    caller, command = _blocked_on_stdin(warm)
+    caller.send_signal(signal.SIGINT)
+    caller.wait(timeout=60)  # stdin still open: the command ends because of the signal, not of the input's end
+    assert caller.returncode == 130 and "interrupted" in caller.stderr.read()
+    assert _gone(command)
+
+
+def test_a_caller_killed_by_a_signal_takes_the_command_with_it(warm: Path):
+    caller, command = _blocked_on_stdin(warm)
+    caller.send_signal(signal.SIGTERM)
+    assert caller.wait(timeout=60) == -signal.SIGTERM  # it died of the signal, as the command did
+    assert _gone(command)
+    caller, command = _blocked_on_stdin(warm)
+    caller.kill()  # SIGKILL cannot be forwarded: the command sees its caller gone
+    caller.wait(timeout=60)
+    assert _gone(command)
+
+
+def test_the_callers_umask_applies_to_what_the_command_writes(warm: Path, tmp_path: Path):
+    served = _status(warm)["commands"]
+    done = _cloudbrain(warm, "schemas", "--out", str(tmp_path / "schemas"), preexec_fn=lambda: os.umask(0o077))
+    assert done.returncode == 0, done.stderr
+    assert _status(warm)["commands"] == served + 1
+    assert (tmp_path / "schemas").stat().st_mode & 0o777 == 0o700
+    assert {p.stat().st_mode & 0o777 for p in (tmp_path / "schemas").iterdir()} == {0o600}
+
+
+def test_an_environment_read_at_import_that_differs_runs_on_its_own(warm: Path):
+    served = _status(warm)["commands"]
+    env = _env(warm) | {"LANGSMITH_TRACING": "false"}  # langsmith caches it when imported
+    done = subprocess.run([CLOUDBRAIN, "graph", "--json"], env=env, capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 0 and json.loads(done.stdout)["nodes"]
+    assert "started with other values of LANGSMITH_TRACING; this command runs on its own" in done.stderr
+    assert _status(warm)["commands"] == served
+
+
+def test_a_write_error_on_stdout_gives_the_exit_code_a_fresh_process_gives(warm: Path):
+    with open("/dev/full", "w") as full:
+        through_warm = subprocess.run([CLOUDBRAIN, "graph"], env=_env(warm), stdout=full, stderr=subprocess.PIPE)
+        alone = subprocess.run(
+            [CLOUDBRAIN, "graph"], env=_env(warm, use_warm=False), stdout=full, stderr=subprocess.PIPE
+        )
+    assert alone.returncode != 0
+    assert through_warm.returncode == alone.returncode, through_warm.stderr
+
+
+def test_the_terminal_commands_run_on_their_own(warm: Path, tmp_path: Path):
+    served = _status(warm)["commands"]
     stepped = _cloudbrain(
         warm, "step", "--model", "rules", "--world", str(DOWNTOWN), "--instruction", REQUEST,
         "--db", str(tmp_path / "s.sqlite"), "--memory-path", str(tmp_path / "memory"), "--thread", "stepped",
         input="next\nquit\n",
     )  # fmt: skip
-    assert stepped.returncode == 0, stepped.stderr
-    assert "left thread stepped at" in stepped.stdout
+    assert stepped.returncode == 0 and "left thread stepped at" in stepped.stdout, stepped.stderr
+    assert _status(warm)["commands"] == served  # step asks the operator at the terminal: not through warm
 
 
-def test_ctrl_c_reaches_the_command(warm: Path, tmp_path: Path):
-    """The terminal's SIGINT goes to the `cloudbrain` it started; the command itself is the warm process's child."""
-    stepper = subprocess.Popen(
-        [CLOUDBRAIN, "step", "--model", "rules", "--world", str(DOWNTOWN), "--instruction", REQUEST,
-         "--db", str(tmp_path / "c.sqlite"), "--memory-path", str(tmp_path / "memory")],
-        env=_env(warm), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
-    )  # fmt: skip
-    ready, _, _ = select.select([stepper.stdout], [], [], 60)  # waiting at its first prompt, stdin left open
-    assert ready
-    time.sleep(0.5)
-    stepper.send_signal(signal.SIGINT)
-    stepper.wait(timeout=60)  # stdin still open: the command ends because of the signal, not of the input's end
-    out, err = stepper.communicate()
-    assert stepper.returncode == 130, (out, err)
-    assert "interrupted" in err
+def test_two_messages_in_one_read_are_two_messages():
+    left, right = socket.socketpair()
+    with left, right:
+        left.sendall(b"".join(HEADER.pack(len(m)) + m for m in (b'{"pid": 7}', b'{"exit": 3}')))
+        reader = MessageReader(right)
+        assert reader.next() == {"pid": 7} and reader.next() == {"exit": 3}
 
 
 def test_a_stale_socket_file_is_not_a_warm_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
@@ -122,7 +202,7 @@ def test_a_stale_socket_file_is_not_a_warm_process(tmp_path: Path, monkeypatch: 
     listener.close()  # the file stays, nobody listens
     monkeypatch.setenv(SOCKET_ENV, str(sock))
     monkeypatch.delenv(DISABLE_ENV, raising=False)
-    assert forwarded(["--help"]) is None
+    assert forwarded(["trace", "--thread", "t"], "trace") is None
 
 
 def test_a_code_change_stops_the_warm_process_and_the_command_runs_on_its_own(tmp_path: Path):
@@ -135,11 +215,11 @@ def test_a_code_change_stops_the_warm_process_and_the_command_runs_on_its_own(tm
         before = source.stat()
         os.utime(source, ns=(before.st_atime_ns, before.st_mtime_ns + 1_000_000_000))
         try:
-            checked = _cloudbrain(sock, "schemas", "--help")
+            checked = _cloudbrain(sock, "schemas", "--json")
         finally:
             os.utime(source, ns=(before.st_atime_ns, before.st_mtime_ns))
-        assert checked.returncode == 0 and "usage: cloudbrain schemas" in checked.stdout
-        assert "the code changed since it started; this command runs on its own" in checked.stderr
+        assert checked.returncode == 0 and json.loads(checked.stdout)
+        assert "its code or packages changed since it started; this command runs on its own" in checked.stderr
         assert server.wait(timeout=30) == 0
         assert not sock.exists()
     finally:

@@ -1,10 +1,12 @@
-"""Time travel on a run's checkpoints: fork with an edited state, replay from a checkpoint (graph/history.py).
+"""Time travel on a run's checkpoints: fork with an edited state, replay from a checkpoint (graph/session.py), read
+from the store (graph/history.py).
 
 Each test runs once per checkpointer (in-memory and SQLite file; the `checkpointer` fixture of conftest.py)."""
 
 from __future__ import annotations
 
-from graph.history import checkpoints, fork, replay, trace
+from graph.history import checkpoints, trace
+from graph.session import Session
 from tests.support.graph_fixtures import answer, ran_nodes, run_seed, scripted_context
 from tests.support.ir_fixtures import GOOD_IR, HALLUCINATED_IR, NFZ_FORGOTTEN_IR
 from tests.support.openai_stub_server import OpenAIStubServer
@@ -19,14 +21,11 @@ def test_fork_from_second_round_with_corrected_ir_executes_without_the_llm(world
             c for c in checkpoints(graph.checkpointer, "forked") if c.round == 1 and c.next == ["execute_tools"]
         )
         calls_before = len(server.requests)
-        forked = fork(
-            graph,
-            "forked",
-            second_round.checkpoint_id,
-            [("ir.entities.avoid_zones", '["school_zone_2", "nfz_temp_1"]')],
-            context,
-            db=None,
+        session = Session(graph.checkpointer, context)
+        session.fork(
+            "forked", second_round.checkpoint_id, [("ir.entities.avoid_zones", '["school_zone_2", "nfz_temp_1"]')]
         )
+        forked = session.outcome("forked", db=None)
         assert len(server.requests) == calls_before  # no LLM call: the corrected IR ran straight through
 
     assert forked.status == "execute"
@@ -43,7 +42,9 @@ def test_replay_re_executes_the_nodes_after_a_checkpoint(world, checkpointer):
         graph, out = run_seed(world, context, checkpointer, "replayed")
         before_verify = next(c for c in checkpoints(graph.checkpointer, "replayed") if c.next == ["verify"])
         steps_before = len(checkpoints(graph.checkpointer, "replayed"))
-        again = replay(graph, "replayed", before_verify.checkpoint_id, context, db=None)
+        session = Session(graph.checkpointer, context)
+        session.replay("replayed", before_verify.checkpoint_id)
+        again = session.outcome("replayed", db=None)
         assert len(server.requests) == 1  # the nodes after the checkpoint re-ran; generate_ir was before it
     assert out.status == again.status == "execute"
     assert len(checkpoints(graph.checkpointer, "replayed")) > steps_before  # replay appends, never rewrites
@@ -89,8 +90,9 @@ def test_the_store_reader_agrees_with_langgraphs_state_on_every_checkpoint(world
         run_task(world, request, context=context, thread_id=thread, checkpointer=checkpointer)
     graph = build_graph(quiet.without, checkpointer=checkpointer)
     before_verify = next(c for c in checkpoints(checkpointer, "executed") if c.next == ["verify"])
-    fork(graph, "executed", before_verify.checkpoint_id, [("ir.constraints.altitude_min_m", "60")], quiet, db=None)
-    replay(graph, "refused", checkpoints(checkpointer, "refused")[3].checkpoint_id, quiet, db=None)
+    session = Session(checkpointer, quiet)
+    session.fork("executed", before_verify.checkpoint_id, [("ir.constraints.altitude_min_m", "60")])
+    session.replay("refused", checkpoints(checkpointer, "refused")[3].checkpoint_id)
     stepped = build_graph(quiet.without, checkpointer=checkpointer, interrupt_before=["retrieve", "verify"])
     inputs = {"instruction": runs["executed"][0], "world": world.model_dump(mode="json"), "task_id": "stepped"}
     stepped.invoke({**inputs, "gold_ir": None, "run_config": {}}, thread_config("stepped"), context=quiet)

@@ -29,8 +29,8 @@ from selenium.webdriver.support.wait import WebDriverWait
 from cli.main import main
 from graph.checkpoint import sqlite_checkpointer
 from graph.runner import run_task
+from graph.settings import RunSettings
 from inspector.app import create_app
-from nodes.context import Context
 from tests.support.graph_fixtures import answer, scripted_context
 from tests.support.ir_fixtures import NFZ_FORGOTTEN_IR, SEED_INSTRUCTION
 from tests.support.openai_stub_server import OpenAIStubServer, StubReply
@@ -83,7 +83,7 @@ def site(tmp_path_factory: pytest.TempPathFactory, downtown: World) -> Iterator[
     _four_round_thread(downtown, saver)
     app = create_app(
         saver,
-        make_context=lambda run_config: Context(model="rules", without=frozenset({"memory"})),
+        settings=RunSettings(model="rules", without={"memory"}),
         world=downtown,
         results=_bench_results(folder / "bench"),
         store_name="test store",

@@ -13,6 +13,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from cli.main import ALL, build_parser
 from graph.runner import run_task
+from graph.settings import RunSettings
 from inspector.app import create_app
 from nodes.context import Context
 from tests.support.cli import DOWNTOWN, run_cli
@@ -20,6 +21,7 @@ from tests.support.ir_fixtures import SEED_INSTRUCTION
 from tools.world import World
 
 RULES = Context(model="rules", without=frozenset({"memory"}))
+RULES_SETTINGS = RunSettings(model="rules", without={"memory"})
 MARKUP = 'Deliver from hospital_A to hospital_B <img src=x onerror="alert(1)"> <script>alert(2)</script>'
 
 
@@ -27,7 +29,7 @@ MARKUP = 'Deliver from hospital_A to hospital_B <img src=x onerror="alert(1)"> <
 def client(downtown: World) -> TestClient:
     saver = InMemorySaver()
     run_task(downtown, MARKUP, context=RULES, thread_id="markup", checkpointer=saver)
-    app = create_app(saver, make_context=lambda run_config: RULES, world=downtown)
+    app = create_app(saver, settings=RULES_SETTINGS, world=downtown)
     return TestClient(app, base_url="http://127.0.0.1")
 
 
@@ -156,7 +158,7 @@ def test_a_run_waiting_for_the_operator_says_so_and_shows_the_question(downtown)
     interactive = Context(model="rules", without=frozenset({"memory"}), interactive=True)
     out = run_task(downtown, "Fly the usual route.", context=interactive, thread_id="waiting", checkpointer=saver)
     assert out.interrupted is not None
-    client = TestClient(create_app(saver, make_context=lambda run_config: RULES), base_url="http://127.0.0.1")
+    client = TestClient(create_app(saver, settings=RULES_SETTINGS), base_url="http://127.0.0.1")
     listed = client.get("/?status=waiting for operator").text
     assert listed.count("thread-row") == 1 and "status-waiting_for_operator" in listed
     page = client.get("/thread/waiting").text

@@ -15,7 +15,7 @@ from langchain_core.messages import HumanMessage
 
 from benchmark.generator import generate_splits
 from evaluation.methods.chat import invoke_chat, make_chat_model
-from models.openai_backend import OpenAIGenerator, server_mode
+from models.openai_backend import SERVER_CAPABILITIES, OpenAIGenerator
 from tests.support.bench_db import stored_rows
 from tests.support.cli import run_cli
 from tests.support.llama_server import MODEL_ALIAS, llama_server
@@ -42,7 +42,7 @@ def test_the_ir_writer_settles_on_json_object_and_decodes_under_the_schema(serve
     text, usage, structured = generator._complete_json([{"role": "user", "content": ASK}], SCHEMA, 0.0)
     assert structured and isinstance(json.loads(text)["ok"], bool)
     assert usage.prompt_tokens > 0 and not usage.estimated  # the server's own usage
-    assert server_mode(server_url, MODEL_ALIAS) == generator.structured_mode == "json_object"
+    assert SERVER_CAPABILITIES.mode(server_url, MODEL_ALIAS) == generator.structured_mode == "json_object"
 
 
 def test_the_baselines_chat_path_gets_its_json_schema_format_through(world, server_url):

@@ -408,7 +408,7 @@ class _RecordingGenerator(IRGenerator):
 @pytest.mark.parametrize("accepts_schema", [True, False])
 def test_generate_ir_offers_the_grounded_schema_to_backends_that_take_one(monkeypatch, world, accepts_schema):
     generator = _RecordingGenerator(accepts_schema)
-    monkeypatch.setattr(generate_ir_node, "make_generator", lambda *args, **kwargs: generator)
+    monkeypatch.setattr(generate_ir_node, "init_ir_writer", lambda *args, **kwargs: generator)
     state = {"instruction": INSTRUCTION, "world": json.loads(world.model_dump_json()), "task_id": "t7"}
     generate_ir_node.generate_ir(state, SimpleNamespace(context=Context(model="openai:any")))
     sent = generator.requests[0].json_schema

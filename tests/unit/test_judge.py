@@ -17,7 +17,8 @@ from ir.decision import Decision
 from tools import route
 from tools.contract import ToolFailure
 from tools.registry import ToolRegistry
-from tools.simulator import SimulateArgs, counted_events, simulate
+from tools.rules import counted_events
+from tools.simulator import SimulateArgs, simulate
 from tools.trajectory import ground_to_ground, resample
 from tools.world import World, load_world
 

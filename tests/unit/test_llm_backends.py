@@ -10,6 +10,7 @@ import pytest
 from pydantic import BaseModel, Field
 
 from graph.runner import total_usage
+from ir.answer_text import extract_answer
 from ir.model import LLMAnswer
 from models.base import (
     GenerationRequest,
@@ -18,10 +19,9 @@ from models.base import (
     RepairFeedback,
     ResponseCache,
     RetrievedContext,
-    extract_answer,
 )
-from models.factory import make_generator
-from models.openai_backend import OpenAIGenerator, server_mode
+from models.factory import init_ir_writer
+from models.openai_backend import SERVER_CAPABILITIES, OpenAIGenerator
 from models.oracle import OracleGenerator
 from models.prompts import PROMPT_VERSION, build_prompt
 from models.rules_parser import RuleBasedGenerator
@@ -175,7 +175,10 @@ def test_a_refused_json_schema_moves_to_json_object_with_the_schema_for_good(req
     assert _modes(server) == ["json_schema", "json_object", "json_object"]
     assert server.bodies()[1]["response_format"]["schema"] == LLMAnswer.model_json_schema()
     assert first.answer == later.answer == _envelope() and first.structured_output
-    assert later_generator.structured_mode == "json_object" and server_mode(server.url, "stub-model") == "json_object"
+    assert (
+        later_generator.structured_mode == "json_object"
+        and SERVER_CAPABILITIES.mode(server.url, "stub-model") == "json_object"
+    )
 
 
 def test_a_server_that_refuses_every_structured_mode_is_asked_in_plain_text(request_):
@@ -378,7 +381,7 @@ def test_extraction_returns_none_when_nothing_looks_like_an_answer(text):
 
 # --- oracle and factory ---------------------------------------------------------------------------------------
 def test_oracle_returns_the_gold_on_every_round(request_):
-    oracle = make_generator("oracle", sample_gold=_gold())
+    oracle = init_ir_writer("oracle", sample_gold=_gold())
     first = oracle.generate(request_)
     first.answer["low_altitude_ir"]["intent"] = "patrol"  # callers may mutate what they get
     again = oracle.generate(request_.model_copy(update={"round": 1, "feedback": _feedback()}))
@@ -397,15 +400,15 @@ def test_oracle_accepts_an_envelope_and_rejects_a_malformed_gold(request_):
 def test_factory_picks_backends_by_model_string(monkeypatch):
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    assert isinstance(make_generator("rules"), RuleBasedGenerator)
-    generator = make_generator("openai:qwen3-14b", registry=_registry())
+    assert isinstance(init_ir_writer("rules"), RuleBasedGenerator)
+    generator = init_ir_writer("openai:qwen3-14b", registry=_registry())
     assert isinstance(generator, OpenAIGenerator)
     assert generator.model == "openai:qwen3-14b" and generator.base_url == "http://127.0.0.1:9/v1"
     with pytest.raises(ValueError, match="sample_gold"):
-        make_generator("oracle")
+        init_ir_writer("oracle")
     for bad in ("gpt-4", "openai:", "local:smol"):
         with pytest.raises(ValueError, match="unknown model"):
-            make_generator(bad)
+            init_ir_writer(bad)
 
 
 # --- prompt ---------------------------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 
 from ir.validation import validate_ir
 from models.base import GenerationRequest, LLMTransportError, ResponseCache
-from models.factory import make_generator
+from models.factory import ModelSettings, init_ir_writer
 from models.local_backend import MAX_TOKENS, LocalChatModel, LocalGenerator, json_schema_of
 from models.local_model import (
     MODEL_FILE,
@@ -87,7 +87,7 @@ def test_the_langchain_chat_model_takes_an_openai_style_response_format(model):
 
 
 def test_the_slots_answer_for_the_demo_passes_parsing_schema_and_grounding(model, world):
-    generator = make_generator("local")
+    generator = init_ir_writer("local")
     assert isinstance(generator, LocalGenerator) and generator.mode == "slots"
     request = GenerationRequest(instruction=INSTRUCTION, world=world, task_id="demo")
     result = generator.generate(request)
@@ -111,7 +111,7 @@ def test_the_slots_answer_for_the_demo_passes_parsing_schema_and_grounding(model
     ],
 )
 def test_a_token_budget_caps_the_answers_under_the_modes_own_cap(model, budget, cap):
-    generator = make_generator(model, max_new_tokens=budget)
+    generator = init_ir_writer(model, ModelSettings(max_new_tokens=budget))
     assert isinstance(generator, LocalGenerator) and generator._chat.max_tokens == cap
 
 
@@ -124,8 +124,8 @@ def test_a_missing_model_is_a_non_retryable_transport_error(monkeypatch, world):
 
 
 def test_full_mode_offers_the_grounded_schema_and_slots_mode_does_not():
-    assert make_generator("local:full").accepts_json_schema
-    assert not make_generator("local:slots").accepts_json_schema
+    assert init_ir_writer("local:full").accepts_json_schema
+    assert not init_ir_writer("local:slots").accepts_json_schema
 
 
 def test_greedy_and_seeded_sampling_stay_inside_the_mask():

@@ -18,13 +18,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from evaluation.methods import get_method
 from evaluation.methods.base import Budget, MethodSetup, MethodTask
-from evaluation.methods.chat import (
-    RulesChatModel,
-    decision_answer,
-    decision_as_plain_text,
-    make_chat_model,
-    tool_message_content,
-)
+from evaluation.methods.chat import make_chat_model, tool_message_content
 from evaluation.methods.direct_llm import DirectLLM, plain_decision
 from evaluation.methods.json_only import JsonOnly
 from evaluation.methods.prompts import (
@@ -38,6 +32,7 @@ from evaluation.methods.react import ReAct, action_registry, tool_definitions
 from ir.decision import Decision
 from models.local_backend import LocalChatModel, chat_messages, turn_schema
 from models.local_model import LocalModelError
+from models.rules_chat import RulesChatModel, decision_answer, decision_as_plain_text
 from tests.support.scripted_chat import answer, calls, last_tool_output, scripted
 from tools.catalog import ACTION_TOOLS, default_registry
 from tools.world import UAVStatus, World

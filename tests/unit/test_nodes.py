@@ -11,6 +11,7 @@ from ir.failure import failure_record
 from ir.model import HUMAN_CONFIRM_POLICIES, FallbackPolicy
 from nodes.context import Context
 from nodes.execute_tools import execute_tools
+from nodes.failures import failure_from_tool
 from nodes.fallback import fallback
 from nodes.repair import repair
 from nodes.simulate import simulate
@@ -19,9 +20,13 @@ from nodes.verify import verify
 from tests.support.ir_fixtures import GOOD_IR, HALLUCINATED_IR, NFZ_FORGOTTEN_IR, SEED_INSTRUCTION, ir_with
 from tests.support.paths import DOWNTOWN
 from tests.support.runtime import fake_runtime
+from tools import route
+from tools.registry import ToolRegistry
+from tools.world import World
 
 # hospital_A -> accident_site_3 in a straight line at 60 m: through nfz_temp_1.
 THROUGH_NFZ = {"uav_id": "uav_03", "waypoints": [[100, 100, 60, 0], [650, 420, 60, 60]], "goal": "accident_site_3"}
+OVER_SITE = [[630, 400], [670, 400], [670, 440], [630, 440]]  # round accident_site_3 (650, 420)
 NFZ_FAILURE = failure_record(
     "verify",
     "spec_violation",
@@ -215,6 +220,18 @@ def test_headless_fallback_decides_by_the_irs_fallback_policy(policy, runtime):
     assert update["decision"]["proposal"] == (THROUGH_NFZ if expected == "human_confirm" else None)
     assert "verify: spec_violation (R1) after 3 repair round(s)" in update["decision"]["reason"]
     assert update["operator_reply"] is None
+
+
+def test_a_fallback_decision_names_what_the_failing_tool_found_in_the_way(world_json, runtime):
+    """The ids come from the tool, not from the prose: the planner's blockers, else the counterexample's entity."""
+    data = {**world_json, "no_fly_zones": [*world_json["no_fly_zones"], {"id": "nfz_site", "polygon": OVER_SITE}]}
+    args = {"start": "hospital_A", "goal": "accident_site_3", "avoid_zones": ["nfz_site"]}
+    no_path = ToolRegistry([route.SPEC]).call("plan_route", World.model_validate(data), args)
+    failure = failure_from_tool("execute_tools", no_path, step_id="route")
+    update = fallback({"ir": ir_with(fallback_policy="human_confirm"), "failure": failure, "round": 1}, runtime)
+    assert update["decision"]["blocked_by"] == ["nfz_site"]
+    update = fallback({"ir": ir_with(fallback_policy="safe_refusal"), "failure": NFZ_FAILURE, "round": 3}, runtime)
+    assert update["decision"]["blocked_by"] == []  # a failure record that names no blocker
 
 
 def test_fallback_without_an_ir_refuses(runtime):

@@ -1,6 +1,6 @@
 """The exact verifier against an independent shapely oracle, on random polygons and corner-cutting flights.
 
-Cases and oracle live in tests/support/verifier_cases.py (evaluation/perf/verifier_fuzz.py runs the same generator on
+Cases and oracle live in evaluation/perf/verifier_cases.py (evaluation/perf/verifier_fuzz.py runs the same generator on
 100,000 numpy-drawn cases); here hypothesis draws the generator's numbers, so a failure shrinks to a small case.
 Robustness is compared below the verifier's 3-decimal rounding: the minimum of each signal over the exact time grid
 (signals.exact_times) must be within 1e-6 m of the oracle's, and never above a value the oracle found the flight to
@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from shapely.geometry import Point, Polygon
 
-from tests.support import verifier_cases as vc
+from evaluation.perf import verifier_cases as vc
 from tools import exact_grid, signals, verifier
 from tools import segment_geometry as geo
 from tools.contract import ToolFailure

@@ -1,7 +1,8 @@
 """Random flight cases for the exact trajectory verifier, and an independent oracle that judges them with shapely.
 
 Shared by tests/unit/test_verifier_exact.py (hypothesis draws the numbers) and evaluation/perf/verifier_fuzz.py (numpy
-draws them): both call `random_case(source, kind)` with a `Source`, so one generator and one oracle serve both.
+draws them): both call `random_case(source, kind)` with a `Source`, so one generator and one oracle serve both. It
+lives in the installed package so the fuzz script runs from an install, without the tests.
 
 Cases: one keep-out shape (a convex hull of random points, a star-shaped concave polygon, an axis-aligned rectangle
 or an L with integer corners) and a polyline that passes near its corners and edges (waypoints at a vertex plus a
@@ -37,6 +38,9 @@ from typing import Any, Protocol
 import numpy as np
 import shapely
 from shapely.geometry import LineString, MultiPoint, Point, Polygon
+
+from tools import exact_grid, signals
+from tools.trajectory import resample
 
 GRID = {"nx": 100, "ny": 100, "nz": 6, "cell_size_m": 10.0}  # a 1 km square, ceiling 120 m
 CENTRE = (500.0, 500.0)
@@ -593,8 +597,6 @@ def nfz_intrusion(case: Case, depth: float = INTRUSION_DEPTH) -> bool:
 # --- the methods under test ----------------------------------------------------------------------------------------
 def signal_minimum(world: Any, kind: str, rows: np.ndarray) -> float:
     """The minimum over the rows (x, y, z, t) of the case's signal, as tools/signals computes it."""
-    from tools import signals
-
     if kind == "nfz":
         return float(signals.nfz_margin(world, rows).values.min())
     if kind == "building":
@@ -608,14 +610,10 @@ def signal_minimum(world: Any, kind: str, rows: np.ndarray) -> float:
 
 def exact_minimum(world: Any, case: Case) -> float:
     """The verifier's method: the signal's minimum over the exact time grid of tools/exact_grid."""
-    from tools import exact_grid, signals
-
     times = signals.exact_times(world, case.waypoints)
     return signal_minimum(world, case.kind, exact_grid.sample_track(case.waypoints, times))
 
 
 def hz_minimum(world: Any, case: Case) -> float:
     """The old method: the signal's minimum over the 1 Hz resampling of the track."""
-    from tools.trajectory import resample
-
     return signal_minimum(world, case.kind, resample(case.waypoints, 1.0))
