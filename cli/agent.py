@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -190,18 +189,20 @@ def settings_error(exc: ValidationError, flags: dict[str, str] | None = None) ->
     """A settings error in the words of the option (or stored key) that gave the value."""
     first = exc.errors()[0]
     setting = str(first["loc"][0]) if first["loc"] else ""
-    return f"{(flags or {}).get(setting, setting)}: {first['msg'].removeprefix('Value error, ')}"
+    message = first["msg"].removeprefix("Value error, ").replace("Input should be", "must be")
+    given = f" (got {first['input']!r})" if first["type"] != "value_error" and "input" in first else ""
+    return f"{(flags or {}).get(setting, setting)}: {message}{given}"
 
 
 def settings_from_args(args: argparse.Namespace, *, interactive: bool = False) -> RunSettings:
     """A new run's settings from the agent options (an unknown model, a bad K or ablation: one line, exit 2, before
-    anything runs). The server's URL may come from the environment (OPENAI_BASE_URL); it is stored with the run."""
+    anything runs). A server URL given only by the environment (OPENAI_BASE_URL) is not stored: a replay reads its own
+    environment, as before RunSettings."""
     from pydantic import ValidationError
 
     from graph.settings import RunSettings
 
     values = {setting: getattr(args, option) for option, setting in AGENT_OPTIONS.items()}
-    values["base_url"] = values["base_url"] or os.environ.get("OPENAI_BASE_URL")
     try:
         return RunSettings(**values, interactive=interactive)
     except ValidationError as exc:
@@ -388,7 +389,7 @@ def stored_session(args: argparse.Namespace) -> Session:
         raise CommandError(f"no thread {args.thread!r} in {display_name(args.db)}") from None
     except ValidationError as exc:
         raise CommandError(
-            f"thread {args.thread!r} stored settings this version cannot run: {settings_error(exc)}"
+            f"thread {args.thread!r} has stored settings this version cannot run: {settings_error(exc)}"
         ) from None
 
 

@@ -96,9 +96,17 @@ def _not_a_number(name: str) -> Any:
 def edit_value(raw: str) -> Any:
     """VALUE as JSON, else as the bare string; NaN and the infinities are refused (a state holds JSON)."""
     try:
-        return json.loads(raw, parse_constant=_not_a_number, parse_float=_finite)
+        value = json.loads(raw, parse_constant=_not_a_number, parse_float=_finite)
     except json.JSONDecodeError:
-        return raw
+        value = raw
+    if isinstance(value, str):  # "inf" or "nan" as a string: pydantic would read it as that number
+        try:
+            number = float(value)
+        except ValueError:
+            return value
+        if not math.isfinite(number):
+            raise EditError(f"{value} is not a number a state may hold")
+    return value
 
 
 def set_path(values: dict[str, Any], path: str, raw_value: str) -> tuple[str, Any]:

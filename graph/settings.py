@@ -42,7 +42,7 @@ class RunSettings(BaseModel):
     sim_seed: int = _setting("sim_seed")
     stress_scenarios: int = _setting("stress_scenarios", ge=1)
     without: frozenset[str] = _setting("without")
-    top_k_cases: int = _setting("top_k_cases")
+    top_k_cases: int = _setting("top_k_cases", ge=0)
     max_new_tokens: int | None = _setting("max_new_tokens", ge=1)
     # this process's, never stored
     api_key: str | None = _setting("api_key", exclude=True, repr=False)
@@ -100,9 +100,13 @@ class RunSettings(BaseModel):
 
         Migrations, oldest first:
         - stress_scenarios: runs stored before the setting existed flew one stress scenario (new runs fly 3).
+        - max_new_tokens: versions before RunSettings took 0 or a negative cap, under which no model can answer;
+          it reads as no cap (None), so the run can be replayed and forked.
         """
         known = {key: value for key, value in run_config.items() if key in cls.model_fields}
         known.setdefault("stress_scenarios", 1)
+        if isinstance(known.get("max_new_tokens"), int) and known["max_new_tokens"] < 1:
+            known["max_new_tokens"] = None
         return cls.model_validate(known | this_process)
 
     @classmethod

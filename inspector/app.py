@@ -160,7 +160,13 @@ def create_app(
 
     def _session(thread_id: str) -> Session:
         """A stored thread's session: its own settings, with the inspector's OWN_SETTINGS over them."""
-        return Session.of_thread(saver, thread_id, **{key: getattr(settings, key) for key in OWN_SETTINGS})
+        try:
+            return Session.of_thread(saver, thread_id, **{key: getattr(settings, key) for key in OWN_SETTINGS})
+        except ValidationError as exc:  # e.g. a model this version does not know
+            why = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+            raise StarletteHTTPException(
+                400, f"thread {thread_id!r} has stored settings this version cannot run: {why}"
+            ) from None
 
     @app.post("/step")
     def step_start(instruction: str = Form(...), model: str = Form("")) -> RedirectResponse:

@@ -33,7 +33,7 @@ PROVIDERS: dict[str, ProviderEntry] = {
     "local": ProviderEntry("models.local_backend:LocalProvider", ("local", "local:full", "local:slots")),
     "openai": ProviderEntry("models.openai_backend:OpenAIProvider", (f"openai:{ANY_NAME}",)),
     "oracle": ProviderEntry("models.oracle:OracleProvider", ("oracle",)),
-    "rules": ProviderEntry("models.rules_chat:RulesProvider", ("rules",)),
+    "rules": ProviderEntry("models.rules_parser:RulesProvider", ("rules",)),
 }
 # `local` is the embedded 135M model in the mode made for small models: compact slots compiled into the IR.
 LOCAL_MODES: dict[str, IRFormat] = {"local": "slots", "local:slots": "slots", "local:full": "full"}

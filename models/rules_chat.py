@@ -25,11 +25,8 @@ from ir.decision import Decision, Status
 from ir.model import HUMAN_CONFIRM_POLICIES, LLMAnswer, LowAltitudeIR
 from ir.plan_execution import PlannedStep, analyse_plan
 from models.base import GenerationRequest
-from models.factory import Gold, ModelProvider, ModelSettings
-from models.options import ModelSpec
 from models.rules_parser import RuleBasedGenerator
 from tools.catalog import default_registry
-from tools.registry import ToolRegistry
 from tools.trajectory import LANDING_DESCENT_MPS, TAKEOFF_CLIMB_MPS
 from tools.world import UAV, UAVStatus, World
 
@@ -227,15 +224,3 @@ def _call_id(step_id: str) -> str:
 
 def _final(decision: Decision) -> AIMessage:
     return AIMessage(content=compact_json(decision_answer(decision)))
-
-
-class RulesProvider(ModelProvider):
-    """`rules`: the rule-based parser as an IR writer, and as a chat model over its IR of the task."""
-
-    def ir_writer(
-        self, spec: ModelSpec, settings: ModelSettings, *, registry: ToolRegistry | None, sample_gold: Gold | None
-    ) -> RuleBasedGenerator:
-        return RuleBasedGenerator()
-
-    def chat_model(self, spec: ModelSpec, settings: ModelSettings, *, world: World, instruction: str) -> RulesChatModel:
-        return RulesChatModel(world=world, instruction=instruction)

@@ -13,7 +13,7 @@ import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 from shapely.geometry import LineString
@@ -52,10 +52,17 @@ from language.stated import (
     uav_roles_in,
 )
 from models.base import GenerationRequest, GenerationResult, IRGenerator, RepairFeedback
+from models.factory import Gold, ModelProvider, ModelSettings
+from models.options import ModelSpec
 from models.repair_choice import offered, repaired_answer
 from tools.rules import MONITORED_RULES
 from tools.signals import zones_containing
 from tools.world import World
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+
+    from tools.registry import ToolRegistry
 
 RULES_VERSION = "rules-v2"  # v2: stops before a landing cue, short names, verbatim names first
 
@@ -469,3 +476,18 @@ class RuleBasedGenerator(IRGenerator):
             model=self.model,
             prompt_version=RULES_VERSION,
         )
+
+
+class RulesProvider(ModelProvider):
+    """`rules`: the rule-based parser as an IR writer, and as a chat model over its IR of the task (LangChain's chat
+    classes load only for the latter: `cloudbrain run --model rules` does not need them)."""
+
+    def ir_writer(
+        self, spec: ModelSpec, settings: ModelSettings, *, registry: ToolRegistry | None, sample_gold: Gold | None
+    ) -> RuleBasedGenerator:
+        return RuleBasedGenerator()
+
+    def chat_model(self, spec: ModelSpec, settings: ModelSettings, *, world: World, instruction: str) -> BaseChatModel:
+        from models.rules_chat import RulesChatModel
+
+        return RulesChatModel(world=world, instruction=instruction)

@@ -28,6 +28,6 @@ def failure_from_tool(stage: str, result: ToolResult, *, step_id: str | None = N
     recoverable = bool(error and error.recoverable)
     # what is in the way, as ids: the planner's blockers, else the entity the tool's counterexample names
     named = details.get("offending_entity")
-    blockers = (result.result or {}).get("blockers") or ([named] if named else [])
+    blockers = (error.blockers if error else []) or ([named] if named else [])
     message = error.message if error else ""
     return failure_record(stage, error_type, recoverable=recoverable, message=message, blockers=blockers, **details)

@@ -14,6 +14,9 @@ class ToolErrorInfo(BaseModel):
     message: str
     recoverable: bool
     suggested_actions: list[str] = Field(default_factory=list)
+    blockers: list[str] = Field(
+        default_factory=list, description="ids of what is in the way (zones, intents), for the failure record and ops"
+    )
 
 
 class Provenance(BaseModel):
@@ -53,10 +56,15 @@ class ToolFailure(Exception):
         suggested_actions: list[str] | None = None,
         result: dict[str, Any] | None = None,
         engine: dict[str, str] | None = None,
+        blockers: list[str] | None = None,
     ):
         super().__init__(message)
         self.info = ToolErrorInfo(
-            type=type, message=message, recoverable=recoverable, suggested_actions=suggested_actions or []
+            type=type,
+            message=message,
+            recoverable=recoverable,
+            suggested_actions=suggested_actions or [],
+            blockers=blockers or [],
         )
         self.result = result
         self.engine = engine or {}

@@ -117,7 +117,7 @@ def _plan_route(world: World, args: PlanRouteArgs) -> ToolOutput:
             str(error),
             recoverable=True,
             suggested_actions=_no_path_actions(error, args, congested),
-            result={"blockers": error.blockers},
+            blockers=list(error.blockers),
         ) from None
     result = {
         "waypoints": [[round(float(v), 3) for v in row] for row in route.waypoints],

@@ -53,7 +53,7 @@ def tool_message_content(result: ToolResult) -> str:
     if result.warnings:
         body["warnings"] = result.warnings
     if result.error is not None:
-        body["error"] = result.error.model_dump()
+        body["error"] = result.error.model_dump(exclude={"blockers"})  # the message names them; ids are for ops
     return compact_json(body)
 
 

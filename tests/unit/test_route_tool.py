@@ -117,7 +117,8 @@ def test_a_sensitive_zone_holding_the_goal_is_not_kept_clear_but_a_no_fly_zone_i
         {"start": "hospital_A", "goal": "accident_site_3", "avoid_zones": ["nfz_site"]},
     )
     assert not closed.ok and closed.error.type == "no_path" and "nfz_site" in closed.error.message
-    assert closed.result == {"blockers": ["nfz_site"]}  # the same, as ids for the decision (ops reads them)
+    assert closed.error.blockers == ["nfz_site"]  # the same, as ids for the decision (ops reads them)
+    assert closed.result is None  # nothing added to what a chat baseline reads back
 
 
 def test_altitude_band_without_a_layer_is_no_path(call):

@@ -45,6 +45,8 @@ def test_a_run_stored_before_stress_scenarios_flew_one_scenario_and_new_runs_fly
     assert RunSettings.from_stored(older).stress_scenarios == 1
     assert RunSettings.from_stored({**older, "stress_scenarios": 3}).stress_scenarios == 3
     assert RunSettings.from_stored({}) == RunSettings(stress_scenarios=1)  # every other setting: today's default
+    # older versions stored a cap of 0 tokens (no model can answer under it): no cap, so the run can be replayed
+    assert RunSettings.from_stored({**older, "max_new_tokens": 0}).max_new_tokens is None
 
 
 @pytest.mark.parametrize(
@@ -76,6 +78,8 @@ def test_edits_keep_to_the_states_keys_and_replace_lists_whole():
         (("nonsense", "1"), "not a field of the state"),
         (("ir.constraints", "[1, NaN]"), "NaN is not a number"),
         (("ir.constraints.altitude_max_m", "1e999"), "1e999 is not a number"),
+        (("ir.constraints.altitude_max_m", "inf"), "inf is not a number"),  # bare: pydantic would read it as inf
+        (("ir.constraints.altitude_max_m", '"-Infinity"'), "-Infinity is not a number"),
         (("candidate.uav_id.x", "1"), "candidate is not an object"),
     ]:
         with pytest.raises(EditError, match=reason):
