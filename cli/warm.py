@@ -65,6 +65,7 @@ IMPORT_TIME_ENV = (
     "GRPC_",
 )
 LIMITS = ("RLIMIT_AS", "RLIMIT_CORE", "RLIMIT_CPU", "RLIMIT_DATA", "RLIMIT_FSIZE", "RLIMIT_NOFILE", "RLIMIT_STACK")
+REPLY_TIMEOUT_SEC = 10.0
 HEADER = struct.Struct("!I")  # a message: its length, then that many bytes of JSON
 MAX_MESSAGE = 16 * 1024 * 1024
 
@@ -181,12 +182,16 @@ def forwarded(argv: list[str], command: str | None) -> int | None:
         cwd = os.getcwd()
         for fd in (0, 1, 2):
             os.fstat(fd)  # a closed stdin / stdout / stderr: the socket would take its number
+        if _passes_other_descriptors() or _background_job_at_a_terminal():
+            return None
     except (OSError, WarmUnavailable):
         return None
     conn = _connect(path)
     if conn is None:
         return None
     with conn:
+        forwarded_signals = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGTSTP)
+        ignored = [int(s) for s in forwarded_signals if signal.getsignal(s) == signal.SIG_IGN]
         request = {
             "argv": argv,
             "argv0": sys.argv[0],
@@ -197,11 +202,15 @@ def forwarded(argv: list[str], command: str | None) -> int | None:
             "limits": {name: resource.getrlimit(getattr(resource, name)) for name in LIMITS},
             "root": str(PROJECT_ROOT),
             "python": _python(),
+            "interpreter": _interpreter_options(),
+            "ignored_signals": ignored,  # nohup, a script's background job: the command ignores them too
         }
         reader = MessageReader(conn)
         try:
             _send(conn, {"run": request}, fds=[0, 1, 2])
+            conn.settimeout(REPLY_TIMEOUT_SEC)  # a warm process that is stopped (Ctrl-Z) or hung: run here instead
             reply = reader.next()
+            conn.settimeout(None)
         except OSError:
             return None
         if reply is None:
@@ -212,33 +221,65 @@ def forwarded(argv: list[str], command: str | None) -> int | None:
         pid = reply.get("pid")
         if not isinstance(pid, int) or pid <= 1:
             return None
-        return _wait_for_exit(reader, pid)
+        return _wait_for_exit(reader, pid, [*forwarded_signals, signal.SIGCONT], ignored)
 
 
-def _wait_for_exit(reader: MessageReader, pid: int) -> int:
-    """Forward the signals a terminal sends to the command's process; its exit status, as the caller's own."""
+def _passes_other_descriptors() -> bool:
+    """Whether this process holds descriptors a command may name beyond stdio (`--ir <(...)`, `4<file`): only 0-2
+    travel, so such a command runs here."""
+    try:
+        names = os.listdir("/proc/self/fd")
+    except OSError:
+        return True
+    for fd in (int(name) for name in names):
+        try:
+            if fd > 2 and os.get_inheritable(fd):
+                return True
+        except OSError:  # the listing's own descriptor, closed by now
+            continue
+    return False
+
+
+def _background_job_at_a_terminal() -> bool:
+    """A background job that would read its terminal: the shell stops it (SIGTTIN) only if it runs here."""
+    try:
+        return os.isatty(0) and os.tcgetpgrp(0) != os.getpgrp()
+    except OSError:
+        return False
+
+
+def _interpreter_options() -> list[Any]:
+    """-X, -W, -O, -u and the like: a command run with other ones than the warm process's runs here."""
+    return [list(sys.flags), list(sys.warnoptions), sorted(map(str, sys._xoptions.items()))]
+
+
+def _wait_for_exit(reader: MessageReader, pid: int, signals: list[int], ignored: list[int]) -> int:
+    """Forward the signals a terminal sends to the command's process group; its exit status, as the caller's own."""
 
     def forward(signum: int, _frame: object) -> None:
         try:
             if signum == signal.SIGTSTP:  # Ctrl-Z: the command stops, then this process, as one job
-                os.kill(pid, signal.SIGSTOP)
+                os.killpg(pid, signal.SIGSTOP)
                 signal.signal(signal.SIGTSTP, signal.SIG_DFL)
                 os.kill(os.getpid(), signal.SIGTSTP)
                 signal.signal(signal.SIGTSTP, forward)
             else:
-                os.kill(pid, signum)
+                os.killpg(pid, signum)
         except ProcessLookupError:
             pass
 
-    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGTSTP, signal.SIGCONT):
-        signal.signal(signum, forward)
+    for signum in signals:
+        if signum not in ignored:
+            signal.signal(signum, forward)
     reply = reader.next()
     if reply is None:
         print(f"cloudbrain: the warm process ended before its command {pid} did", file=sys.stderr)
         return 1
-    if "signal" in reply:  # die of it, as the command did
+    if "signal" in reply:  # die of it, as the command did (its core, if any, is the command's: not this one's)
         signum = int(reply["signal"])
-        signal.signal(signum, signal.SIG_DFL)
+        resource.setrlimit(resource.RLIMIT_CORE, (0, resource.getrlimit(resource.RLIMIT_CORE)[1]))
+        if signum not in (signal.SIGKILL, signal.SIGSTOP):
+            signal.signal(signum, signal.SIG_DFL)
         os.kill(os.getpid(), signum)
         return 128 + signum
     return int(reply["exit"])
@@ -362,6 +403,9 @@ class WarmServer:
         os.set_blocking(wakeup_write, False)
         signal.set_wakeup_fd(wakeup_write)
         signal.signal(signal.SIGCHLD, lambda *_: None)
+        self.selector = selectors.DefaultSelector()
+        self.own_fds = [wakeup_read, wakeup_write]
+        listening = True
         try:
             skipped = self._preload()
             self.code = _code_stamp()
@@ -372,37 +416,63 @@ class WarmServer:
                 file=sys.stderr,
                 flush=True,
             )
-            selector = selectors.DefaultSelector()
-            selector.register(listener, selectors.EVENT_READ)
-            selector.register(wakeup_read, selectors.EVENT_READ)
+            self.selector.register(listener, selectors.EVENT_READ, "listener")
+            self.selector.register(wakeup_read, selectors.EVENT_READ, "wakeup")
             last_command = time.monotonic()
-            while True:
-                events = selector.select(timeout=5.0)
+            while listening or self.children:
+                events = self.selector.select(timeout=5.0)
                 self._reap()
                 if self.children:
                     last_command = time.monotonic()
-                elif time.monotonic() - last_command > self.idle_s:
+                elif listening and time.monotonic() - last_command > self.idle_s:
                     print(f"cloudbrain warm: idle for {self.idle_s / 60:g} min, stopping", file=sys.stderr)
                     return
                 for key, _ in events:
-                    if key.fileobj == wakeup_read:
+                    if key.data == "wakeup":
                         os.read(wakeup_read, 4096)
-                    else:
+                    elif key.data == "listener":
                         conn, _ = listener.accept()
                         last_command = time.monotonic()
                         if not self._handle(conn, listener):
-                            return
+                            listening = self._stop_listening(listener, inode)
+                    else:  # a caller's connection: it never writes, so readable means it is gone
+                        self._caller_gone(key.data, key.fileobj)
         except KeyboardInterrupt:
-            return
+            if os.getpid() != self.pid:
+                raise  # a command's late Ctrl-C is the command's
+            self._stop_listening(listener, inode)
+            self._finish_running_commands()
         finally:
             if os.getpid() == self.pid:  # a command's process unwinds through here too: nothing of the server's
                 signal.set_wakeup_fd(-1)
-                listener.close()
-                try:
-                    if self.path.stat().st_ino == inode:  # never remove a socket another warm process made since
-                        self.path.unlink()
-                except FileNotFoundError:
-                    pass
+                self._stop_listening(listener, inode)
+
+    def _stop_listening(self, listener: socket.socket, inode: int) -> bool:
+        """No new command (the socket removed); the running ones still get their exit status. Returns False."""
+        if listener.fileno() != -1:
+            try:
+                self.selector.unregister(listener)
+            except (KeyError, ValueError):
+                pass
+            listener.close()
+            try:
+                if self.path.stat().st_ino == inode:  # never remove a socket another warm process made since
+                    self.path.unlink()
+            except FileNotFoundError:
+                pass
+        return False
+
+    def _finish_running_commands(self) -> None:
+        """After a Ctrl-C at the warm process's terminal: the commands are in sessions of their own and run on; their
+        callers still get their exit status."""
+        while self.children:
+            try:
+                os.waitpid(next(iter(self.children)), 0)
+            except ChildProcessError:
+                pass
+            except KeyboardInterrupt:
+                continue
+            self._reap()
 
     def _preload(self) -> list[str]:
         import importlib
@@ -420,6 +490,22 @@ class WarmServer:
         gc.freeze()  # what is imported stays out of the commands' collections: their exit walks 4x less (0.57 -> 0.13 s)
         return skipped
 
+    def _caller_gone(self, pid: int, conn: socket.socket) -> None:
+        """A caller that hung up before its command ended (killed, even with SIGKILL): the command goes with it, as it
+        would have, stopped (Ctrl-Z) or not."""
+        try:
+            still_there = conn.recv(1, socket.MSG_DONTWAIT | socket.MSG_PEEK)
+        except BlockingIOError:
+            return
+        except OSError:
+            still_there = b""
+        if not still_there:
+            try:
+                self.selector.unregister(conn)
+                os.killpg(pid, signal.SIGKILL)
+            except (KeyError, ValueError, ProcessLookupError, PermissionError):
+                pass
+
     def _reap(self) -> None:
         """Each command's process that has exited: its status to its caller."""
         for pid in list(self.children):
@@ -430,6 +516,10 @@ class WarmServer:
             if not done:
                 continue
             conn = self.children.pop(pid)
+            try:
+                self.selector.unregister(conn)
+            except (KeyError, ValueError):
+                pass
             if os.WIFSIGNALED(status):
                 message = {"signal": os.WTERMSIG(status)}
             else:
@@ -446,6 +536,8 @@ class WarmServer:
             return f"the warm process (pid {self.pid}) stopped: its code or packages changed since it started", True
         if request.get("root") != str(PROJECT_ROOT) or request.get("python") != _python():
             return f"the warm process (pid {self.pid}) runs another checkout or Python ({PROJECT_ROOT})", False
+        if request.get("interpreter") != _interpreter_options():
+            return f"the warm process (pid {self.pid}) runs with other interpreter options (-X, -W, -O, -u)", False
         env = request["env"]
         differs = sorted(
             key
@@ -463,7 +555,8 @@ class WarmServer:
         return None, False
 
     def _handle(self, conn: socket.socket, listener: socket.socket) -> bool:
-        """One connection; False when the warm process should stop."""
+        """One connection; False when the warm process should stop taking commands."""
+        import selectors
         import time
 
         reader = MessageReader(conn)
@@ -491,12 +584,25 @@ class WarmServer:
             if why:
                 _send(conn, {"refused": why})
                 return not stop
-            conn.settimeout(None)
+            conn.setblocking(False)
+            try:  # a caller that gave up waiting (this process was stopped) runs the command itself: not twice
+                gone = conn.recv(1, socket.MSG_PEEK) == b""
+            except BlockingIOError:
+                gone = False
+            conn.setblocking(True)
+            if gone:
+                return True
             pid = os.fork()
-            if pid == 0:
+            if pid == 0:  # the warm process's own descriptors, and other commands' callers, are not the command's
+                self.selector.close()
                 listener.close()
+                for other in self.children.values():
+                    other.close()
+                for fd in self.own_fds:
+                    os.close(fd)
                 _become_the_command(conn, request, reader.fds)  # raises SystemExit when the command is done
             self.children[pid] = conn
+            self.selector.register(conn, selectors.EVENT_READ, pid)
             keep = True
             self.commands += 1
         except (OSError, ValueError, KeyError, TypeError) as exc:
@@ -539,37 +645,37 @@ def _code_stamp() -> tuple[dict[str, int], dict[str, int]]:
 
 def _caller_stdio(unbuffered: bool) -> None:
     """sys.stdin / stdout / stderr over the caller's descriptors, buffered as the interpreter buffers them (stdout by
-    line at a terminal, else by block; stderr by line; neither under PYTHONUNBUFFERED)."""
+    line at a terminal, else by block; stderr by line; neither under PYTHONUNBUFFERED), with its encodings and error
+    handlers (surrogateescape under a C or POSIX locale)."""
     import io
 
-    encoding = sys.stdout.encoding
-
-    def text(fd: int, mode: str, line: bool, errors: str = "strict") -> io.TextIOWrapper:
+    def text(fd: int, mode: str, like: Any, line: bool) -> io.TextIOWrapper:
         raw = io.FileIO(fd, mode, closefd=False)
         if mode == "r":
-            return io.TextIOWrapper(io.BufferedReader(raw), encoding, errors, line_buffering=line)
+            return io.TextIOWrapper(io.BufferedReader(raw), like.encoding, like.errors, line_buffering=line)
         if unbuffered:  # as the interpreter's -u: the text layer writes straight to the descriptor
-            return io.TextIOWrapper(raw, encoding, errors, line_buffering=line, write_through=True)  # type: ignore[arg-type]
-        return io.TextIOWrapper(io.BufferedWriter(raw), encoding, errors, line_buffering=line)
+            return io.TextIOWrapper(raw, like.encoding, like.errors, line_buffering=line, write_through=True)  # type: ignore[arg-type]
+        return io.TextIOWrapper(io.BufferedWriter(raw), like.encoding, like.errors, line_buffering=line)
 
-    sys.stdin = text(0, "r", line=False)
-    sys.stdout = text(1, "w", line=os.isatty(1))
-    sys.stderr = text(2, "w", line=True, errors="backslashreplace")
+    sys.stdin = text(0, "r", sys.__stdin__, line=False)
+    sys.stdout = text(1, "w", sys.__stdout__, line=os.isatty(1))
+    sys.stderr = text(2, "w", sys.__stderr__, line=True)
 
 
 def _become_the_command(conn: socket.socket, request: dict[str, Any], fds: list[int]) -> None:
-    """The child: a session of its own, the caller's stdio, folder, environment, umask, nice value and limits; run
-    the command; leave through the interpreter's own exit (buffers flushed, files closed, exit code 120 when stdout
-    cannot be flushed), whose status the warm process reports."""
-    import threading
-
+    """The child: a session of its own, the caller's stdio, folder, environment, umask, nice value, limits and ignored
+    signals; run the command; leave through the interpreter's own exit (buffers flushed, files closed, exit code 120
+    when stdout cannot be flushed), whose status the warm process reports. A caller that hangs up takes it with it
+    (WarmServer._caller_gone)."""
     code: Any = 1
     try:
         os.setsid()  # the warm process's terminal, its Ctrl-C and its hang-up never reach the command
         signal.set_wakeup_fd(-1)
-        for signum in (signal.SIGCHLD, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
+        for signum in (signal.SIGCHLD, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGTSTP):
             signal.signal(signum, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.default_int_handler)
+        for signum in request.get("ignored_signals", []):
+            signal.signal(signum, signal.SIG_IGN)
         for target, fd in enumerate(fds):
             os.dup2(fd, target)
         for fd in fds:
@@ -585,17 +691,10 @@ def _become_the_command(conn: socket.socket, request: dict[str, Any], fds: list[
         for name, (soft, hard) in request["limits"].items():
             resource.setrlimit(getattr(resource, name), (soft, hard))
         sys.argv = [request["argv0"], *request["argv"]]
-
-        def die_with_the_caller() -> None:  # the caller never writes again: end of stream means it is gone
-            try:
-                while conn.recv(1):
-                    pass
-            except OSError:
-                pass
-            os.kill(os.getpid(), signal.SIGKILL)
-
-        threading.Thread(target=die_with_the_caller, daemon=True).start()
-        _send(conn, {"pid": os.getpid()})
+        try:
+            _send(conn, {"pid": os.getpid()})
+        except OSError:  # the caller is already gone: nothing to run for it
+            os._exit(1)
         from cli.main import main
 
         code = main(request["argv"])
@@ -606,5 +705,6 @@ def _become_the_command(conn: socket.socket, request: dict[str, Any], fds: list[
 
         traceback.print_exc()
         code = 1
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a late Ctrl-C must not turn into a traceback at shutdown
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a late Ctrl-C must not turn into a traceback at shutdown
     raise SystemExit(code)

@@ -148,6 +148,45 @@ def test_a_caller_killed_by_a_signal_takes_the_command_with_it(warm: Path):
     assert _gone(command)
 
 
+def test_a_command_killed_from_outside_ends_its_caller_the_same_way(warm: Path):
+    caller, command = _blocked_on_stdin(warm)
+    os.kill(command, signal.SIGKILL)  # e.g. the out-of-memory killer
+    assert caller.wait(timeout=60) == -signal.SIGKILL
+    assert "Traceback" not in caller.stderr.read()
+
+
+def test_stopping_the_warm_process_lets_running_commands_finish_and_report(tmp_path: Path):
+    sock = tmp_path / "w.sock"
+    server = subprocess.Popen([CLOUDBRAIN, "warm"], env=_env(sock), stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    try:
+        ready, _, _ = select.select([server.stderr], [], [], 120)
+        assert ready and "listening on" in server.stderr.readline()
+        caller, _command = _blocked_on_stdin(sock)
+        assert _cloudbrain(sock, "warm", "--stop").returncode == 0
+        assert not sock.exists()  # no new command is taken
+        out, err = caller.communicate(json.dumps({"not": "an ir"}), timeout=60)
+        assert caller.returncode == 3, (out, err)  # the command's own exit code, after the stop
+        assert server.wait(timeout=30) == 0
+    finally:
+        if server.poll() is None:
+            server.kill()
+
+
+def test_a_command_given_more_descriptors_than_stdio_runs_on_its_own(warm: Path, tmp_path: Path):
+    """`--ir <(...)`: only stdin, stdout and stderr travel to the warm process, so the command runs here."""
+    served = _status(warm)["commands"]
+    read_end, write_end = os.pipe()
+    os.write(write_end, json.dumps({"not": "an ir"}).encode())
+    os.close(write_end)
+    done = subprocess.run(
+        [CLOUDBRAIN, "validate", "--world", str(DOWNTOWN), "--ir", f"/dev/fd/{read_end}"],
+        env=_env(warm), capture_output=True, text=True, cwd=ROOT, pass_fds=(read_end,), timeout=120,
+    )  # fmt: skip
+    os.close(read_end)
+    assert done.returncode == 3, done.stderr
+    assert _status(warm)["commands"] == served
+
+
 def test_the_callers_umask_applies_to_what_the_command_writes(warm: Path, tmp_path: Path):
     served = _status(warm)["commands"]
     done = _cloudbrain(warm, "schemas", "--out", str(tmp_path / "schemas"), preexec_fn=lambda: os.umask(0o077))
