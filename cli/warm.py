@@ -189,39 +189,50 @@ def forwarded(argv: list[str], command: str | None) -> int | None:
     conn = _connect(path)
     if conn is None:
         return None
-    with conn:
-        forwarded_signals = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGTSTP)
-        ignored = [int(s) for s in forwarded_signals if signal.getsignal(s) == signal.SIG_IGN]
-        request = {
-            "argv": argv,
-            "argv0": sys.argv[0],
-            "cwd": cwd,
-            "env": dict(os.environ),
-            "umask": _umask(),
-            "nice": os.getpriority(os.PRIO_PROCESS, 0),
-            "limits": {name: resource.getrlimit(getattr(resource, name)) for name in LIMITS},
-            "root": str(PROJECT_ROOT),
-            "python": _python(),
-            "interpreter": _interpreter_options(),
-            "ignored_signals": ignored,  # nohup, a script's background job: the command ignores them too
-        }
-        reader = MessageReader(conn)
-        try:
-            _send(conn, {"run": request}, fds=[0, 1, 2])
-            conn.settimeout(REPLY_TIMEOUT_SEC)  # a warm process that is stopped (Ctrl-Z) or hung: run here instead
-            reply = reader.next()
-            conn.settimeout(None)
-        except OSError:
-            return None
-        if reply is None:
-            return None
-        if "refused" in reply:
-            print(f"cloudbrain: {reply['refused']}; this command runs on its own", file=sys.stderr)
-            return None
-        pid = reply.get("pid")
-        if not isinstance(pid, int) or pid <= 1:
-            return None
-        return _wait_for_exit(reader, pid, [*forwarded_signals, signal.SIGCONT], ignored)
+    relay = SignalRelay()  # from here on a Ctrl-C is held, then the command's (or given back, if it runs here)
+    code = None
+    try:
+        code = _run_through(conn, relay, argv, cwd)
+        return code
+    finally:
+        conn.close()
+        if code is None:
+            relay.give_back()
+
+
+def _run_through(conn: socket.socket, relay: SignalRelay, argv: list[str], cwd: str) -> int | None:
+    """Send the request; the command's exit status, or None when the warm process declines or cannot answer."""
+    request = {
+        "argv": argv,
+        "argv0": sys.argv[0],
+        "cwd": cwd,
+        "env": dict(os.environ),
+        "umask": _umask(),
+        "nice": os.getpriority(os.PRIO_PROCESS, 0),
+        "limits": {name: resource.getrlimit(getattr(resource, name)) for name in LIMITS},
+        "root": str(PROJECT_ROOT),
+        "python": _python(),
+        "interpreter": _interpreter_options(),
+        "ignored_signals": relay.ignored,  # nohup, a script's background job: the command ignores them too
+    }
+    reader = MessageReader(conn)
+    try:
+        _send(conn, {"run": request}, fds=[0, 1, 2])
+        conn.settimeout(REPLY_TIMEOUT_SEC)  # a warm process that is stopped (Ctrl-Z) or hung: run here instead
+        reply = reader.next()
+        conn.settimeout(None)
+    except OSError:
+        return None
+    if reply is None:
+        return None
+    if "refused" in reply:
+        print(f"cloudbrain: {reply['refused']}; this command runs on its own", file=sys.stderr)
+        return None
+    pid = reply.get("pid")
+    if not isinstance(pid, int) or pid <= 1:
+        return None
+    relay.start(pid)
+    return _wait_for_exit(reader, pid)
 
 
 def _passes_other_descriptors() -> bool:
@@ -253,24 +264,51 @@ def _interpreter_options() -> list[Any]:
     return [list(sys.flags), list(sys.warnoptions), sorted(map(str, sys._xoptions.items()))]
 
 
-def _wait_for_exit(reader: MessageReader, pid: int, signals: list[int], ignored: list[int]) -> int:
-    """Forward the signals a terminal sends to the command's process group; its exit status, as the caller's own."""
+class SignalRelay:
+    """The signals a terminal sends (Ctrl-C, Ctrl-Z, Ctrl-\\, hang-up, kill), taken over before the request goes
+    out: held until the command's pid is known, then forwarded to its process group; given back to this process
+    (its own handlers, and what was held, delivered again) when the command runs here after all."""
 
-    def forward(signum: int, _frame: object) -> None:
+    SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGTSTP, signal.SIGCONT)
+
+    def __init__(self) -> None:
+        self.pid: int | None = None
+        self.held: list[int] = []
+        self.ignored = [int(s) for s in self.SIGNALS if signal.getsignal(s) == signal.SIG_IGN]
+        self.previous = {s: signal.getsignal(s) for s in self.SIGNALS if s not in self.ignored}
+        for signum in self.previous:
+            signal.signal(signum, self._on_signal)
+
+    def _on_signal(self, signum: int, _frame: object) -> None:
+        if self.pid is None:
+            if signum != signal.SIGCONT:
+                self.held.append(signum)
+            return
         try:
             if signum == signal.SIGTSTP:  # Ctrl-Z: the command stops, then this process, as one job
-                os.killpg(pid, signal.SIGSTOP)
+                os.killpg(self.pid, signal.SIGSTOP)
                 signal.signal(signal.SIGTSTP, signal.SIG_DFL)
                 os.kill(os.getpid(), signal.SIGTSTP)
-                signal.signal(signal.SIGTSTP, forward)
+                signal.signal(signal.SIGTSTP, self._on_signal)
             else:
-                os.killpg(pid, signum)
+                os.killpg(self.pid, signum)
         except ProcessLookupError:
             pass
 
-    for signum in signals:
-        if signum not in ignored:
-            signal.signal(signum, forward)
+    def start(self, pid: int) -> None:
+        self.pid = pid
+        while self.held:
+            self._on_signal(self.held.pop(0), None)
+
+    def give_back(self) -> None:
+        for signum, handler in self.previous.items():
+            signal.signal(signum, handler)
+        while self.held:
+            os.kill(os.getpid(), self.held.pop(0))
+
+
+def _wait_for_exit(reader: MessageReader, pid: int) -> int:
+    """The command's exit status, as the caller's own (its signals are forwarded by the SignalRelay)."""
     reply = reader.next()
     if reply is None:
         print(f"cloudbrain: the warm process ended before its command {pid} did", file=sys.stderr)
