@@ -11,7 +11,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -102,12 +102,23 @@ def test_usage_errors_and_exit_codes_come_back_as_they_would(warm: Path):
     assert missing.returncode == 2 and "cloudbrain trace:" in missing.stderr
 
 
-def _blocked_on_stdin(warm: Path) -> tuple[subprocess.Popen, int]:
+def _interactive_signals(ignore_ctrl_c: bool = False) -> Callable[[], None]:
+    """The caller's Ctrl-C as at a terminal, whatever the test runner's: a runner started in a script's background
+    (`make test &`) ignores SIGINT, and its children inherit that."""
+
+    def set_them() -> None:
+        signal.signal(signal.SIGINT, signal.SIG_IGN if ignore_ctrl_c else signal.SIG_DFL)
+
+    return set_them
+
+
+def _blocked_on_stdin(warm: Path, ignore_ctrl_c: bool = False) -> tuple[subprocess.Popen, int]:
     """A command through the warm process that waits on its stdin (kept open); (the caller, the command's pid)."""
     served = _status(warm)["commands"]
     caller = subprocess.Popen(
         [CLOUDBRAIN, "validate", "--world", str(DOWNTOWN), "--ir", "/dev/stdin"],
         env=_env(warm), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+        preexec_fn=_interactive_signals(ignore_ctrl_c),
     )  # fmt: skip
     for _ in range(100):
         status = _status(warm)
@@ -147,6 +158,16 @@ def test_ctrl_c_reaches_the_command(warm: Path):
     caller.wait(timeout=60)  # stdin still open: the command ends because of the signal, not of the input's end
     assert caller.returncode == 130 and "interrupted" in caller.stderr.read()
     assert _gone(command)
+
+
+def test_a_ctrl_c_the_caller_ignores_the_command_ignores(warm: Path):
+    """`nohup`, a script's background job: an ignored SIGINT stays ignored, as in a fresh process."""
+    caller, command = _blocked_on_stdin(warm, ignore_ctrl_c=True)
+    caller.send_signal(signal.SIGINT)
+    time.sleep(1.0)
+    assert caller.poll() is None and not _gone(command, within_s=0.5)
+    out, err = caller.communicate(json.dumps({"not": "an ir"}), timeout=60)
+    assert caller.returncode == 3, (out, err)
 
 
 def test_a_caller_killed_by_a_signal_takes_the_command_with_it(warm: Path):
