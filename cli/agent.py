@@ -16,7 +16,6 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from langgraph.checkpoint.base import BaseCheckpointSaver
-    from pydantic import ValidationError
 
     from graph.history import TraceRound
     from graph.runner import RunOutput
@@ -185,22 +184,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(run=run_graph)
 
 
-def settings_error(exc: ValidationError, flags: dict[str, str] | None = None) -> str:
-    """A settings error in the words of the option (or stored key) that gave the value."""
-    first = exc.errors()[0]
-    setting = str(first["loc"][0]) if first["loc"] else ""
-    message = first["msg"].removeprefix("Value error, ").replace("Input should be", "must be")
-    given = f" (got {first['input']!r})" if first["type"] != "value_error" and "input" in first else ""
-    return f"{(flags or {}).get(setting, setting)}: {message}{given}"
-
-
 def settings_from_args(args: argparse.Namespace, *, interactive: bool = False) -> RunSettings:
     """A new run's settings from the agent options (an unknown model, a bad K or ablation: one line, exit 2, before
     anything runs). A server URL given only by the environment (OPENAI_BASE_URL) is not stored: a replay reads its own
     environment, as before RunSettings."""
     from pydantic import ValidationError
 
-    from graph.settings import RunSettings
+    from graph.settings import RunSettings, settings_error
 
     values = {setting: getattr(args, option) for option, setting in AGENT_OPTIONS.items()}
     try:
@@ -382,6 +372,7 @@ def stored_session(args: argparse.Namespace) -> Session:
 
     from graph.history import UnknownRunError
     from graph.session import Session
+    from graph.settings import settings_error
 
     try:
         return Session.of_thread(open_saver(args.db, existing=True), args.thread, **this_process(args))

@@ -53,8 +53,8 @@ def run_ui(args: argparse.Namespace) -> int:
     import uvicorn
     from pydantic import ValidationError
 
-    from cli.agent import open_saver, settings_error
-    from graph.settings import RunSettings
+    from cli.agent import open_saver
+    from graph.settings import RunSettings, settings_error
     from inspector.app import LOCAL_HOSTS, create_app
 
     results = Path(args.results) if args.results else None

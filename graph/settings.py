@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_serializer, field_validator
 
 from models.options import IRFormat, StructuredMode, unknown_model
 from nodes.context import Context, RepairMemory
@@ -113,3 +113,13 @@ class RunSettings(BaseModel):
     def of_context(cls, context: Context) -> RunSettings:
         """The settings a Context was built with (for callers that hold a Context: a test's, ops' runner)."""
         return cls.model_validate({name: getattr(context, name) for name in cls.model_fields if hasattr(context, name)})
+
+
+def settings_error(exc: ValidationError, names: dict[str, str] | None = None) -> str:
+    """A RunSettings error in plain words, named as the user gave the value (`names`: setting -> e.g. its CLI flag;
+    else the setting's own name, as a stored run_config has it)."""
+    first = exc.errors()[0]
+    setting = str(first["loc"][0]) if first["loc"] else ""
+    message = first["msg"].removeprefix("Value error, ").replace("Input should be", "must be")
+    given = f" (got {first['input']!r})" if first["type"] != "value_error" and "input" in first else ""
+    return f"{(names or {}).get(setting, setting)}: {message}{given}"

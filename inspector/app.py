@@ -26,7 +26,7 @@ from drawing import Route, altitude_svg, map_svg, route_colour
 from graph.history import UnknownRunError, node_reads
 from graph.runner import new_thread_id
 from graph.session import EditError, Session
-from graph.settings import RunSettings
+from graph.settings import RunSettings, settings_error
 from inspector import data
 from tools.world import World
 
@@ -163,9 +163,8 @@ def create_app(
         try:
             return Session.of_thread(saver, thread_id, **{key: getattr(settings, key) for key in OWN_SETTINGS})
         except ValidationError as exc:  # e.g. a model this version does not know
-            why = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
             raise StarletteHTTPException(
-                400, f"thread {thread_id!r} has stored settings this version cannot run: {why}"
+                400, f"thread {thread_id!r} has stored settings this version cannot run: {settings_error(exc)}"
             ) from None
 
     @app.post("/step")
@@ -175,7 +174,7 @@ def create_app(
         try:
             chosen = RunSettings.model_validate(dict(settings) | ({"model": model} if model else {}))
         except ValidationError as exc:
-            raise StarletteHTTPException(400, exc.errors()[0]["msg"].removeprefix("Value error, ")) from None
+            raise StarletteHTTPException(400, settings_error(exc)) from None
         thread_id = f"step-{new_thread_id()}"
         Session(saver, chosen.to_context()).start(world, instruction, thread_id=thread_id, stepping=True)
         return RedirectResponse(f"/step/{_path(thread_id)}", status_code=303)
