@@ -19,6 +19,7 @@ from typing import Any
 import sqlite_utils
 
 from evaluation.records import RunRecord
+from tools.sqlite_wal import use_wal
 
 DB_FILE = "results.sqlite"
 TRACES_FILE = "traces.jsonl"
@@ -34,7 +35,7 @@ def run_key(method: str, model: str, sample_id: str, repeat: int, variant: str |
 def open_db(out_dir: Path) -> sqlite_utils.Database:
     out_dir.mkdir(parents=True, exist_ok=True)
     db = sqlite_utils.Database(out_dir / DB_FILE)
-    db.conn.execute("PRAGMA journal_mode=WAL")  # a reader (bench report) never blocks the writer
+    use_wal(db.conn)  # a reader (bench report) never blocks the writer
     return db
 
 

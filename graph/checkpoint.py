@@ -16,6 +16,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tools.sqlite_wal import connect_wal
+
 if TYPE_CHECKING:  # langgraph loads when a store opens, not when a parser names the default
     from langgraph.checkpoint.base import BaseCheckpointSaver
 
@@ -59,10 +61,10 @@ def sqlite_checkpointer(path: str | Path = DEFAULT_DB) -> BaseCheckpointSaver:
     with _LOCK:
         saver = _SAVERS.get((os.getpid(), str(resolved)))
         if saver is None:
-            resolved.parent.mkdir(parents=True, exist_ok=True)
-            connection = sqlite3.connect(str(resolved), check_same_thread=False)
+            # WAL before setup(), which switches without waiting: workers sharing one new file would race there
+            connection = connect_wal(resolved, check_same_thread=False)
             saver = SqliteSaver(connection)
-            saver.setup()  # WAL journal
+            saver.setup()
             # In WAL mode NORMAL still survives a killed process (only a power cut may lose the last commits) and
             # spares an fsync per checkpoint write: ~1 ms each, a few dozen per run.
             connection.execute("PRAGMA synchronous=NORMAL")

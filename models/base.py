@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field
 
 from ir.failure import ComponentUnavailable
 from ir.fidelity import StatedConstraints
+from tools.sqlite_wal import connect_wal
 from tools.world import World
 
 
@@ -209,9 +210,7 @@ class ResponseCache:
 
     def share_through(self, path: Path) -> None:
         """Also read and write answers in the SQLite file at `path` (created if missing)."""
-        path.parent.mkdir(parents=True, exist_ok=True)
-        connection = sqlite3.connect(path, timeout=60, check_same_thread=False, isolation_level=None)
-        connection.execute("PRAGMA journal_mode=WAL")
+        connection = connect_wal(path, check_same_thread=False, isolation_level=None)
         connection.execute("CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, result TEXT NOT NULL)")
         with self._lock:
             self._shared = connection
