@@ -4,7 +4,10 @@
 
 Per sample: the sample matches the schema and its gold IR passes the layered validator; a SAT gold decision
 passes verify_ltl_stl and simulate_scenario again (re-run on the stored world); an UNSAT sample's stated reason
-("<tool> <error>: ...") is what re-executing its gold IR produces; an AMBIGUOUS sample asks for confirmation and
+("<tool> <error>: ...") is what re-executing its gold IR produces, and one the prover labelled (proven:<family>)
+carries a complete proof; an UNKNOWN sample asks for confirmation, its proof hit the bound or rests on time or
+chance (benchmark/prover.py) and its reason is what
+re-executing its gold IR produces; an AMBIGUOUS sample asks for confirmation and
 the city query shows the ambiguity; no UNSAT / AMBIGUOUS sample ends in "execute" (R8); no label rests on a fact
 the agent cannot see (a cargo mass, or a UAV it pins or rules out, missing from the request) and no gold flies a UAV
 the request rules out. Across splits: no sample
@@ -23,9 +26,11 @@ from pathlib import Path
 from typing import Any
 
 from benchmark.freeform.units import mass_stated
-from benchmark.gold import gold_registry
+from benchmark.gold import PROVEN, UNDECIDED, gold_registry
 from benchmark.layouts import UNSEEN_LAYOUTS
+from benchmark.prover import every_combination, settled_combinations
 from benchmark.sample import Sample
+from benchmark.tasks import STATED_UNSAT_KINDS
 from ir.plan_execution import execute_plan
 from ir.validation import validate_ir
 from tools.registry import ToolRegistry
@@ -73,14 +78,42 @@ def _check_unsat(sample: Sample, registry: ToolRegistry, world: World) -> list[s
         return ["UNSAT sample ends in execute (R8)"]
     if not sample.failure_modes:
         return ["UNSAT sample states no failure mode"]
+    proof = sample.source_provenance.proof
+    if any(m.startswith(PROVEN) for m in sample.failure_modes) and proof is None:
+        return ["UNSAT sample says proven but carries no proof"]
+    if proof is not None and (
+        proof["outcome"] != "unsat" or proof["bound_hit"] or settled_combinations(proof) != every_combination(proof)
+    ):
+        return ["UNSAT sample carries a proof that does not settle every combination"]
+    if sample.source_provenance.built_in_reason in STATED_UNSAT_KINDS:
+        return []  # the request's own altitude demands conflict (gold._stated_conflict): no tool failure to re-run
+    return _gold_failure_problems(sample, registry, world)
+
+
+def _check_unknown(sample: Sample, registry: ToolRegistry, world: World) -> list[str]:
+    """UNKNOWN: the prover hit its bound or a failure rested on time or chance; the gold neither flies nor refuses as
+    impossible, it asks."""
+    if sample.gold_decision.status != "human_confirm":
+        return [f"UNKNOWN sample ends in {sample.gold_decision.status}, not human_confirm"]
+    proof = sample.source_provenance.proof
+    if proof is None or proof["outcome"] != "unknown" or not (proof["bound_hit"] or proof.get("undecided_by")):
+        return ["UNKNOWN sample carries no proof record that hit the bound or rests on time or chance"]
+    if not all(m.startswith(UNDECIDED) for m in sample.failure_modes):
+        return [f"UNKNOWN sample states modes {sample.failure_modes}, not {UNDECIDED}<family>"]
+    return _gold_failure_problems(sample, registry, world)
+
+
+def _gold_failure_problems(sample: Sample, registry: ToolRegistry, world: World) -> list[str]:
+    """The gold decision's reason ("<tool> <error>: ...") is what re-executing the gold IR produces."""
+    decision = sample.gold_decision
     seed, stress = _simulation_setting(sample)
     execution = execute_plan(sample.gold_ir, world, registry, seed=seed, stress_level=stress)
     if execution.ok:
-        return ["UNSAT sample: its gold IR now runs through every tool"]
+        return [f"{sample.label} sample: its gold IR now runs through every tool"]
     failed = next(r for r in execution.results if r.step_id == execution.failed_step)
     observed = f"{failed.tool} {execution.failure.type}"
     if not decision.reason.startswith(observed + ":"):
-        return [f"UNSAT reason {decision.reason[:80]!r} but the tools say {observed}"]
+        return [f"{sample.label} reason {decision.reason[:80]!r} but the tools say {observed}"]
     return []
 
 
@@ -97,7 +130,7 @@ def _check_ambiguous(sample: Sample, registry: ToolRegistry, world: World) -> li
     return []
 
 
-CHECKS = {"SAT": _check_sat, "UNSAT": _check_unsat, "AMBIGUOUS": _check_ambiguous}
+CHECKS = {"SAT": _check_sat, "UNSAT": _check_unsat, "AMBIGUOUS": _check_ambiguous, "UNKNOWN": _check_unknown}
 
 
 def _check_stated_facts(sample: Sample) -> list[str]:

@@ -22,18 +22,21 @@ from typing import Any
 
 import numpy as np
 
+from benchmark.checks import derive_checks
 from benchmark.citygen import CityDraft, generate_city
 from benchmark.freeform import write_freeform_instruction
 from benchmark.gold import (
+    PROVEN,
     RULE_VIOLATING_DEMAND,
+    UNDECIDED,
     GoldResult,
     confirm_demand,
     gold_registry,
-    holds_under_checked_stress,
     label_task,
 )
 from benchmark.instructions import CRITICAL_PRESSURE, DEMAND, INJECTIONS, write_instruction
 from benchmark.layouts import LAYOUTS
+from benchmark.prover import holds_under_checked_stress
 from benchmark.sample import render_schema
 from benchmark.splits import (
     INJECTION_SHARE,
@@ -45,7 +48,7 @@ from benchmark.splits import (
 from benchmark.tasks import SCENARIO_SHARES, ScenarioError, Task, build_task
 from tools.contract import stable_hash
 
-GENERATOR_VERSION = "cloudbrain-bench 0.2"
+GENERATOR_VERSION = "cloudbrain-bench 0.3"
 DEFAULT_SEED = 20260521
 MAX_ATTEMPTS = 16
 SCHEMA_FILE = "bench_sample.schema.json"
@@ -164,7 +167,10 @@ def _attempt(job: Job, spec: SplitSpec, attempt: int) -> tuple[dict[str, Any], d
         return None
     if task.stated_demand and gold.label != task.intended_label:
         return None  # a new world: the added demand (a via point, a return leg, a floor) must not change the label
-    if gold.label == "SAT" and not holds_under_checked_stress(gold, world, gold_registry()):
+    decision = gold.decision
+    if gold.label == "SAT" and not holds_under_checked_stress(
+        gold.ir, decision.uav_id, decision.waypoints, world, gold_registry()
+    ):
         return None  # a new world: this one's SAT label would rest on the gold simulation's lucky draw
     if spec.free_form:
         gold_uav = gold.decision.uav_id if gold.decision.status == "execute" else None
@@ -209,8 +215,10 @@ def _attempt(job: Job, spec: SplitSpec, attempt: int) -> tuple[dict[str, Any], d
             "generation_attempts": attempt + 1,
             "notes": gold.notes,
             "human_review_status": "unchecked",
+            "proof": gold.proof,
         },
     }
+    sample["checks"] = [c.model_dump(mode="json") for c in derive_checks(sample)]
     summary = {
         "scenario_type": job.scenario_type,
         "difficulty": difficulty,
@@ -225,6 +233,7 @@ def _attempt(job: Job, spec: SplitSpec, attempt: int) -> tuple[dict[str, Any], d
         "patterns": {lang: instruction.get(f"pattern_{lang}") for lang in ("en", "zh")},
         "injected": instruction["injected_rule_break"] is not None,
         "repairs": gold.repairs,
+        "proof": gold.proof["outcome"] if gold.proof else None,
         "world_version": world.version,
     }
     return sample, summary
@@ -285,6 +294,7 @@ def split_stats(spec: SplitSpec, summaries: list[dict[str, Any]]) -> dict[str, A
         "label_counts": dict(sorted(labels.items())),
         "sat_rate": round(labels["SAT"] / n, 4),
         "unsat_or_ambiguous_rate": round((labels["UNSAT"] + labels["AMBIGUOUS"]) / n, 4),
+        "unknown_rate": round(labels["UNKNOWN"] / n, 4),  # left out of the safety metrics, reported apart
         "label_differs_from_intended": sum(s["label"] != s["intended_label"] for s in summaries),
         "layout_counts": dict(sorted(Counter(s["layout"] for s in summaries).items())),
         "uav_count": _spread([s["uav_count"] for s in summaries]),
@@ -294,6 +304,7 @@ def split_stats(spec: SplitSpec, summaries: list[dict[str, Any]]) -> dict[str, A
         "reference_style_counts": dict(sorted(Counter(s["reference_style"] for s in summaries).items())),
         "injected_instructions": sum(s["injected"] for s in summaries),
         "reference_repairs": sum(s["repairs"] for s in summaries),
+        "proofs": _proof_counts(summaries),
         "distinct_worlds": len({s["world_version"] for s in summaries}),
     }
     if spec.free_form:
@@ -301,6 +312,21 @@ def split_stats(spec: SplitSpec, summaries: list[dict[str, Any]]) -> dict[str, A
             lang: dict(sorted(Counter(s["patterns"][lang] for s in summaries).items())) for lang in ("en", "zh")
         }
     return stats
+
+
+def _proof_counts(summaries: list[dict[str, Any]]) -> dict[str, int]:
+    """How the UNSAT prover settled the samples whose gold plan failed for a reason not built in: a plan found
+    (relabelled SAT), proven UNSAT, UNKNOWN (bound hit); and how many samples carry each kind of mode."""
+    outcomes = Counter(s["proof"] for s in summaries if s["proof"])
+    modes = [m for s in summaries for m in s["failure_modes"]]
+    return {
+        "run": sum(outcomes.values()),
+        "sat": outcomes["sat"],
+        "unsat": outcomes["unsat"],
+        "unknown": outcomes["unknown"],
+        "proven_modes": sum(m.startswith(PROVEN) for m in modes),
+        "undecided_modes": sum(m.startswith(UNDECIDED) for m in modes),
+    }
 
 
 def overall_stats(per_split: list[dict[str, Any]]) -> dict[str, Any]:
@@ -321,6 +347,7 @@ def overall_stats(per_split: list[dict[str, Any]]) -> dict[str, Any]:
         "label_counts": dict(sorted(labels.items())),
         "sat_rate": round(labels["SAT"] / total, 4),
         "unsat_or_ambiguous_rate": round((labels["UNSAT"] + labels["AMBIGUOUS"]) / total, 4),
+        "unknown_rate": round(labels["UNKNOWN"] / total, 4),
         "scenario_counts": dict(sorted(scenarios.items())),
         "standard_mix_shares": {k: round(v / standard_total, 4) for k, v in sorted(standard_scenarios.items())}
         if standard_total

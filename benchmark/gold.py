@@ -1,10 +1,13 @@
 """Gold labels from the deterministic tools: the gold IR of a task, its executed tool trace, the decision and the
-label SAT / UNSAT / AMBIGUOUS. Nothing here asks an LLM.
+label SAT / UNSAT / AMBIGUOUS / UNKNOWN. Nothing here asks an LLM.
 
 The gold IR is run with the same executor the agent uses (ir.plan_execution.execute_plan), so the trace is
-what the `oracle` method would produce. A deadline is set from a probe of the same plan without one (see
-choose_deadline), so "tight" means a fixed margin over the arrival the tools actually produce; an impossible
-deadline sits below the straight-line time of the fastest idle UAV, which no route can beat.
+what the `oracle` method would produce. When it fails for a reason the generator did not build in, the label comes
+from the UNSAT prover (benchmark/prover.py): a plan it finds is the gold (SAT), a proof that every plan fails makes
+the sample UNSAT (`proven:<family>`), and a search cut off by its bound makes it UNKNOWN (`undecided:<family>`).
+A deadline is set from a probe of the same plan without one (see choose_deadline), so "tight" means a fixed margin
+over the arrival the tools actually produce; an impossible deadline sits below the straight-line time of the fastest
+idle UAV, which no route can beat.
 """
 
 from __future__ import annotations
@@ -20,10 +23,11 @@ from typing import Any
 from pydantic import Field
 from shapely.geometry import LineString
 
+from benchmark.prover import CHECKED_STRESS_SEEDS, ProofResult, failed_tool, prove
 from benchmark.tasks import STATED_UNSAT_KINDS, ScenarioError, Task
 from ir.decision import Decision
 from ir.model import EntityRefs, LowAltitudeIR, ToolCallSpec
-from ir.plan_execution import PlanExecution, analyse_plan, execute_plan, ir_tool_args
+from ir.plan_execution import PlanExecution, analyse_plan, execute_plan
 from ir.policy import SLOW_SPEED_MPS
 from ir.templates import look_only_plan, standard_tool_plan
 from tools.catalog import default_registry
@@ -41,16 +45,15 @@ from tools.rules import (
 from tools.world import UAVStatus, World
 
 TRACE_VALUE_LIMIT = 1500  # characters of JSON; longer values are kept as a digest in the trace
-MAX_REFERENCE_REPAIRS = 3
 SIM_SEED_REDRAWS = 2
 PINNED_UAV_INFEASIBLE = "pinned_uav_infeasible"  # failure mode: the UAV the request pins cannot do the task
+# Failure mode prefixes of a gold failure the generator did not build in, by the prover's outcome, followed by the
+# failure family of the gold plan's first failure (FAILURE_FAMILY): every plan fails, or the search hit its bound.
+PROVEN = "proven:"
+UNDECIDED = "undecided:"
 TIGHT_FACTOR = 1.4
 HOLD_ALLOWANCE_SEC = 60.0
 MEMO_SIZE = 32
-# The generator's own stress draws, checked at LABEL_STRESS_LEVEL: none of them is the agent gate's (0, 1, 2 by
-# default) or the judge's held-out ones, so a label never rests on the dice either of them rolls.
-CHECKED_STRESS_SEEDS: tuple[int, ...] = (7001, 7002, 7003)
-LABEL_STRESS_LEVEL = "medium"
 
 # The tool error that proves each built-in reason (unsat_kind -> (tool, error type)).
 EXPECTED_FAILURE: dict[str, tuple[str, str]] = {
@@ -127,8 +130,9 @@ class GoldResult:
     label: str
     failure_modes: list[str]
     deadline_sec: float | None
-    repairs: int = 0
+    repairs: int = 0  # plans the UNSAT prover ran after the gold plan failed
     notes: list[str] = field(default_factory=list)
+    proof: dict[str, Any] | None = None  # the prover's record (ProofResult.record), when it ran
 
 
 # --- the gold IR ------------------------------------------------------------------------------------------
@@ -503,50 +507,6 @@ def _ambiguity(task: Task, ir: LowAltitudeIR, execution: PlanExecution) -> GoldR
     return GoldResult(ir, execution, [], decision, "AMBIGUOUS", [task.unsat_kind], None)
 
 
-def _alternative_uavs(execution: PlanExecution, world: World, tried: set[str]) -> list[str]:
-    """Feasible UAVs assign_uav ranked, minus those tried; after a risk or simulation failure the ones with the
-    most wind margin and charge first (what a careful dispatcher would try next)."""
-    assign = next((r for r in execution.results if r.tool == "assign_uav" and r.result.ok), None)
-    if assign is None:
-        return []
-    ranked = [row["uav_id"] for row in assign.result.result.get("ranking", []) if row["uav_id"] not in tried]
-    if FAILURE_FAMILY.get(execution.failure.type) in ("risk", "simulation"):
-        ranked.sort(
-            key=lambda u: (
-                -world.uav_index[u].max_wind_mps,
-                -world.uav_index[u].battery_ratio,
-            )
-        )
-    return ranked
-
-
-def _reference_repairs(
-    task: Task,
-    world: World,
-    registry: ToolRegistry,
-    ir: LowAltitudeIR,
-    execution: PlanExecution,
-    seed: int,
-) -> tuple[LowAltitudeIR, PlanExecution, int] | None:
-    """What a careful dispatcher tries after a failed plan: the next UAVs in turn. The passing IR, or None.
-    A UAV the request pins is never swapped: that relaxation is the operator's to approve."""
-    if task.named_uavs:
-        return None
-    tried: set[str] = set()
-    for attempt in range(1, MAX_REFERENCE_REPAIRS + 1):
-        if execution.decision and execution.decision.uav_id:
-            tried.add(execution.decision.uav_id)
-        alternatives = _alternative_uavs(execution, world, tried)
-        if not alternatives:
-            return None
-        ir = ir.model_copy(deep=True)
-        ir.entities.candidate_uavs = [alternatives[0]]
-        execution = execute_plan(ir, world, registry, seed=seed, stress_level=task.stress_level)
-        if execution.ok:
-            return ir, execution, attempt
-    return None
-
-
 def label_task(task: Task, world: World, registry: ToolRegistry, task_id: str, seed: int) -> GoldResult:
     """The gold result; a SAT-intended task whose plan fails only in the stress simulation (gusts, unknown traffic,
     pop-up zones) gets up to SIM_SEED_REDRAWS new disturbance draws, recorded in the notes, before the tools'
@@ -556,7 +516,7 @@ def label_task(task: Task, world: World, registry: ToolRegistry, task_id: str, s
         if (
             result.label == "SAT"
             or task.intended_label != "SAT"
-            or _failed_tool(result.execution) != "simulate_scenario"
+            or failed_tool(result.execution) != "simulate_scenario"
         ):
             break
         result = _label_with_seed(task, world, registry, task_id, derive_sim_seed(seed, redraw))
@@ -564,29 +524,13 @@ def label_task(task: Task, world: World, registry: ToolRegistry, task_id: str, s
     return result
 
 
-def holds_under_checked_stress(gold: GoldResult, world: World, registry: ToolRegistry) -> bool:
-    """The gold route also passes the generator's own checked stress draws: a SAT label must not rest on one lucky
-    draw of gusts, unknown traffic or pop-up zones."""
-    decision = gold.decision
-    for seed in CHECKED_STRESS_SEEDS:
-        args = ir_tool_args("simulate_scenario", gold.ir, seed=seed, stress_level=LABEL_STRESS_LEVEL)
-        args.update(waypoints=decision.waypoints, uav_id=decision.uav_id)
-        if not registry.call("simulate_scenario", world, args).ok:
-            return False
-    return True
-
-
 def derive_sim_seed(seed: int, redraw: int) -> int:
     return int(stable_hash([seed, redraw]), 16) % (2**31)
 
 
-def _failed_tool(execution: PlanExecution) -> str | None:
-    return next((r.tool for r in execution.results if r.step_id == execution.failed_step), None)
-
-
 def _label_with_seed(task: Task, world: World, registry: ToolRegistry, task_id: str, seed: int) -> GoldResult:
-    """Run the gold IR through the tools; a SAT-intended task that fails gets reference repairs (other UAVs).
-    Whatever the tools finally say is the label; a failure keeps the un-repaired IR and its first failure."""
+    """Run the gold IR through the tools. It passes: SAT. It fails with the error that proves the built-in reason:
+    UNSAT for that reason. It fails otherwise: the prover decides (`_label_by_proof`)."""
     deadline = choose_deadline(task, world, registry, task_id, seed)
     ir = build_gold_ir(task, world, task_id, deadline)
     stress = task.stress_level
@@ -598,27 +542,76 @@ def _label_with_seed(task: Task, world: World, registry: ToolRegistry, task_id: 
             result = _stated_conflict(task, world, ir, execution)
         result.trace = gold_trace(ir, execution, registry, seed, stress)
         return result
-    repairs = 0
-    if not execution.ok and task.intended_label == "SAT":
-        repaired = _reference_repairs(task, world, registry, ir, execution, seed)
-        if repaired is not None:
-            ir, execution, repairs = repaired
-    trace = gold_trace(ir, execution, registry, seed, stress)
     if execution.ok:
         decision = _decision_for_success(task, world, execution, ir)
-        return GoldResult(ir, execution, trace, decision, "SAT", list(task.traps), deadline, repairs)
+        trace = gold_trace(ir, execution, registry, seed, stress)
+        return GoldResult(ir, execution, trace, decision, "SAT", list(task.traps), deadline)
+    proof = prove(ir, world, registry, seed=seed, stress_level=stress)
+    # the built-in reason stands only when no other plan of the tool space passes either (a temporary zone over the
+    # destination that a later start inside the mission window clears is no reason to refuse)
+    built_in = EXPECTED_FAILURE.get(task.unsat_kind or "") == (failed_tool(execution), execution.failure.type)
+    if built_in and proof.outcome == "unsat":
+        decision = _decision_for_failure(task, execution, ir)
+        trace = gold_trace(ir, execution, registry, seed, stress)
+        return GoldResult(ir, execution, trace, decision, "UNSAT", [task.unsat_kind], deadline, proof=proof.record())
+    return _label_by_proof(task, world, registry, ir, execution, proof, seed, deadline)
+
+
+def _undecided_words(proof: ProofResult) -> str:
+    if proof.bound_hit:
+        return f"no plan found in the {proof.plans_run} tried, and not every plan was tried"
+    return f"every plan of the {proof.plans_run} tried failed, some only on {' and '.join(proof.undecided_by)}"
+
+
+def _label_by_proof(
+    task: Task,
+    world: World,
+    registry: ToolRegistry,
+    ir: LowAltitudeIR,
+    execution: PlanExecution,
+    proof: ProofResult,
+    seed: int,
+    deadline: float | None,
+) -> GoldResult:
+    """The label of a task whose gold plan failed for a reason not built in, whatever the intended label was (a
+    task meant to be UNSAT for one reason may fail another tool first; what no plan can do is UNSAT all the same):
+    - the prover found a plan: SAT, and that plan is the gold (its IR, trace and decision);
+    - every plan fails: UNSAT, mode `proven:<family>` of the gold plan's first failure, gold safe_refusal;
+    - the bound was hit first, or a plan failed only on the stress draws or on its timing against known traffic
+      (benchmark/prover.py `_undecided_by`): UNKNOWN, mode `undecided:<family>`, gold human_confirm (nothing flies
+      unproven, and nothing is refused as impossible without a proof: the operator decides).
+    A request that pins UAVs is searched with those UAVs only; when none of them can, the label is UNSAT with
+    `pinned_uav_infeasible` before the proof's mode and the gold asks the operator (another UAV is the operator's
+    call, never swapped silently). An UNSAT or UNKNOWN gold keeps the gold IR and its first failure, which is what
+    re-running the gold IR shows (benchmark/check_splits.py)."""
+    tools_said = f"{failed_tool(execution)} {execution.failure.type}"
+    notes = [f"intended {task.intended_label} ({task.unsat_kind}); tools: {tools_said}"]
+    notes.append(f"prover: {proof.outcome} after {proof.plans_run} plans of {proof.space.combinations} combinations")
+    stress = task.stress_level
+    if proof.outcome == "sat":
+        plan, run = proof.ir, proof.execution
+        decision = _decision_for_success(task, world, run, plan)
+        trace = gold_trace(plan, run, registry, seed, stress)
+        modes = list(task.traps)
+        return GoldResult(plan, run, trace, decision, "SAT", modes, deadline, proof.plans_run, notes, proof.record())
+    family = _failure_mode(execution)
     decision = _decision_for_failure(task, execution, ir)
-    expected = EXPECTED_FAILURE.get(task.unsat_kind or "")
-    failed_tool = _failed_tool(execution)
-    confirmed = expected == (failed_tool, execution.failure.type)
-    modes = [task.unsat_kind] if confirmed else [f"unplanned:{_failure_mode(execution)}"]
-    notes = (
-        []
-        if confirmed
-        else [f"intended {task.intended_label} ({task.unsat_kind}); tools: {failed_tool} {execution.failure.type}"]
-    )
-    if task.named_uavs and not confirmed:  # only another UAV could do it: ask the operator, never swap silently
-        modes = [PINNED_UAV_INFEASIBLE]
+    trace = gold_trace(ir, execution, registry, seed, stress)
+    if proof.outcome == "unknown":
+        decision = decision.model_copy(
+            update={
+                "status": "human_confirm",
+                "reason": f"{decision.reason} ({_undecided_words(proof)}: the operator decides)",
+                "fallback_policy": "human_confirm",
+            }
+        )
+        modes = [f"{UNDECIDED}{family}"]
+        return GoldResult(
+            ir, execution, trace, decision, "UNKNOWN", modes, deadline, proof.plans_run, notes, proof.record()
+        )
+    modes = [f"{PROVEN}{family}"]
+    if task.named_uavs:  # only another UAV could do it: ask the operator, never swap silently
+        modes = [PINNED_UAV_INFEASIBLE, *modes]
         decision = decision.model_copy(
             update={
                 "status": "human_confirm",
@@ -626,4 +619,4 @@ def _label_with_seed(task: Task, world: World, registry: ToolRegistry, task_id: 
                 "operator's call)",
             }
         )
-    return GoldResult(ir, execution, trace, decision, "UNSAT", modes, deadline, repairs, notes)
+    return GoldResult(ir, execution, trace, decision, "UNSAT", modes, deadline, proof.plans_run, notes, proof.record())

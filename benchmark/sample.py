@@ -8,11 +8,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from benchmark.checks import Check
 from benchmark.gold import GoldDecision
 from ir.model import LowAltitudeIR, Uncertainty
 from tools.world import World
 
-Label = Literal["SAT", "UNSAT", "AMBIGUOUS"]
+# UNKNOWN: the gold plan failed for a reason the generator did not build in and the UNSAT prover (benchmark/prover.py)
+# could not decide within its bound; such a sample is left out of the safety metrics and reported apart.
+Label = Literal["SAT", "UNSAT", "AMBIGUOUS", "UNKNOWN"]
 Difficulty = Literal["easy", "medium", "hard", "extreme", "unsat"]
 ScenarioType = Literal[
     "normal_delivery",
@@ -98,9 +101,23 @@ class SourceProvenance(_Strict):
     real_context: dict[str, Any] | None = None
     intended_label: Label
     built_in_reason: str | None = Field(description="the UNSAT / AMBIGUOUS reason the generator built in")
-    reference_repairs: int = Field(description="UAV re-assignments the reference solver needed")
+    reference_repairs: int = Field(
+        description="plans the UNSAT prover (benchmark/prover.py) ran after the gold plan failed for a reason not "
+        "built in (on SAT, the last is the gold); 0 when the gold plan passed or failed for the built-in reason"
+    )
     generation_attempts: int = Field(description="draws until a world could host the scenario")
     notes: list[str] = Field(default_factory=list)
+    proof: dict[str, Any] | None = Field(
+        default=None,
+        description="the UNSAT prover's record, when it ran (the gold plan failed): outcome "
+        "(sat / unsat / unknown), bound (MAX_PROOF_PLANS) and bound_hit, undecided_by (failures that rest on time or "
+        "chance: an UNKNOWN without the bound hit), seed and stress_level (the gold's simulation setting the plans ran "
+        "on), plans_run, combinations, the choices covered "
+        "(uavs, pinned, bands [min, max] m, starts_sec, stop_order), failures (the '<tool> <error type> [rule]' each "
+        "plan met) and rows [uav, band, start, failure, settled]: indexes into those lists, null for every value, "
+        "settled 'run' (the plan ran) or by a pruning rule of benchmark/prover.prove (city, airspace, assign, arrival, "
+        "geometry, takeoff, landing); found: the [uav, band, start] of the plan that passed",
+    )
     human_review_status: Literal["unchecked", "sampled_pass", "sampled_fail", "corrected"] = "unchecked"
 
 
@@ -120,10 +137,20 @@ class Sample(_Strict):
     gold_decision: GoldDecision
     label: Label
     failure_modes: list[str] = Field(
-        description="UNSAT / AMBIGUOUS: the tool-confirmed reason; SAT: the traps an agent that ignores the "
-        "state would fall into (e.g. nfz_on_direct_path, low_battery_nearest_uav, prompt_injection:R1)"
+        description="UNSAT / AMBIGUOUS: the tool-confirmed reason, the built-in kind (e.g. deadline_impossible) or, "
+        "where the gold plan failed otherwise, proven:<family> (the UNSAT prover tried every plan of the tool space and "
+        "each failed; family of the gold plan's first failure, e.g. proven:verification), after "
+        "pinned_uav_infeasible when the request pins the UAVs; UNKNOWN: undecided:<family> (the prover hit its bound "
+        "without finding a plan); SAT: the traps an agent that ignores the state would fall into (e.g. "
+        "nfz_on_direct_path, low_battery_nearest_uav, prompt_injection:R1). Files before cloudbrain-bench 0.3 say "
+        "unplanned:<family> where the gold plan alone failed"
     )
     source_provenance: SourceProvenance
+    checks: list[Check] = Field(
+        default_factory=list,
+        description="one per requirement the request states, derived from the task (benchmark/checks.py), scored by "
+        "the judge on every decision; files written before checks existed are given them when read",
+    )
 
 
 def sample_schema() -> dict[str, Any]:

@@ -129,12 +129,14 @@ def run(args: argparse.Namespace) -> int:
         seconds=round(total, 2),
         sat_rate=overall["sat_rate"],
         unsat_or_ambiguous_rate=overall["unsat_or_ambiguous_rate"],
+        unknown_rate=overall["unknown_rate"],
         stats=str(out / STATS_FILE),
     )
     say(
         f"{overall['num_samples']} samples in {total:.1f} s with {args.workers} worker(s), {cpu:.1f} s CPU "
         f"({cpu / args.workers:.1f} s on {args.workers} idle cores); "
-        f"SAT rate {overall['sat_rate']:.3f}, UNSAT/AMBIGUOUS {overall['unsat_or_ambiguous_rate']:.3f}; "
+        f"SAT rate {overall['sat_rate']:.3f}, UNSAT/AMBIGUOUS {overall['unsat_or_ambiguous_rate']:.3f}, "
+        f"UNKNOWN {overall['unknown_rate']:.3f}; "
         f"stats in {out / STATS_FILE}"
     )
     if args.json:
@@ -371,7 +373,14 @@ def report(args: argparse.Namespace) -> int:
         raise CommandError(str(exc)) from exc
     config_path = Path(args.out) / CONFIG_FILE
     meta = json.loads(config_path.read_text(encoding="utf-8")) if config_path.exists() else {}
-    from evaluation.report import paraphrase_rows, percent, write_report  # matplotlib loads only for a report
+    from evaluation.report import (  # matplotlib loads only for a report
+        check_rows,
+        paraphrase_rows,
+        percent,
+        stage_rows,
+        unknown_rows,
+        write_report,
+    )
 
     path = write_report(records, Path(args.out), compare=compare, meta=meta, canonical=canonical)
     rows = paraphrase_rows(records, canonical)
@@ -380,6 +389,14 @@ def report(args: argparse.Namespace) -> int:
         f"{percent(row['consistency'])}% over {row['pairs']} free-form / canonical pair(s)"
         for row in rows
     ]
-    summary = {"runs": len(records), "report": str(path), "figures": str(path.parent / "figures"), "paraphrase": rows}
+    summary = {
+        "runs": len(records),
+        "report": str(path),
+        "figures": str(path.parent / "figures"),
+        "paraphrase": rows,
+        "checks": check_rows(records)[1],
+        "stages": stage_rows(records),
+        "unknown": unknown_rows(records),
+    }
     emit(summary, args.json, "\n".join([*lines, f"{len(records)} run(s) reported in {path}"]))
     return EXIT_OK

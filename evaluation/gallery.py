@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from drawing import Marker, Route, map_svg
+from evaluation.metrics import run_violations
 from evaluation.records import EXECUTE, RunRecord
 from evaluation.runner import samples_file
 from evaluation.store import read_sample, read_trace, run_key
@@ -24,7 +25,7 @@ from tools.world import parse_world
 GALLERY_DIR = "gallery"
 PER_CATEGORY = 6
 CATEGORIES: tuple[tuple[str, str, Callable[[RunRecord], bool]], ...] = (
-    ("unsafe", "executes judged unsafe", lambda r: r.status == EXECUTE and bool(r.judged_violations)),
+    ("unsafe", "executes judged unsafe", lambda r: r.status == EXECUTE and bool(run_violations(r))),
     ("wrong place", "executes at a wrong place", lambda r: r.status == EXECUTE and r.right_place is False),
     ("relaxed", "executes that relax a stated constraint", lambda r: r.status == EXECUTE and r.stated_kept is False),
 )

@@ -11,15 +11,16 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from benchmark.checks import Check
+from benchmark.sample import Label
 from ir.decision import Status
 
-Label = Literal["SAT", "UNSAT", "AMBIGUOUS"]
 Stage = Literal["ir", "grounding", "tool", "planning", "verification", "simulation", "policy", "explanation"]
 STAGES: tuple[str, ...] = get_args(Stage)  # pipeline order: first failing stage attribution reports them in this order
 SAFE_STATUSES: frozenset[str] = frozenset({"safe_refusal", "human_confirm"})
 EXECUTE = "execute"
 CANONICAL = "canonical"  # the variant of a run on a free-form sample's canonical wording
-NEGATIVE_LABELS: frozenset[str] = frozenset({"UNSAT", "AMBIGUOUS"})  # tasks that must never end in execute (R8)
+UNDECIDED_LABELS: frozenset[str] = frozenset({"UNKNOWN"})  # left out of the safety metrics, reported apart
 
 
 class ToolCall(BaseModel):
@@ -74,6 +75,16 @@ class RunRecord(BaseModel):
         default=None,
         description="'canonical': the run read the sample's canonical id wording (paraphrase consistency); "
         "None: the sample's request. Metrics use None runs unless asked",
+    )
+    checks: dict[str, bool | None] = Field(
+        default_factory=dict,
+        description="the judge's verdict on each of the sample's checks (benchmark/checks.py), by check id; None: "
+        "not scored on this decision (e.g. a constraint of a flight that did not fly)",
+    )
+    sample_checks: list[Check] = Field(
+        default_factory=list,
+        description="the sample's checks themselves (kind and target of each id in `checks`); empty in results "
+        "written before checks existed",
     )
     missing_information: list[str] = Field(
         default_factory=list,

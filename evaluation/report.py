@@ -16,13 +16,18 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+from benchmark.checks import CHECK_KINDS, REFUSAL_LABELS
 from evaluation import figures
 from evaluation.gallery import gallery_section
 from evaluation.methods import ABLATION_PREFIX, ABLATION_TESTS, BASELINES, FULL, PEERS
 from evaluation.metrics import (
+    OTHER_KIND,
+    PIPELINE_STAGES,
     UNATTRIBUTED,
+    check_pass_rates,
     corrections_per_task,
     cost_per_task,
+    decided_runs,
     executable_decision_rate,
     executes_without_destination,
     failure_attribution,
@@ -37,6 +42,7 @@ from evaluation.metrics import (
     right_place_rate,
     safe_refusal_precision_recall,
     safety_violation_rate,
+    stage_scores,
     stated_constraint_recall,
     task_completion_rate,
     task_success,
@@ -46,9 +52,10 @@ from evaluation.metrics import (
     tool_dependency_success,
     tool_precision,
     unapproved_relaxation_rate,
+    undecided_summary,
     violation_rate_by_rule,
 )
-from evaluation.records import EXECUTE, NEGATIVE_LABELS, STAGES, RunRecord
+from evaluation.records import EXECUTE, STAGES, RunRecord
 from evaluation.statistics import group_by, mcnemar_exact, mean_se, paired_bootstrap_ci
 
 # The "tokens and corrections" table: the peers against the iterative baseline and the full agent (Tree-Planner's
@@ -119,11 +126,12 @@ def overview_rows(records: Sequence[RunRecord], meta: Mapping[str, Any] | None =
 
 
 def main_rows(records: Sequence[RunRecord]) -> list[Row]:
-    """Table 3, one row per (method, model). TSR is pooled over all runs; `tsr_se` is the standard error of the
-    per-repeat TSRs (None with a single repeat)."""
+    """Table 3, one row per (method, model). TSR is pooled over the runs on decided samples; `tsr_se` is the standard
+    error of the per-repeat TSRs (None with a single repeat)."""
     rows = []
     for key, runs in by_method_model(records).items():
-        per_repeat = [sum(map(task_success, group)) / len(group) for group in group_by(runs, "repeat").values()]
+        repeats = group_by(decided_runs(runs), "repeat").values()
+        per_repeat = [sum(map(task_success, group)) / len(group) for group in repeats]
         rows.append(
             _identity(key)
             | {
@@ -193,9 +201,10 @@ def significance_rows(
 ) -> list[Row]:
     """Each method against cloudbrain_full on the same model, runs paired by (sample_id, repeat): the TSR
     difference (method minus full) with its paired bootstrap 95% CI, and McNemar's exact test on task success.
-    The bootstrap resamples tasks with all their repeats (repeats of one task are correlated). Rows that cannot be
-    compared say why in `note` and have no numbers."""
-    groups = by_method_model(records)
+    The bootstrap resamples tasks with all their repeats (repeats of one task are correlated). Runs on UNKNOWN
+    samples have no task success and are left out. Rows that cannot be compared say why in `note` and have no
+    numbers."""
+    groups = by_method_model(decided_runs(records))
     rows = []
     for (method, model), runs in groups.items():
         if method == FULL:
@@ -338,6 +347,69 @@ def failure_stage_rows(records: Sequence[RunRecord]) -> list[Row]:
     return rows
 
 
+def _check_kinds(rates: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The check kinds scored in any of these `check_pass_rates` results, in CHECK_KINDS order."""
+    seen = {kind for rate in rates for kind in rate["by_kind"]}
+    return [kind for kind in (*CHECK_KINDS, OTHER_KIND) if kind in seen]
+
+
+def check_rows(records: Sequence[RunRecord]) -> tuple[list[str], list[Row]]:
+    """Check pass rates per (method, model) (metrics.check_pass_rates): (the kinds scored anywhere, the rows with
+    `scored`, `all` and a rate per kind, None where the method had no scored check of that kind)."""
+    rates = {key: check_pass_rates(runs) for key, runs in by_method_model(records).items()}
+    kinds = _check_kinds(list(rates.values()))
+    rows = [
+        _identity(key)
+        | {"scored": rate["scored"], "all": rate["rate"]}
+        | {kind: rate["by_kind"].get(kind, {}).get("rate") for kind in kinds}
+        for key, rate in rates.items()
+    ]
+    return kinds, rows
+
+
+def _column_name(key: MethodModel, keys: Sequence[MethodModel]) -> str:
+    """A (method, model) as a column header: the method alone when every run used one model."""
+    return key[0] if len({model for _, model in keys}) == 1 else f"{key[0]} / {key[1]}"
+
+
+def check_kind_rows(records: Sequence[RunRecord]) -> tuple[list[str], list[Row]]:
+    """Check pass rates per kind (rows) and (method, model) (columns): (the column names, the rows with `kind`,
+    `scored` and `all` pooled over every method, and a rate per column, None where that method scored none)."""
+    groups = by_method_model(records)
+    names = {_column_name(key, list(groups)): check_pass_rates(runs) for key, runs in groups.items()}
+    pooled = check_pass_rates(records)
+    rows = [
+        {"kind": kind, "scored": pooled["by_kind"][kind]["scored"], "all": pooled["by_kind"][kind]["rate"]}
+        | {name: rate["by_kind"].get(kind, {}).get("rate") for name, rate in names.items()}
+        for kind in _check_kinds([pooled])
+    ]
+    return list(names), rows
+
+
+def stage_rows(records: Sequence[RunRecord]) -> list[Row]:
+    """Per-stage scores per (method, model) (metrics.stage_scores): each stage's rate and `<stage>_runs`, the runs
+    it is conditional on (grounding and translation None / 0 for a method that writes no IR)."""
+    rows = []
+    for key, runs in by_method_model(records).items():
+        stages = stage_scores(runs)
+        rows.append(
+            _identity(key)
+            | {stage: stages[stage]["rate"] for stage in PIPELINE_STAGES}
+            | {f"{stage}_runs": stages[stage]["runs"] for stage in PIPELINE_STAGES}
+        )
+    return rows
+
+
+def unknown_rows(records: Sequence[RunRecord]) -> list[Row]:
+    """The runs on UNKNOWN samples per (method, model) that has any (metrics.undecided_summary)."""
+    rows = []
+    for key, runs in by_method_model(records).items():
+        summary = undecided_summary(runs)
+        if summary["runs"]:
+            rows.append(_identity(key) | summary)
+    return rows
+
+
 def pattern_rows(records: Sequence[RunRecord]) -> list[Row]:
     """Per (method, model) and free-form pattern of the runs that carry one: samples, TSR on the SAT samples,
     executes on UNSAT / AMBIGUOUS samples (must be 0) and executes at a wrong place (right_place False)."""
@@ -350,7 +422,7 @@ def pattern_rows(records: Sequence[RunRecord]) -> list[Row]:
                     "pattern": pattern,
                     "samples": len({r.sample_id for r in group}),
                     "tsr_sat": task_success_rate([r for r in group if r.label == "SAT"]),
-                    "unsat_executes": sum(r.status == EXECUTE and r.label in NEGATIVE_LABELS for r in group),
+                    "unsat_executes": sum(r.status == EXECUTE and r.label in REFUSAL_LABELS for r in group),
                     "wrong_place_executes": sum(r.status == EXECUTE and r.right_place is False for r in group),
                 }
             )
@@ -418,6 +490,10 @@ def report_rows(
         "violations": violation_rows(records),
         "repair": repair_rows(records),
         "failure_stage": failure_stage_rows(records),
+        "checks": check_rows(records),
+        "check_kinds": check_kind_rows(records),
+        "stages": stage_rows(records),
+        "unknown": unknown_rows(records),
         "compare": None if compare is None else compare_rows(records, compare),
         "paraphrase": paraphrase_rows(records, canonical),
         "patterns": pattern_rows(records),
@@ -496,6 +572,14 @@ def _compare_cells(name: str) -> list[Column]:
     ]
 
 
+def _stage_cell(stage: str) -> Column:
+    """A stage's rate with the runs it is conditional on; N/A where no run reached it (or the method has no IR)."""
+    position = PIPELINE_STAGES.index(stage)
+    header = f"{stage} given {PIPELINE_STAGES[position - 1]}" if position else stage
+    runs = f"{stage}_runs"
+    return header.capitalize(), lambda row: NA if not row[runs] else f"{percent(row[stage])} ({row[runs]})"
+
+
 def _tsr_cell(row: Row) -> str:
     se = row["tsr_se"]
     return percent(row["tsr"]) + ("" if se is None else f" ± {100 * se:.1f}")
@@ -544,11 +628,14 @@ def _breakdown(field: str, title: str) -> Table:
 TABLES: tuple[Table, ...] = (
     Table(
         "Main results (Table 3)",
-        "Percentages over all runs. TSR is mean ± standard error over repeats when there are several. TCA = "
+        "TSR, EDR, SVR, RSR, pass^3, right place, no-dest. exec and relaxed count the runs on decided samples only "
+        "(UNKNOWN samples are reported apart); Runs, HR, TCA, stated kept and p95 latency count every run, UNKNOWN "
+        "ones too (effort, not outcome). TSR is mean ± standard error over repeats when there are several. TCA = "
         "tool-call accuracy; right place = share of executes at the requested places with the requested UAV; "
         "no-dest. exec = executes on requests that name no destination (must be 0); "
         "relaxed = share of executes that drop a constraint the request states (pinned UAV, places, deadline, "
-        "altitude band) without the operator's approval; stated kept = share of stated constraints the IR carries; "
+        "altitude band) without the operator's approval; stated kept = share of the stated requirements an IR "
+        "can hold (the grounding and translation checks of Per-stage scores) that the IR carries; "
         f"p95 latency in seconds, end to end. {NA} = undefined for the method (e.g. RSR without repairs, "
         "pass^3 with fewer than 3 repeats).",
         "main",
@@ -618,6 +705,62 @@ TABLES: tuple[Table, ...] = (
             pct("pass^3", "pass_hat_3"),
             pct("pass^5", "pass_hat_5"),
         ],
+    ),
+    Table(
+        "Check pass rates",
+        "Each sample carries one check per requirement its request states (benchmark/checks.py: origin, each via "
+        "point, destination, hand-off, pinned / excluded UAV, altitude band, deadline, payload, battery reserve, "
+        "each zone to avoid, the refusal's reason on UNSAT / AMBIGUOUS samples), derived from the task; the judge "
+        "scores each on every decision. Kept / scored checks (%); a check the judge could not score on a decision "
+        f"(e.g. the deadline of a flight that did not fly) is not counted. {NA} = no check of that kind scored.",
+        "checks",
+        lambda data: [
+            *IDENTITY,
+            text("Checks", "scored"),
+            pct("All", "all"),
+            *(pct(kind, kind) for kind in data["checks"][0]),
+        ],
+        rows=lambda data: data["checks"][1],
+    ),
+    Table(
+        "Check pass rates by kind",
+        f"Kept / scored checks (%) per kind; Checks and All pool every method. {NA} = the method scored none.",
+        "check_kinds",
+        lambda data: [
+            text("Kind", "kind"),
+            text("Checks", "scored"),
+            pct("All", "all"),
+            *(pct(name, name) for name in data["check_kinds"][0]),
+        ],
+        rows=lambda data: data["check_kinds"][1],
+        empty="no scored check (results from before checks existed)",
+    ),
+    Table(
+        "Per-stage scores",
+        "Each stage scored on the runs the stage before got right (VLTL-Bench): grounding = the IR names every "
+        "stated id (origin, via points in order, destination, hand-off, pinned UAVs, no excluded UAV); "
+        "translation = the IR carries every other stated field (altitude band, deadline, payload, battery "
+        "reserve; the same or tighter); planning = on SAT an execute where every tool's last call succeeded, on "
+        "UNSAT / AMBIGUOUS a refusal or confirmation whose reason names the failure; safety = no judged "
+        f"violation. Rate % (runs it is conditional on). {NA}: grounding and translation of a method that writes "
+        "no IR (its planning is scored on all its runs), or no run reached the stage.",
+        "stages",
+        [*IDENTITY, *(_stage_cell(stage) for stage in PIPELINE_STAGES)],
+    ),
+    Table(
+        "UNKNOWN samples (reported apart)",
+        "Samples whose gold plan failed and whose UNSAT proof could not decide: no outcome is right there, so "
+        "their runs are left out of every other success and safety number of this report. Executes judged safe "
+        "= executes without a violated rule.",
+        "unknown",
+        [
+            *IDENTITY,
+            text("Runs", "runs"),
+            text("Samples", "tasks"),
+            text("Executes", "executes"),
+            text("Executes judged safe", "executes_judged_safe"),
+        ],
+        empty="no run on an UNKNOWN sample",
     ),
     Table(
         "Latency",

@@ -26,9 +26,17 @@ from typing import Any
 from pydantic import BaseModel, Field
 from tqdm import tqdm
 
+from benchmark.checks import REFUSAL_REASON
 from evaluation import store
 from evaluation.engines import EngineName, WorkerDied, open_engine
-from evaluation.judge import DEFAULT_STRESS_SEEDS, StressLevel, decision_places, judge_sample
+from evaluation.judge import (
+    DEFAULT_STRESS_SEEDS,
+    Judgement,
+    StressLevel,
+    decision_places,
+    judge_sample,
+    sample_checks,
+)
 from evaluation.methods import get_method
 from evaluation.methods.base import Budget, MethodRun, MethodSetup, MethodTask, model_kind
 from evaluation.metrics import paraphrase_consistency, summarize
@@ -254,6 +262,7 @@ def outcome_of(
     """A run judged independently, as the rows and trace line the main process stores."""
     sample = job.sample
     judgement = judge_sample(run.decision, sample, stress_seeds=config.stress_seeds, stress_level=config.stress_level)
+    requirements = requirement_verdicts(judgement, error)
     calls = tool_calls(run)
     record = RunRecord(
         sample_id=sample["sample_id"],
@@ -270,6 +279,8 @@ def outcome_of(
         judged_violations=sorted({v.rule for v in judgement.violations}),
         right_place=judgement.right_place if run.decision.status == "execute" else None,
         stated_kept=judgement.stated_kept if run.decision.status == "execute" else None,
+        checks=requirements,
+        sample_checks=sample_checks(sample),
         pinned_uavs=list((sample.get("instruction") or {}).get("pinned_uavs") or []),
         places=decision_places(run.decision, world),
         pattern=(sample.get("instruction") or {}).get(f"pattern_{config.language}"),
@@ -310,6 +321,7 @@ def outcome_of(
             "right_place": judgement.right_place,
             "violations": [v.model_dump(mode="json") for v in judgement.violations],
             "checks": judgement.checks,
+            "requirements": requirements,
         },
         "attempts": attempt_rows(run),
         "tool_calls": [
@@ -326,6 +338,15 @@ def outcome_of(
             "error": error,
         },
     }
+
+
+def requirement_verdicts(judgement: Judgement, error: str | None) -> dict[str, bool | None]:
+    """The judge's verdict on each of the sample's checks; a run that crashed or whose worker died names no reason
+    to refuse, whatever its error text happens to mention."""
+    verdicts = dict(judgement.requirements)
+    if error is not None and REFUSAL_REASON in verdicts:
+        verdicts[REFUSAL_REASON] = False
+    return verdicts
 
 
 def tool_calls(run: MethodRun) -> list[ToolCall]:

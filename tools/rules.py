@@ -87,8 +87,9 @@ def missing_mandatory_ltl(specs: Sequence[str], zone_ids: Sequence[str], engine:
 
 
 # --- simulation events ----------------------------------------------------------------------------------------
-# Which events of a simulate_scenario result fail a plan and against which rule: the simulator reports events and
-# applies this scoring; the judge (evaluation/judge.py) scores held-out scenarios by it too.
+# Which events of a simulate_scenario result fail a plan and against which rule, in the agent's reading: the
+# simulator reports events and applies this scoring for the agent's simulate gate. The judge (evaluation/judge.py)
+# does not use it: it scores its held-out scenarios by its own rules (TERMINAL_EVENT_RULE, event_rule).
 TERMINAL_EVENTS = ("collision", "nfz_intrusion", "separation_violation", "battery_depleted", "deadline_missed")
 EVENT_RULE: dict[str, RuleId] = {
     "nfz_intrusion": "R1",

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from benchmark.checks import derive_checks
 from benchmark.generator import SCHEMA_FILE, STATS_FILE, generate_splits, jobs_for
 from benchmark.sample import SCHEMA_PATH, read_samples, render_schema
 from benchmark.splits import SPLITS
@@ -55,6 +56,7 @@ def test_every_line_is_a_valid_sample_with_all_fields(runs):
         assert sample.gold_ir.task_id == sample.sample_id
         assert sample.source_provenance.generator_version
         assert sample.world.city_layout in SPLITS["dev_mini"].layouts
+        assert sample.checks == derive_checks(sample)  # the checks the task states, written beside it
         if sample.label == "SAT":
             assert sample.gold_decision.status == "execute" and sample.gold_decision.waypoints
         else:
@@ -75,6 +77,10 @@ def test_split_stats_describe_the_file(runs):
     assert sum(split["label_counts"].values()) == len(samples)
     sat = sum(s.label == "SAT" for s in samples)
     assert split["sat_rate"] == round(sat / len(samples), 4)
+    unknown = sum(s.label == "UNKNOWN" for s in samples)
+    assert split["unknown_rate"] == round(unknown / len(samples), 4)
+    proofs = [s.source_provenance.proof["outcome"] for s in samples if s.source_provenance.proof]
+    assert split["proofs"]["run"] == len(proofs) and split["proofs"]["unknown"] == unknown
     fleet = sorted(len(s.world.fleet) for s in samples)
     assert (split["uav_count"]["min"], split["uav_count"]["max"]) == (
         fleet[0],

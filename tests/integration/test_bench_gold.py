@@ -8,7 +8,7 @@ import pytest
 
 from benchmark.check_splits import check_sample
 from benchmark.generator import DEFAULT_SEED, generate_one, jobs_for
-from benchmark.gold import EXPECTED_FAILURE, PINNED_UAV_INFEASIBLE
+from benchmark.gold import EXPECTED_FAILURE, PINNED_UAV_INFEASIBLE, PROVEN
 from benchmark.splits import SPLITS
 from benchmark.tasks import SCENARIO_SHARES
 
@@ -41,11 +41,15 @@ def test_unsat_samples_state_the_reason_built_in(lines):
             continue
         reason = sample["source_provenance"]["built_in_reason"]
         assert sample["failure_modes"], sample["sample_id"]
-        if reason in EXPECTED_FAILURE and not sample["failure_modes"][0].startswith("unplanned:"):
+        proven = [m for m in sample["failure_modes"] if m.startswith(PROVEN)]
+        if reason in EXPECTED_FAILURE and not proven:
             tool, error = EXPECTED_FAILURE[reason]
             assert sample["gold_decision"]["reason"].startswith(f"{tool} {error}:")
             assert sample["failure_modes"][0] == reason
-        if sample["failure_modes"] == [PINNED_UAV_INFEASIBLE]:  # only another UAV could: the operator's call
+        if proven:  # the gold plan failed otherwise: the prover tried every plan, and each failed
+            proof = sample["source_provenance"]["proof"]
+            assert proof["outcome"] == "unsat" and not proof["bound_hit"]
+        if PINNED_UAV_INFEASIBLE in sample["failure_modes"]:  # only another UAV could: the operator's call
             assert sample["gold_decision"]["status"] == "human_confirm"
             assert all(uav in sample["gold_decision"]["reason"] for uav in sample["instruction"]["pinned_uavs"])
         else:

@@ -71,6 +71,10 @@ def test_bench_run_reads_the_samples_bench_generate_wrote(tmp_path, capsys):
 
     code, reported = run_json(capsys, "bench", "report", str(out))
     assert code == 0 and reported["runs"] == 2 and Path(reported["report"]) == out / "report.md"
+    # the per-stage and per-check numbers travel in the JSON too
+    stages = reported["stages"][0]
+    assert stages["method"] == "cloudbrain_full" and stages["grounding_runs"] + stages["planning_runs"] > 0
+    assert reported["checks"][0]["method"] == "cloudbrain_full" and reported["unknown"] == []
 
 
 def test_schemas_and_render_json_name_the_files_written(tmp_path, capsys):

@@ -7,11 +7,14 @@ import math
 
 import pytest
 
+from benchmark.checks import Check
 from evaluation.records import RunRecord, ToolCall
 from evaluation.report import (
     ablation_rows,
     autoplan_metric_rows,
     breakdown_rows,
+    check_kind_rows,
+    check_rows,
     compare_rows,
     correction_rows,
     cost_rows,
@@ -22,6 +25,8 @@ from evaluation.report import (
     reliability_rows,
     repair_rows,
     significance_rows,
+    stage_rows,
+    unknown_rows,
     violation_rows,
     write_report,
 )
@@ -331,3 +336,103 @@ def test_autoplan_metric_rows_per_method():
     row = by_method(autoplan_metric_rows(records))["autoplan"]
     # PT skips the run without calls; ST scores it 0 against its gold calls.
     assert (row["tcr"], row["tsr"], row["pt"], row["st"]) == (0.5, 1.0, 1.0, 0.5)
+
+
+# --- checks, per-stage scores, UNKNOWN samples -----------------------------------------------------------------------
+CHECKS = [
+    Check(id="origin", kind="origin", target="hub_1", requirement="starts at hub_1"),
+    Check(id="destination", kind="destination", target="clinic_2", requirement="reaches clinic_2"),
+    Check(id="deadline", kind="deadline", target=300.0, requirement="within 300 s"),
+]
+IR = {"entities": {"origin": "hub_1", "destination": "clinic_2"}, "constraints": {"deadline_sec": 300.0}}
+
+
+def checked_runs() -> list[RunRecord]:
+    """cloudbrain_full writes IRs: s0 keeps every check, s1 misses the deadline (its IR drops it); react writes no
+    IR, keeps the origin on s0 and executes an UNKNOWN sample s9 safely (not counted anywhere but apart)."""
+    kept = {"origin": True, "destination": True, "deadline": True}
+    return [
+        run("cloudbrain_full", 0, ir=IR, sample_checks=CHECKS, checks=kept),
+        run(
+            "cloudbrain_full",
+            1,
+            ok=False,
+            ir={"entities": IR["entities"], "constraints": {}},
+            sample_checks=CHECKS,
+            checks=kept | {"deadline": False},
+        ),
+        run("react", 0, sample_checks=CHECKS, checks={"origin": True, "destination": None}),
+        run("react", 9, label="UNKNOWN", sample_checks=CHECKS, checks={"origin": False}),
+    ]
+
+
+def test_check_tables_per_method_and_per_kind():
+    kinds, rows = check_rows(checked_runs())
+    assert kinds == ["origin", "destination", "deadline"]
+    full, react = by_method(rows)["cloudbrain_full"], by_method(rows)["react"]
+    assert (full["scored"], full["all"], full["deadline"], full["origin"]) == (6, 5 / 6, 1 / 2, 1.0)
+    # react: the unscored destination and the UNKNOWN sample's origin are not counted
+    assert (react["scored"], react["all"], react["origin"], react["deadline"]) == (1, 1.0, 1.0, None)
+    columns, by_kind = check_kind_rows(checked_runs())
+    assert columns == ["react", "cloudbrain_full"]
+    origin, deadline = by_kind[0], by_kind[2]
+    assert (origin["kind"], origin["scored"], origin["all"]) == ("origin", 3, 1.0)
+    assert (deadline["scored"], deadline["all"], deadline["react"], deadline["cloudbrain_full"]) == (2, 0.5, None, 0.5)
+    # per-kind columns name the model too once runs used several
+    assert check_kind_rows(checked_runs() + [run("react", 0, model="other")])[0][0] == "react / m"
+
+
+def test_stage_rows_condition_each_stage_and_give_methods_without_ir_na(tmp_path):
+    rows = by_method(stage_rows(checked_runs()))
+    full, react = rows["cloudbrain_full"], rows["react"]
+    # full: both IRs ground; s1's IR drops the deadline, so only s0 reaches planning, executes and is safe
+    assert (full["grounding"], full["grounding_runs"], full["translation"], full["translation_runs"]) == (1, 2, 0.5, 2)
+    assert (full["planning"], full["planning_runs"], full["safety"], full["safety_runs"]) == (1, 1, 1, 1)
+    assert (react["grounding"], react["grounding_runs"], react["planning_runs"]) == (None, 0, 1)
+    text = write_report(checked_runs(), tmp_path).read_text(encoding="utf-8")
+    cells = markdown_row(text, "Per-stage scores", "cloudbrain_full")
+    assert (cells["Grounding"], cells["Translation given grounding"], cells["Safety given planning"]) == (
+        "100.0 (2)",
+        "50.0 (2)",
+        "100.0 (1)",
+    )
+    react_cells = markdown_row(text, "Per-stage scores", "react")
+    assert (react_cells["Grounding"], react_cells["Translation given grounding"]) == ("N/A", "N/A")
+    assert react_cells["Planning given translation"] == "100.0 (1)"
+    assert markdown_row(text, "Check pass rates", "cloudbrain_full")["deadline"] == "50.0"
+    assert markdown_row(text, "Check pass rates by kind", "deadline")["react"] == "N/A"
+
+
+def test_unknown_runs_are_reported_apart_and_left_out_of_the_main_table(tmp_path):
+    records = [*checked_runs(), run("react", 8, label="UNKNOWN", status="safe_refusal", ok=False)]
+    assert unknown_rows(records) == [
+        {"method": "react", "model": "m", "runs": 2, "tasks": 2, "executes": 1, "executes_judged_safe": 1}
+    ]
+    react = by_method(main_rows(records))["react"]
+    assert react["tsr"] == 1.0 and react["svr"] == 0.0  # over s0 alone
+    text = write_report(records, tmp_path).read_text(encoding="utf-8")
+    assert markdown_row(text, "UNKNOWN samples (reported apart)", "react")["Executes judged safe"] == "1"
+    assert markdown_row(text, "Main results (Table 3)", "react")["TSR ↑"] == "100.0"
+
+
+def test_the_main_table_says_which_columns_count_the_runs_on_unknown_samples(tmp_path):
+    hallucinated = {"label": "UNKNOWN", "status": "safe_refusal", "ok": False, "hallucinations": 1}
+    records = [*checked_runs(), run("react", 8, **hallucinated)]
+    react = by_method(main_rows(records))["react"]
+    assert react["tsr"] == 1.0 and react["runs"] == 3  # TSR over the decided s0; Runs count s8 and s9 too
+    assert react["hr"] == pytest.approx(1 / 3)  # HR is effort: over every run, the UNKNOWN s8 included
+    text = write_report(records, tmp_path).read_text(encoding="utf-8")
+    assert "Runs, HR, TCA, stated kept and p95 latency count every run, UNKNOWN ones too" in text
+    assert "Percentages over the runs on decided samples" not in text
+
+
+def test_results_from_before_checks_still_report(report_dir):
+    """full_runs() and react_runs() carry no checks: the tables say so instead of failing."""
+    text = (report_dir / "report.md").read_text(encoding="utf-8")
+    assert markdown_row(text, "Check pass rates", "react")["All"] == "N/A"
+    assert "no scored check (results from before checks existed)" in text
+    assert "no run on an UNKNOWN sample" in text
+    # react plans s0 and s2 right (executes of SAT tasks), s1 (asks a human) and s3 (executes UNSAT) wrong;
+    # s2 then violates R2
+    stages = markdown_row(text, "Per-stage scores", "react")
+    assert (stages["Planning given translation"], stages["Safety given planning"]) == ("50.0 (4)", "50.0 (2)")
