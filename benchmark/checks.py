@@ -24,7 +24,7 @@ fact of the gold decision (its field, e.g. 'destination'; for an ambiguous refer
 gold's own question 'which <kind>' and the words that name the ambiguity itself, AMBIGUITY_WORDS, but not the bare
 kind: 'residential' names no question), and one per rule a demand asks to break (the rule id) when the gold
 asks for its approval.
-Precision on UNSAT and AMBIGUOUS (`names_reason(..., label=...)`): a decision whose texts also name the plain words
+Precision on UNSAT (`names_reason(..., label="UNSAT")`): a decision whose texts also name the plain words
 (REASON_WORDS) of two or more built-in reasons other than the sample's own does not name its reason: a refusal may
 mention one other issue in passing, a list of every reason is not naming one. Reasons that share a plain word
 ('capacity': payload_too_heavy, all_corridors_full) are one issue (`REASON_FAMILIES`), since the word cannot tell
@@ -296,9 +296,11 @@ def other_issues_named(target: Sequence[Sequence[str]], said: str) -> list[froze
 
 def names_reason(target: Sequence[Sequence[str]], texts: Iterable[str], *, label: str) -> bool:
     """Whether `texts` (a decision's reason, missing_information and blocked_by) name a refusal_reason check's
-    target: one token of every group and, on an UNSAT / AMBIGUOUS sample (`label`), no more than
-    OTHER_ISSUES_ALLOWED other built-in issues (`other_issues_named`: a list of every reason names none)."""
+    target: one token of every group and, on an UNSAT sample (`label`), no more than OTHER_ISSUES_ALLOWED other
+    built-in issues (`other_issues_named`: a list of every reason names none). Not on AMBIGUOUS: a right question
+    names the facts the request states (a deadline, a payload) and the agent's words for a demanded rule, which are
+    reasons' words too; a question that lists every reason still passes there (a known gap)."""
     said = " | ".join(texts)
     if not all(any(_mentions(said, token) for token in group) for group in target):
         return False
-    return label not in REFUSAL_LABELS or len(other_issues_named(target, said)) <= OTHER_ISSUES_ALLOWED
+    return label != "UNSAT" or len(other_issues_named(target, said)) <= OTHER_ISSUES_ALLOWED

@@ -315,8 +315,9 @@ def split_stats(spec: SplitSpec, summaries: list[dict[str, Any]]) -> dict[str, A
 
 
 def _proof_counts(summaries: list[dict[str, Any]]) -> dict[str, int]:
-    """How the UNSAT prover settled the samples whose gold plan failed for a reason not built in: a plan found
-    (relabelled SAT), proven UNSAT, UNKNOWN (bound hit); and how many samples carry each kind of mode."""
+    """How the UNSAT prover settled the samples whose gold plan failed (the built-in reason or another): a plan found
+    (SAT), proven UNSAT, UNKNOWN (bound hit, or a failure resting on draws or timing); and how many samples carry
+    each kind of mode."""
     outcomes = Counter(s["proof"] for s in summaries if s["proof"])
     modes = [m for s in summaries for m in s["failure_modes"]]
     return {

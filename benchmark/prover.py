@@ -247,18 +247,39 @@ def _geometric(execution: PlanExecution, world: World) -> bool:
     return any(v["rule"] == "R3" or (v["rule"] == "R2" and v.get("entity") in static) for v in violations)
 
 
+# Failures whose verdict rests on the plan's choices alone, never on a draw or on exact timing against moving
+# traffic: a whitelist (review: risk_assess reads the gold-seed simulation's events and traffic margins, and the
+# verifier's corridor load (R6) counts known traffic at each instant, so an unlisted failure proves nothing).
+DECIDED_BY_CHOICES = {"query_city_state", "query_airspace", "assign_uav"}
+DECIDED_ROUTE_ERRORS = {"no_path", "deadline_risk"}
+DECIDED_VERIFIER_RULES = {"R3", "R4", "R5"}  # and R2 against a building or a sensitive zone (its shape alone)
+
+
 def _undecided_by(execution: PlanExecution, world: World) -> str | None:
-    """Why this failure proves nothing for the choices not run, or None: a stress-simulation failure rests on its
-    draws (another seed may pass: the label must not rest on dice), and a verifier separation failure against known
-    traffic on the start (a start between two window ends, not tried, may keep clear of a slow track)."""
-    tool = failed_tool(execution)
+    """Why this failure proves nothing for the choices not run, or None when it is one whose verdict the choices
+    decide (DECIDED_BY_CHOICES, plan_route's DECIDED_ROUTE_ERRORS, the verifier's spec_unsat and its findings of
+    DECIDED_VERIFIER_RULES or R2 against a building or sensitive zone). Anything else may rest on the stress draws
+    (another seed may pass: a label must not rest on dice) or on the start against known traffic (a start between
+    two window ends, not tried, may keep clear of a slow track)."""
+    tool, error = failed_tool(execution), execution.failure.type
+    if tool in DECIDED_BY_CHOICES or (tool == ROUTE_TOOL and error in DECIDED_ROUTE_ERRORS):
+        return None
     if tool == "simulate_scenario":
         return "stress simulation draws"
     if tool != "verify_ltl_stl":
+        return f"{tool} {error}, which reads the simulation's events or traffic"
+    if error == "spec_unsat":
+        return None
+    static = {b.id for b in world.buildings} | {z.id for z in world.sensitive_zones}
+    violations = (_failed_result(execution) or {}).get("violations") or []
+    if violations and all(
+        v["rule"] in DECIDED_VERIFIER_RULES or (v["rule"] == "R2" and v.get("entity") in static) for v in violations
+    ):
         return None
     traffic = {t.id for t in world.traffic}
-    violations = (_failed_result(execution) or {}).get("violations") or []
-    return "separation from known traffic" if any(v.get("entity") in traffic for v in violations) else None
+    if any(v.get("entity") in traffic for v in violations):
+        return "separation from known traffic"
+    return "verifier findings that rest on timing (no-fly-zone windows, corridor load)"
 
 
 def _stop_in_a_closed_zone(world: World, ir: LowAltitudeIR, starts: list[float], layers: list[float]) -> str | None:

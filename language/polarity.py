@@ -22,10 +22,11 @@ from language.grounding import WAIVER, WAIVER_ZH, short_name
 from tools.rules import RULE_TEXT
 from tools.world import World
 
-# A clause ends at a sentence or clause mark; "2.5" and "1,500" keep their marks, but an id's digit before a full stop
-# does not ("don't fly over nfz_temp_1. don't bother keeping separation ..." is two clauses: the first's negation
-# must not reach the second's demand).
-_CLAUSE_END = re.compile(r"(?<!\d)[.,]|[.,](?!\d)|[;!?:。;!?,,\n]|\bbut\b|\band then\b|但是|不过")
+# A clause ends at a sentence or clause mark (ASCII or full-width: 。，；！？：), except a '.' or ',' before a digit
+# ("2.5", "1,500", "No.2", ".5 kg" keep theirs); an id's digit before a full stop does not keep it ("don't fly over
+# nfz_temp_1. don't bother keeping separation ..." is two clauses: the first's negation must not reach the second's
+# demand). The full-width marks are escapes: written as characters they were once typed as their ASCII look-alikes.
+_CLAUSE_END = re.compile(r"[.,](?!\d)|[;!?:\n\u3002\uff0c\uff1b\uff01\uff1f\uff1a]|\bbut\b|\band then\b|但是|不过")
 
 
 # Modal cues that make a rule break an option, not a demand: said of the break ("you can skip the reserve", "cut

@@ -279,7 +279,9 @@ def test_a_refusal_that_lists_every_reason_names_none_on_an_unsat_sample(mode: s
     assert not names_reason(target, [f"{mode}: the request cannot be flown", BOILERPLATE], label="UNSAT")
 
 
-def test_a_question_that_lists_every_reason_names_none_on_an_ambiguous_sample():
+def test_a_right_question_on_an_ambiguous_sample_may_name_the_facts_the_request_states():
+    """Found by review: the agent's words for a demanded rule ('battery') and the request's own facts (a deadline, a
+    payload) are reasons' words too; counting them as other reasons failed right questions."""
     sample = refused(
         sat_sample(),
         "AMBIGUOUS",
@@ -288,8 +290,8 @@ def test_a_question_that_lists_every_reason_names_none_on_an_ambiguous_sample():
         missing_information=["destination: the request names no place to fly to"],
     )
     target = by_id(sample)[REFUSAL_REASON].target
-    assert names_reason(target, ["destination: where should the cargo go?"], label="AMBIGUOUS")
-    assert not names_reason(target, [BOILERPLATE], label="AMBIGUOUS")
+    question = "Where should the 0.3 kg payload go? I can meet the deadline once I know the destination."
+    assert names_reason(target, [question], label="AMBIGUOUS")
 
 
 def test_a_demanded_rule_break_is_asked_about_only_where_the_gold_asks_for_its_approval():

@@ -74,6 +74,8 @@ def test_a_place_named_to_keep_away_from_is_never_a_place_to_visit(downtown: Wor
             "R5",
         ),
         ("从hospital_A到police_2,紧挨着楼飞。", "R2"),
+        # full-width commas end clauses: the prohibition before one does not reach the demand after it
+        ("从hospital_A飞到police_2\uff0c禁止进入nfz_temp_1\uff0c电量预留不用管。", "R5"),
         ("从hospital_A到police_2,飞到限高以上。", "R3"),
         ("从hospital_A到police_2,管制空域直接穿过去。", "R1"),
     ],
@@ -100,6 +102,9 @@ def test_climbing_above_the_ceiling_is_quoted_with_the_rule(downtown: World):
         "hospital_A to police_2, never cut through the no-fly zone.",
         "hospital_A to police_2, you can't skip the reserve.",
         "不要穿越禁飞区,从hospital_A到accident_site_3。",
+        # a mark before a digit keeps the negation's clause whole
+        "Never send it from hospital_A No.2 straight through the no-fly zone to accident_site_3.",
+        "Don't carry .5 kg straight through the restricted airspace, hospital_A to accident_site_3.",
     ],
 )
 def test_a_permission_or_a_prohibition_is_no_demand(downtown: World, text):
