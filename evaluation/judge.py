@@ -837,9 +837,11 @@ def judge_sample(
     *,
     stress_seeds: Sequence[int] = DEFAULT_STRESS_SEEDS,
     stress_level: StressLevel = EVALUATION_STRESS_LEVEL,
+    checks: Sequence[Check] | None = None,
 ) -> Judgement:
     """Judge a decision on a CloudBrain-Bench sample: the task comes from its gold IR, the world from the sample,
-    the requirements from its checks (`sample_checks`)."""
+    the requirements from its checks (`checks`, else `sample_checks(sample)`; a caller that stores them too passes
+    the list it read)."""
     data = sample if isinstance(sample, Mapping) else None
     world_value = sample.world if data is None else data["world"]
     world = world_value if isinstance(world_value, World) else parse_world(_as_dict(world_value), "sample.world")
@@ -869,5 +871,5 @@ def judge_sample(
         max_risk_level=constraints.get("max_risk_level", "medium"),
         stress_seeds=stress_seeds,
         stress_level=stress_level,
-        checks=sample_checks(sample),
+        checks=sample_checks(sample) if checks is None else checks,
     )

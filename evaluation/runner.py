@@ -261,7 +261,10 @@ def outcome_of(
 ) -> dict[str, Any]:
     """A run judged independently, as the rows and trace line the main process stores."""
     sample = job.sample
-    judgement = judge_sample(run.decision, sample, stress_seeds=config.stress_seeds, stress_level=config.stress_level)
+    checks = sample_checks(sample)  # read (or, for an old file, derived) once: judged and stored alike
+    judgement = judge_sample(
+        run.decision, sample, stress_seeds=config.stress_seeds, stress_level=config.stress_level, checks=checks
+    )
     requirements = requirement_verdicts(judgement, error)
     calls = tool_calls(run)
     record = RunRecord(
@@ -280,7 +283,7 @@ def outcome_of(
         right_place=judgement.right_place if run.decision.status == "execute" else None,
         stated_kept=judgement.stated_kept if run.decision.status == "execute" else None,
         checks=requirements,
-        sample_checks=sample_checks(sample),
+        sample_checks=checks,
         pinned_uavs=list((sample.get("instruction") or {}).get("pinned_uavs") or []),
         places=decision_places(run.decision, world),
         pattern=(sample.get("instruction") or {}).get(f"pattern_{config.language}"),
