@@ -233,6 +233,13 @@ def _failed_result(execution: PlanExecution) -> dict[str, Any] | None:
     return next((r.result.result for r in execution.results if r.step_id == execution.failed_step), None)
 
 
+def _on_shape_alone(violation: dict[str, Any], world: World) -> bool:
+    """A verifier finding the route's shape alone decides, whatever its times: outside the stated band (R3), or too
+    close to a building or a sensitive zone (R2), which do not move (tools/exact_grid is exact on the shape)."""
+    static = {b.id for b in world.buildings} | {z.id for z in world.sensitive_zones}
+    return violation["rule"] == "R3" or (violation["rule"] == "R2" and violation.get("entity") in static)
+
+
 def _geometric(execution: PlanExecution, world: World) -> bool:
     """The failure rests on the route's geometry alone, not on when it is flown: plan_route finds no path in the
     masked grid, or the verifier finds the route too close to a building or a sensitive zone (R2) or outside the
@@ -242,9 +249,8 @@ def _geometric(execution: PlanExecution, world: World) -> bool:
         return execution.failure.type == "no_path"
     if tool != "verify_ltl_stl":
         return False
-    static = {b.id for b in world.buildings} | {z.id for z in world.sensitive_zones}
     violations = (_failed_result(execution) or {}).get("violations") or []
-    return any(v["rule"] == "R3" or (v["rule"] == "R2" and v.get("entity") in static) for v in violations)
+    return any(_on_shape_alone(v, world) for v in violations)
 
 
 # Failures whose verdict rests on the plan's choices alone, never on a draw or on exact timing against moving
@@ -270,11 +276,8 @@ def _undecided_by(execution: PlanExecution, world: World) -> str | None:
         return f"{tool} {error}, which reads the simulation's events or traffic"
     if error == "spec_unsat":
         return None
-    static = {b.id for b in world.buildings} | {z.id for z in world.sensitive_zones}
     violations = (_failed_result(execution) or {}).get("violations") or []
-    if violations and all(
-        v["rule"] in DECIDED_VERIFIER_RULES or (v["rule"] == "R2" and v.get("entity") in static) for v in violations
-    ):
+    if violations and all(v["rule"] in DECIDED_VERIFIER_RULES or _on_shape_alone(v, world) for v in violations):
         return None
     traffic = {t.id for t in world.traffic}
     if any(v.get("entity") in traffic for v in violations):
