@@ -19,6 +19,7 @@ from rapidfuzz import process, utils
 
 from ir.model import LowAltitudeIR, ToolCallSpec
 from tools.contract import ToolErrorInfo, ToolResult
+from tools.dependencies import find_cycle
 from tools.registry import ToolRegistry
 from tools.world import World
 
@@ -149,15 +150,12 @@ def execution_order(steps: list[ToolCallSpec]) -> tuple[list[ToolCallSpec], list
     return ordered, pending
 
 
-def _find_cycle(stuck: list[ToolCallSpec]) -> list[str]:
-    """One depends_on cycle among the stuck steps, as step ids with the first repeated at the end."""
-    deps = {s.id: list(s.depends_on) for s in stuck}
-    path: list[str] = [stuck[0].id]
-    while True:
-        nxt = next(d for d in deps[path[-1]] if d in deps)
-        if nxt in path:
-            return path[path.index(nxt) :] + [nxt]
-        path.append(nxt)
+def _first_cycle(stuck: list[ToolCallSpec], index_of: dict[str, int]) -> list[str]:
+    """One depends_on cycle among the stuck steps, from its earliest step in the IR, with that step repeated at the
+    end."""
+    cycle = find_cycle({s.id: s.depends_on for s in stuck})[:-1]
+    start = min(range(len(cycle)), key=lambda i: index_of[cycle[i]])
+    return [*cycle[start:], *cycle[:start], cycle[start]]
 
 
 def _ancestors(step: ToolCallSpec, by_id: dict[str, ToolCallSpec]) -> set[str]:
@@ -312,7 +310,7 @@ def analyse_plan(
     planned: list[PlannedStep] = []
     problem = _missing_reference(steps)
     if problem is None and stuck:
-        cycle = _find_cycle(stuck)
+        cycle = _first_cycle(stuck, index_of)
         first = by_id[cycle[0]]
         problem = PlanProblem(
             error_type="cycle",
