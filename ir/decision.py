@@ -1,5 +1,9 @@
 """The one outcome every method ends in: execute with a UAV and 4D waypoints, or a safe refusal,
-or a request for human confirmation."""
+or a request for human confirmation.
+
+A fleet mission's execute (issue 42) lists its members in `team`; its own `uav_id` and `waypoints` stay empty, so a
+reader that flies `uav_id` / `waypoints` never flies one member as if it were the whole mission. Its `eta_sec` is
+the mission's (the last member's arrival) and `energy_wh` the members' sum. A one-UAV decision has no `team` key."""
 
 from __future__ import annotations
 
@@ -10,6 +14,16 @@ from pydantic import BaseModel, Field
 from tools.certificate import SafetyCertificate
 
 Status = Literal["execute", "safe_refusal", "human_confirm"]
+
+
+class TeamMemberDecision(BaseModel):
+    subtask_id: str
+    role: str
+    uav_id: str
+    waypoints: list[list[float]] = Field(description="[x, y, z, t], t on the mission's clock (0 = now)")
+    eta_sec: float | None = None
+    energy_wh: float | None = None
+    share_kg: float = Field(default=0.0, description="the payload this member carries")
 
 
 class Decision(BaseModel):
@@ -33,4 +47,9 @@ class Decision(BaseModel):
     simulated: bool = False
     certificate: SafetyCertificate | None = Field(
         default=None, description="execute only: the re-checkable safety certificate (tools/certificate.py)"
+    )
+    team: list[TeamMemberDecision] | None = Field(
+        default=None,
+        exclude_if=lambda team: team is None,
+        description="a fleet mission: every member's sub-task, role, UAV, route and share (uav_id / waypoints empty)",
     )

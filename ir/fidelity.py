@@ -13,6 +13,7 @@ looks at benchmark labels.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Iterable, Sequence
 from typing import Any, Literal
@@ -34,6 +35,9 @@ UNACCOUNTED = "unaccounted_span"  # a stated quantity or UAV no reading maps to 
 MISSING = "missing_information"  # a fact no plan can do without that the request does not give: ask for it
 _R3 = RULE_TEXT["R3"]
 AGAINST_RULE = "rule_violating_demand"  # the request demands what a safety rule forbids: quote it, name the rule
+# The request needs several UAVs at once (a load no one UAV lifts, sites served in parallel, roles, a relay) but the IR
+# plans one UAV: the operator's to plan as a team (issue 42). An IR that carries a team is planned and flown as one.
+TEAM_MISSION = "team_mission_not_planned"
 # A place the request names to keep away from ("don't route over the park") is passed no closer than this.
 AVOIDED_PLACE_CLEARANCE_M = 50.0
 
@@ -85,6 +89,23 @@ class StatedConstraints(Mentions):
     unaccounted: list[str] = Field(
         default_factory=list,
         description="salient spans (a quantity with a unit, a UAV) no field holds, each quoted with why",
+    )
+    team_needs: list[str] = Field(
+        default_factory=list,
+        description="what asks for several UAVs at once (a split load, sites in parallel, roles, a relay), quoted: "
+        "an IR that plans one UAV for it ends with the operator",
+    )
+    uav_sites: dict[str, str] = Field(
+        default_factory=dict,
+        exclude_if=lambda pins: not pins,
+        description="each UAV the request names for one site of a team ('uav_05 takes it to A'), and that site: the "
+        "member it flies serves that site",
+    )
+    team_size: int | None = Field(
+        default=None,
+        exclude_if=lambda size: size is None,
+        description="how many UAVs the words ask to fly a team ('two drones', 'a second drone': 2; '三架': 3); the "
+        "team flies exactly that many",
     )
     return_leg: bool = Field(default=False, description="the request asks the UAV to come back")
     corridors_only: bool = Field(default=False, description="the request allows flight only inside drone corridors")
@@ -156,6 +177,7 @@ class StatedConstraints(Mentions):
             (CONTRADICTORY, f"the request asks to enter {ref} and never to enter it") for ref in self.enter_and_keep_out
         ]
         found += [(AGAINST_RULE, demand) for demand in self.rule_demands]
+        found += [(TEAM_MISSION, need) for need in self.team_needs]
         found += [(UNRESOLVED, f"which one is meant by {ref}?") for ref in self.unresolved]
         found += [(UNACCOUNTED, span) for span in self.unaccounted]
         return found + [(MISSING, fact) for fact in self.missing]
@@ -238,6 +260,104 @@ def fidelity_findings(
         to_reach = []  # the destination the request lets a courier reach
     unreached = _not_reached(world, xy, named + pointed, to_reach + pointed)
     return findings + (unreached or _stop_order(world, stated, named, xy))
+
+
+def team_fidelity_findings(
+    world: World, stated: StatedConstraints, members: list[dict[str, Any]], ir: dict[str, Any] | None = None
+) -> list[Finding]:
+    """What a fleet mission (members: uav_id, role, share_kg, waypoints) does other than the request says; empty
+    when faithful. The team serves every place the request names to visit (each on some member's route) and carries
+    the whole stated mass (a relay leg carries on a load already counted), flies no UAV the request leaves out and
+    every UAV it pins; and each member, as a one-UAV route would, keeps the request's deadline, altitude band,
+    corridors and the places and zones it names to keep away from."""
+    findings: list[Finding] = []
+    flown = [m.get("uav_id") for m in members]
+    excluded = [u for u in flown if u in stated.excluded_uavs]
+    if excluded:
+        message = f"the request asks not to use {', '.join(excluded)}; the team flies {', '.join(excluded)}"
+        others = [u.id for u in world.fleet if u.status is UAVStatus.idle and u.id not in stated.excluded_uavs]
+        findings.append(Finding("excluded_uav_flown", "team.subtasks", excluded[0], message, allowed=others))
+    left_out = [u for u in stated.uavs if u not in flown and u not in stated.excluded_uavs]
+    if left_out:
+        message = f"the request pins {', '.join(stated.uavs)}; the team flies {', '.join(map(str, flown))}"
+        findings.append(
+            Finding("pinned_uav_replaced", "team.subtasks", left_out[0], message, allowed=list(stated.uavs))
+        )
+    distinct = list(dict.fromkeys(flown))
+    if stated.team_size is not None and len(distinct) != stated.team_size:
+        message = f"the request asks for {stated.team_size} UAVs; the team flies {len(distinct)} ({', '.join(map(str, distinct))})"
+        findings.append(Finding("team_size_not_kept", "team.subtasks", len(distinct), message, [stated.team_size]))
+    findings += _uavs_at_their_sites(stated, members, skip=left_out)
+    findings += _team_payload(world, stated, members, ir) + _separation(stated, ir)
+    tracks = []
+    for member in members:
+        waypoints = [list(map(float, wp)) for wp in member.get("waypoints") or []]
+        if not waypoints:
+            continue
+        xy = [wp[:2] for wp in waypoints]
+        tracks.append(_track(xy))
+        own = (
+            _band_and_deadline(stated, waypoints)
+            + _avoided_places(world, stated, xy)
+            + _avoided_zones(world, stated, xy)
+        )
+        if stated.corridors_only and not _inside_corridors(world, waypoints):
+            message = "the request allows flight only inside the drone corridors; the route leaves them"
+            own.append(Finding("corridor_left", "waypoints", None, message, allowed=[c.id for c in world.corridors]))
+        label = f"member {member.get('subtask_id')} ({member.get('uav_id')})"
+        findings += [dataclasses.replace(f, message=f"{label}: {f.message}") for f in own]
+    named = [ref for ref in (*stated.places, *stated.pointed) if ref in world.entity_index]
+    missing = [ref for ref in dict.fromkeys(named) if not any(_touched(world, track, [ref]) for track in tracks)]
+    if missing:
+        message = f"the request names {', '.join(dict.fromkeys(named))}; no member's route reaches {', '.join(missing)}"
+        findings.append(
+            Finding("place_not_visited", "team.subtasks", None, message, allowed=list(dict.fromkeys(named)))
+        )
+    return findings
+
+
+def _uavs_at_their_sites(stated: StatedConstraints, members: list[dict[str, Any]], skip: list[str]) -> list[Finding]:
+    """A UAV the request names for a site flies the member that serves it ("uav_05 takes it to A and uav_06 to B":
+    not uav_06 to A); a UAV it names that flies no member at all is pinned_uav_replaced's (`skip`)."""
+    findings = []
+    for uav, site in stated.uav_sites.items():
+        flown = [m for m in members if m.get("uav_id") == uav]
+        if uav in skip or uav in stated.excluded_uavs or any(_serves(m, site) for m in flown):
+            continue
+        served_by = [str(m.get("uav_id")) for m in members if _serves(m, site)]
+        went = ", ".join(dict.fromkeys(str(m.get("goal")) for m in flown)) or "nowhere"
+        message = f"the request names {uav} for {site}; {uav} flies to {went}" + (
+            f" and {site} is served by {', '.join(dict.fromkeys(served_by))}" if served_by else ""
+        )
+        findings.append(Finding("pinned_uav_swapped", "team.subtasks", uav, message, allowed=[site]))
+    return findings
+
+
+def _serves(member: dict[str, Any], site: str) -> bool:
+    """The member's sub-task ends at the site or passes it on the way."""
+    return member.get("goal") == site or site in (member.get("stops") or [])
+
+
+def _team_payload(
+    world: World, stated: StatedConstraints, members: list[dict[str, Any]], ir: dict[str, Any] | None
+) -> list[Finding]:
+    """The IR was checked for the stated cargo, the members that take it from where it waits carry all of it
+    together, and each lifts its share."""
+    payload = stated.payload_kg
+    if not payload:
+        return []
+    findings = [f for f in _payload(world, stated, None, ir) if f.error_type == "payload_understated"]
+    carried = sum(float(m.get("share_kg") or 0.0) for m in members if m.get("role") != "relay_leg")
+    if carried < payload - 1e-6:
+        message = f"the request states {payload:g} kg of cargo; the team carries {carried:g} kg"
+        findings.append(Finding("payload_understated", "team.subtasks", carried, message, allowed=[payload]))
+    for member in members:
+        flying = world.uav_index.get(member.get("uav_id") or "")
+        share = float(member.get("share_kg") or 0.0)
+        if flying is not None and flying.payload_capacity_kg < share - 1e-9:
+            message = f"{flying.id} lifts {flying.payload_capacity_kg:g} kg; its share is {share:g} kg"
+            findings.append(Finding("payload_over_capacity", "team.subtasks", flying.id, message))
+    return findings
 
 
 def _avoided_places(world: World, stated: StatedConstraints, xy: list[list[float]]) -> list[Finding]:

@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from ir.answer_text import NoAnswerObject, answer_object
 from ir.finding import Finding
-from ir.model import HUMAN_CONFIRM_POLICIES, LLMAnswer, LowAltitudeIR, Uncertainty
+from ir.model import HUMAN_CONFIRM_POLICIES, LLMAnswer, LowAltitudeIR, SubTask, TeamPlan, Uncertainty
 from ir.plan_execution import MAX_SUGGESTIONS, PlannedStep, analyse_plan, nearest
 from ir.policy import check_r7, safety_relaxations
 from tools.ltl import LtlSyntaxError, default_engine
@@ -79,6 +79,12 @@ def _nested_model(annotation: Any) -> type[BaseModel] | None:
 def _schema_failure(error: dict[str, Any], root: type[BaseModel], loc: tuple[Any, ...]) -> Finding:
     path = ".".join(map(str, loc)) or None
     kind, message, value = error["type"], error["msg"], error.get("input")
+    context = error.get("ctx") or {}
+    if {"field", "value", "allowed"} <= context.keys():  # a shape rule's own finding (ir.model.shape_error)
+        field, value, allowed = ".".join(filter(None, (path, context["field"]))), context["value"], context["allowed"]
+        if isinstance(value, str) and all(isinstance(a, str) for a in allowed):
+            allowed = nearest(value, allowed)
+        return Finding(kind, field, value, message, allowed)
     if kind == "missing":
         return Finding("missing_field", path, None, f"required field {path} is missing")
     if kind in ("enum", "literal_error"):
@@ -88,14 +94,6 @@ def _schema_failure(error: dict[str, Any], root: type[BaseModel], loc: tuple[Any
         owner = _model_at(root, loc[:-1])
         allowed = nearest(str(loc[-1]), list(owner.model_fields)) if owner else []
         return Finding("unknown_field", path, value, f"{path} is not a field of the IR", allowed)
-    if "altitude_range_inverted" in message:
-        band = [value.get("altitude_min_m"), value.get("altitude_max_m")] if isinstance(value, dict) else value
-        return Finding(
-            "altitude_range_inverted",
-            f"{path}.altitude_min_m",
-            band,
-            "constraints.altitude_min_m must be lower than constraints.altitude_max_m",
-        )
     if kind in ("too_short", "string_too_short"):
         return Finding("empty_field", path, value, f"{path} must not be empty")
     if kind.startswith(("greater_than", "less_than")):
@@ -171,6 +169,14 @@ class _Grounder:
         allowed = nearest(value, list(self.world.zone_index))
         return Finding("unknown_zone", path, value, f"{path}: no no-fly or sensitive zone {value!r}", allowed)
 
+    def sensor(self, value: str, path: str) -> Finding | None:
+        known = sorted({s for u in self.world.fleet for s in u.sensors})
+        if value in known:
+            return None
+        return Finding(
+            "unknown_sensor", path, value, f"{path}: no UAV of the fleet has a {value!r}", nearest(value, known)
+        )
+
     def region(self, value: str, path: str) -> Finding | None:
         if value in self.world.region_index:
             return None
@@ -210,6 +216,13 @@ def _id_refs(ir: LowAltitudeIR) -> Iterator[tuple[str, str, str]]:
     ):
         for i, value in enumerate(getattr(ents, name)):
             yield kind, value, f"entities.{name}.{i}"
+    for i, sub in enumerate(ir.team.subtasks if ir.team else []):
+        path = f"team.subtasks.{i}"
+        yield "entity", sub.origin, f"{path}.origin"
+        yield "entity", sub.destination, f"{path}.destination"
+        for name, kind in (("waypoints", "entity"), ("uavs", "uav"), ("required_sensors", "sensor")):
+            for j, value in enumerate(getattr(sub, name)):
+                yield kind, value, f"{path}.{name}.{j}"
     for i, step in enumerate(ir.tool_plan):
         for arg, kind in ARG_KINDS.items():
             given = step.args.get(arg)
@@ -253,6 +266,7 @@ def _check_entities(ir: LowAltitudeIR, world: World) -> Finding | None:
         "uav": grounder.uav,
         "zone": grounder.zone,
         "region": grounder.region,
+        "sensor": grounder.sensor,
     }
     for kind, value, path in _id_refs(ir):
         failure = checks[kind](value, path)
@@ -296,7 +310,7 @@ def _check_constraints(ir: LowAltitudeIR, world: World) -> Finding | None:
             "battery_reserve_ratio is a share of the battery, between 0 and 1",
             [0.0, 1.0],
         )
-    return _payload_failure(ir, world) or _check_rule_ids(ir)
+    return (_team_failure(ir, ir.team, world) if ir.team else _payload_failure(ir, world)) or _check_rule_ids(ir)
 
 
 def _payload_failure(ir: LowAltitudeIR, world: World) -> Finding | None:
@@ -319,6 +333,136 @@ def _payload_failure(ir: LowAltitudeIR, world: World) -> Finding | None:
         f"no named candidate can carry {payload:g} kg (max {max(u.payload_capacity_kg for u in named):g} kg)",
         able[:MAX_SUGGESTIONS],
     )
+
+
+# Shares written to two decimals (8 kg as 2.67 + 2.67 + 2.66) still add up to the whole mass.
+PAYLOAD_SUM_TOLERANCE_KG = 0.05
+
+
+def _team_failure(ir: LowAltitudeIR, team: TeamPlan, world: World) -> Finding | None:
+    """A team does the whole request, books no UAV twice at once and names only UAVs able to fly their share.
+
+    In a team IR, `entities` keeps its single-UAV meaning, the request's view: destination (or the ground hand-off
+    point) and waypoints are the sites the request names, which every gate reads; the sub-tasks must serve each of
+    them and may add places of their own (a relay pad, a pick-up point). No single UAV carries the whole
+    constraints.payload_kg, so the shares replace _payload_failure's check.
+    """
+    return (
+        _subtask_deadline_failure(ir, team)
+        or _coverage_failure(ir, team)
+        or _double_booking_failure(team, world)
+        or _assignment_failure(team, world)
+    )
+
+
+def _subtask_deadline_failure(ir: LowAltitudeIR, team: TeamPlan) -> Finding | None:
+    mission = ir.constraints.deadline_sec
+    for i, sub in enumerate(team.subtasks):
+        path = f"team.subtasks.{i}.deadline_sec"
+        if sub.deadline_sec is None:
+            continue
+        if sub.deadline_sec <= 0:
+            return Finding("deadline_not_positive", path, sub.deadline_sec, "a deadline must be > 0 s or null")
+        if mission is not None and sub.deadline_sec > mission:
+            message = (
+                f"{path}: {sub.deadline_sec:g} s is later than the mission's deadline (constraints.deadline_sec, "
+                f"{mission:g} s); null keeps the mission's"
+            )
+            return Finding("deadline_beyond_mission", path, sub.deadline_sec, message, [mission])
+    return None
+
+
+def _coverage_failure(ir: LowAltitudeIR, team: TeamPlan) -> Finding | None:
+    """Every site `entities` names is a sub-task's destination or waypoint, and the shares carry the whole mass."""
+    ents = ir.entities
+    landing_path = "entities.handoff_points.0" if ents.handoff_points else "entities.destination"
+    sites = [(landing_path, ents.landing)] if ents.landing else []
+    if ents.destination and ents.destination != ents.landing:  # a relay's pad is a landing; the site is beyond it
+        sites.append(("entities.destination", ents.destination))
+    sites += [(f"entities.waypoints.{i}", site) for i, site in enumerate(ents.waypoints)]
+    served = {place for sub in team.subtasks for place in (sub.destination, *sub.waypoints)}
+    for path, site in sites:
+        if site not in served:
+            message = (
+                f"no sub-task serves {site} ({path}): give it a sub-task, or add it to one's destination or waypoints"
+            )
+            return Finding("team_coverage_gap", "team.subtasks", site, message)
+    whole = ir.constraints.payload_kg
+    # A relay leg carries on a load an earlier leg already carries: counted once.
+    carried = sum(sub.payload_kg for sub in team.subtasks if sub.role != "relay_leg")
+    if whole > 0 and abs(carried - whole) > PAYLOAD_SUM_TOLERANCE_KG:
+        short_or_over = "short of" if carried < whole else "more than"
+        message = (
+            f"the sub-tasks' payload_kg sum to {carried:g} kg, {short_or_over} the whole {whole:g} kg "
+            "(constraints.payload_kg); relay legs are not counted again"
+        )
+        return Finding("team_payload_mismatch", "team.subtasks", carried, message, [whole])
+    return None
+
+
+def _double_booking_failure(team: TeamPlan, world: World) -> Finding | None:
+    """A UAV serves one sub-task of a team, as the team tool assigns them (tools/team.py: a relay is two UAVs
+    meeting at a pad), so a UAV named in two sub-tasks is refused, in order or not."""
+    subtasks = team.subtasks
+    for i, sub in enumerate(subtasks):
+        for k, uav in enumerate(sub.uavs):
+            clash = next((o for o in subtasks[:i] if uav in o.uavs), None)
+            if clash is None:
+                continue
+            message = (
+                f"{uav} is named for sub-tasks {clash.id!r} and {sub.id!r}: a UAV serves one sub-task of a team; "
+                "name another UAV (or none: the team tool then chooses)"
+            )
+            booked = {u for other in subtasks for u in other.uavs}
+            allowed = _able_uavs(world, sub, _lift_alone_kg(sub), booked)
+            return Finding("uav_double_booked", f"team.subtasks.{i}.uavs.{k}", uav, message, allowed)
+    return None
+
+
+def _assignment_failure(team: TeamPlan, world: World) -> Finding | None:
+    """A named UAV carries the sub-task's sensors, and the named UAVs together lift its payload.
+
+    As in _payload_failure, a share that all idle UAVs together cannot lift is the team tool's failure (the task
+    cannot be done), not an IR mistake a repair could fix.
+    """
+    idle_capacity = sum(u.payload_capacity_kg for u in world.fleet if u.status is UAVStatus.idle)
+    for i, sub in enumerate(team.subtasks):
+        path = f"team.subtasks.{i}.uavs"
+        named = [world.uav_index[u] for u in sub.uavs]
+        for k, uav in enumerate(named):
+            missing = [s for s in sub.required_sensors if s not in uav.sensors]
+            if missing:
+                message = f"{uav.id} has no {', '.join(missing)}, which sub-task {sub.id!r} requires"
+                allowed = _able_uavs(world, sub, _lift_alone_kg(sub), set(sub.uavs))
+                return Finding("uav_lacks_sensor", f"{path}.{k}", uav.id, message, allowed)
+        capacity = sum(u.payload_capacity_kg for u in named)
+        if not named or capacity >= sub.payload_kg or idle_capacity < sub.payload_kg:
+            continue
+        alone = [] if sub.split else _able_uavs(world, sub, _lift_alone_kg(sub), set(sub.uavs))
+        if alone:
+            message = f"{named[0].id} lifts {capacity:g} kg, sub-task {sub.id!r} carries {sub.payload_kg:g} kg"
+            return Finding("payload_above_capacity", f"{path}.0", named[0].id, message, alone)
+        fix = "name more UAVs" if sub.split else "no idle UAV lifts it alone: set split and name several (or none)"
+        message = f"the UAVs of sub-task {sub.id!r} lift {capacity:g} kg, it carries {sub.payload_kg:g} kg: {fix}"
+        return Finding("payload_above_capacity", path, sub.uavs, message, _able_uavs(world, sub, 0.0, set(sub.uavs)))
+    return None
+
+
+def _lift_alone_kg(sub: SubTask) -> float:
+    """What one UAV of the sub-task must lift by itself: a non-split payload whole; a split one has no fixed share."""
+    return 0.0 if sub.split else sub.payload_kg
+
+
+def _able_uavs(world: World, sub: SubTask, lift_kg: float, taken: set[str]) -> list[str]:
+    """Idle UAVs outside `taken` that carry the sub-task's sensors and lift `lift_kg`: what a repair may name."""
+    return [
+        u.id
+        for u in world.fleet
+        if u.status is UAVStatus.idle
+        and u.id not in taken
+        and set(sub.required_sensors) <= set(u.sensors)
+        and u.payload_capacity_kg >= lift_kg
+    ][:MAX_SUGGESTIONS]
 
 
 def _check_rule_ids(ir: LowAltitudeIR) -> Finding | None:

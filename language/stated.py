@@ -121,13 +121,15 @@ _PIN_BEFORE = re.compile(
     + r"$"
 )
 _PIN_AFTER = re.compile(
-    r"^\W{0,2}only\b|^\W{0,3}(?:should|must|will|can|could|is to|to|please|,)?\s*(?:fly|carry|take|deliver|go|bring|do|handle|"
-    r"make|pick|inspect|patrol|return|head)\b|^\W{0,2}(?:去|送|运|飞|执行|负责|返航|前往)"
+    # the verbs in the third person too: "uav_07 films the site while uav_09 drops off the tools" names both to fly
+    r"^\W{0,2}only\b|^\W{0,3}(?:should|must|will|can|could|is to|to|please|,)?\s*(?:fl(?:y|ies)|carr(?:y|ies)|takes?|"
+    r"delivers?|go(?:es)?|brings?|do(?:es)?|handles?|makes?|picks?|inspects?|patrols?|returns?|heads?|films?|"
+    r"drops?|watch(?:es)?|records?|photographs?)\b|^\W{0,2}(?:去|送|运|飞|执行|负责|返航|前往|拍摄|航拍)"
 )
 _EXCLUDE_BEFORE = re.compile(
     r"(?:\bnot|(?:n't|\bnot) (?:use|send|take|fly|pick|dispatch|task|assign)|\bexcept(?: for)?|"
     r"\b(?:anyone|anybody|anything|any drone|any uav|any one|everyone|everything|all|whatever)\s+(?:\w+\s+)?but|"
-    r"other than|instead of|\bwithout|\bavoid|never (?:use|send|fly)|rather than|\bexcluding|\bapart from|\bno(?=\s+$)|\bskip|"
+    r"other than|instead of|\bwithout(?: (?:using|sending|flying|taking|dispatching))?|\bavoid|never (?:use|send|fly)|rather than|\bexcluding|\bapart from|\bno(?=\s+$)|\bskip|"
     r"不要使用|请勿使用|别使用|不得使用|禁止使用|不要用|不用|别用|别派|不要派|不派|除了|不使用|不能用|不要|别)"
     r"\W{0,3}" + _UAV_WORD + r"$"
 )
@@ -150,10 +152,15 @@ _ADDRESSED = re.compile(r"\s*(?:'s\s+)?[:,,:]")  # "uav_03: 1 kg from ...", at t
 _REPORTED_AFTER = re.compile(r"^\W{0,2}(?:is|was|'s|has|had|are|remains|stays|在|正在|已|处于|电量)")
 
 
+def normalised(instruction: str) -> str:
+    """The request as every reader offsets into it: whitespace runs as one space, lower-cased."""
+    return " ".join(instruction.split()).lower().replace("\u2019", "'")
+
+
 def stated_constraints(text: str, world: World) -> StatedConstraints:
     """What the request states (places, pinned UAVs, deadline, altitude band, return leg, corridors only) and what it
     leaves out that no plan can do without: the fidelity gate's reading, apart from any model's."""
-    lowered = " ".join(text.split()).lower().replace("\u2019", "'")
+    lowered = normalised(text)
     mentions = ground_mentions(world, text)
     digits = with_digits(lowered)
     band = stated_band_and_separation(digits)

@@ -14,12 +14,11 @@ within a finite token budget.
 
 from __future__ import annotations
 
-import copy
 import re
 from dataclasses import dataclass
 from typing import Any
 
-from ir.model import LLMAnswer
+from ir.model import llm_answer_schema
 from ir.validation import ARG_KINDS  # tool argument -> kind of world id it names (one source)
 from tools.registry import ToolRegistry
 from tools.rules import RULE_IDS
@@ -255,7 +254,7 @@ def grounded_answer_schema(world: World, registry: ToolRegistry, task_id: str | 
     """LLMAnswer's JSON Schema grounded in this world and registry (and pinned to the task id when given)."""
     ids = WorldIds.of(world)
     atoms_pattern = ltl_pattern(ids.ltl_atoms())
-    schema = copy.deepcopy(LLMAnswer.model_json_schema())
+    schema = llm_answer_schema()
     defs = schema["$defs"]
     _ground_entities(defs["EntityRefs"], ids)
     _bound_constraints(defs["OperationConstraints"], world)

@@ -21,7 +21,7 @@ from typing import Any
 import openai
 from langchain_openai import ChatOpenAI
 
-from ir.model import LLMAnswer
+from ir.model import llm_answer_schema
 from models.base import (
     SHARED_CACHE,
     ChatIRGenerator,
@@ -281,7 +281,7 @@ class OpenAIGenerator(ChatIRGenerator):
             version = SLOTS_VERSION
         else:
             messages = build_prompt(request, self._registry).messages()
-            schema = request.json_schema or LLMAnswer.model_json_schema()
+            schema = request.json_schema or llm_answer_schema()
             version = PROMPT_VERSION
         key = ResponseCache.key(*self._identity(), temperature, self._mode, schema, messages)
 

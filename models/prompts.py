@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ir.model import LLMAnswer
+from ir.model import llm_answer_schema
 from tools.registry import ToolRegistry
 from tools.world import UAV, Corridor, NoFlyZone, World
 
@@ -126,7 +126,7 @@ class _SchemaRenderer:
 
 
 def render_answer_schema(schema: dict[str, Any] | None = None) -> str:
-    schema = schema or LLMAnswer.model_json_schema()
+    schema = schema or llm_answer_schema()
     return "\n".join(_SchemaRenderer(schema).object_blocks(schema.get("title", "LLMAnswer"), schema))
 
 

@@ -4,11 +4,16 @@ It reads English or Chinese requests through the language layer (keyword tables 
 world's ids and descriptive names: language.mentions, language.quantities), writes the standard tool plan, and on repair rounds applies the counterexample's suggested repair
 deterministically. Safety priors (every NFZ active during the mission, sensitive zones near the straight line)
 are added whatever the request says, so "ignore the no-fly zone" never removes a safety spec.
+
+A request that needs several UAVs at once (language.team reads it: a split load, sites in parallel, coverage, roles,
+a relay) gets a `team` too (plan_team): the sub-tasks the words sketch, with every gap the words leave filled by a
+documented rule, while `entities` keeps the request-level view every single-UAV check reads.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
 import time
 from collections.abc import Sequence
@@ -18,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 from shapely.geometry import LineString
 
+from ir.fidelity import StatedConstraints
 from ir.model import (
     EntityRefs,
     ExplanationPlan,
@@ -27,10 +33,13 @@ from ir.model import (
     LowAltitudeIR,
     OperationConstraints,
     Priority,
+    SubTask,
+    TeamPlan,
     Uncertainty,
     VerificationSpecs,
 )
 from ir.templates import standard_tool_plan
+from ir.validation import PAYLOAD_SUM_TOLERANCE_KG
 from language.defaults import CARGO_INTENTS, active_in_window, default_destination, default_origin, handoff_hub
 from language.grounding import ground_mentions
 from language.mentions import Mention, blank_mentions, find_mentions, id_pattern
@@ -49,22 +58,24 @@ from language.stated import (
     is_repositioning,
     parse_intent,
     parse_priority,
+    stated_constraints,
     uav_roles_in,
 )
+from language.team import TeamSketch, read_team
 from models.base import GenerationRequest, GenerationResult, IRGenerator, RepairFeedback
 from models.factory import Gold, ModelProvider, ModelSettings
 from models.options import ModelSpec
 from models.repair_choice import offered, repaired_answer
 from tools.rules import MONITORED_RULES
 from tools.signals import zones_containing
-from tools.world import World
+from tools.world import UAVStatus, World
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
     from tools.registry import ToolRegistry
 
-RULES_VERSION = "rules-v2"  # v2: stops before a landing cue, short names, verbatim names first
+RULES_VERSION = "rules-v3"  # v2: stops before a landing cue, short names, verbatim names first; v3: team IRs
 
 NEAR_LINE_M = 50.0  # a sensitive zone this close to the straight origin->destination line is avoided
 
@@ -93,6 +104,8 @@ class ParsedTask:
     missing: list[str] = field(default_factory=list)
     ambiguous: bool = False
     notes: list[str] = field(default_factory=list)
+    team: TeamPlan | None = None
+    avoid_named: list[str] = field(default_factory=list, repr=False)  # zones the request names to keep out of
 
 
 # --- resolution -----------------------------------------------------------------------------------------------
@@ -171,7 +184,9 @@ def plan_hand_off(task: ParsedTask, text: str, world: World) -> None:
         _keep_clear(refs, world, task.constraints)
 
 
-def parse_instruction(instruction: str, world: World) -> ParsedTask:
+def parse_instruction(instruction: str, world: World, reading: StatedConstraints | None = None) -> ParsedTask:
+    """The task the request states; `reading`: the run's reading of it (nodes/reading.py), whose `team_needs` says
+    whether the team reader need run at all (None: read it here)."""
     text = instruction.lower().replace("\u2019", "'")
     mentions = find_mentions(text, world)
     demands_marking_crossed(text, world, mentions)
@@ -202,6 +217,11 @@ def parse_instruction(instruction: str, world: World) -> ParsedTask:
     if intent is Intent.delivery and destination is not None and destination.kind.value == "accident_site":
         task.intent = Intent.emergency
         task.priority = parse_priority(rest, Intent.emergency)
+    if reading is None or reading.team_needs:
+        stated = reading or stated_constraints(instruction, world)
+        if (sketch := read_team(instruction, world, stated)) is not None:
+            excluded = [u for u, role in uav_roles.items() if role == "excluded"]
+            plan_team(task, sketch, stated, world, text, excluded)
     if re.search(INJECTION_CUES, rest):
         task.notes.append("the request asked to relax safety rules; ignored (R1-R3 always hold)")
     return task
@@ -242,7 +262,234 @@ def _fill_entities(task: ParsedTask, mentions: list[Mention], world: World, uav_
     refs.waypoints = [m.ids[0] for m in places if m.role == "via" and len(m.ids) == 1]
     refs.handoff_points = [m.ids[0] for m in places if m.role == "handoff" and len(m.ids) == 1]
     _default_endpoints(task, world)
+    task.avoid_named = avoid
     _keep_clear(refs, world, task.constraints, avoid)
+
+
+# --- a team (issue 42) ----------------------------------------------------------------------------------------
+# Where one UAV can land and wait for another's load: the relay pad when the words name none.
+RELAY_PAD_KINDS = ("vertiport", "depot", "charging_pad")
+
+
+def plan_team(
+    task: ParsedTask, sketch: TeamSketch, stated: StatedConstraints, world: World, text: str, excluded: Sequence[str]
+) -> None:
+    """Writes the team the words sketch (language.team) into the task, each gap the words leave filled by the
+    documented rule of one helper below (places, shares, deadlines), and re-points `entities` at the team's sites:
+    the request-level view, the sites in the order served, the last one the destination, the others waypoints, a
+    relay's pad the hand-off point. A gap no rule fills (a cargo with no origin) leaves the task without a team,
+    said in `missing`."""
+    drafts = _coverage_routes(sketch, stated, world) if "coverage" in sketch.kinds else _drafts(sketch)
+    if not _fill_places(task, drafts, world):
+        return
+    for draft in drafts:  # a UAV the request leaves out is never a member; several named share the load
+        draft["uavs"] = [u for u in draft["uavs"] if u not in excluded]
+        draft["split"] = draft["split"] or len(draft["uavs"]) > 1
+    members = [u for d in drafts for u in d["uavs"]]
+    if (
+        task.entities.candidate_uavs
+        and set(task.entities.candidate_uavs) <= set(members)
+        and not all(d["uavs"] for d in drafts)
+    ):  # UAVs named for their own sub-tasks pin those alone: the team tool picks the others' from the fleet
+        task.entities.candidate_uavs = []
+        keep_exclusions(task, excluded, world)
+    elif task.entities.candidate_uavs:  # a member the words name is a candidate too (the parse pins the first only)
+        task.entities.candidate_uavs = list(dict.fromkeys([*task.entities.candidate_uavs, *members]))
+    _fill_payloads(task, drafts)
+    _fill_deadlines(task, drafts, stated)
+    _point_entities_at_team(task, drafts, world, text)
+    try:
+        team = TeamPlan(subtasks=[SubTask(**draft) for draft in drafts])
+    except ValidationError as exc:  # a sketch this module cannot make whole: the operator plans the team
+        task.missing.append(f"the team the request needs could not be written: {exc.errors()[0]['msg']}")
+        return
+    task.team = team
+    task.notes.append(sketch.need())
+    task.notes += [f"team: {note}" for note in sketch.notes]
+    _keep_team_clear(task, team, world)
+
+
+def _drafts(sketch: TeamSketch) -> list[dict[str, Any]]:
+    return [s.model_dump() for s in sketch.subtasks]
+
+
+def _coverage_routes(sketch: TeamSketch, stated: StatedConstraints, world: World) -> list[dict[str, Any]]:
+    """The sites to inspect, grouped into as many routes as the team has UAVs (the sketch's min_uavs, at most one
+    per site): the sites ordered along their main axis, then cut into runs of near-equal length, so each UAV flies
+    a contiguous stretch (tools/team gives each sub-task its own UAV). Each route ends at its last site, or at the
+    place the request says the flights end."""
+    first = sketch.subtasks[0]  # coverage sketches share everything but the site
+    sites = [s.destination for s in sketch.subtasks if s.destination]
+    groups = _runs(_along_main_axis(world, sites), min(len(sites), sketch.min_uavs))
+    final = stated.final_place if stated.final_place in world.entity_index else None
+    if final is None:
+        groups = [_from_the_end_nearer_a_uav(world, group, first.required_sensors) for group in groups]
+    return [
+        {
+            **first.model_dump(),
+            "id": f"t{i}",
+            "waypoints": group if final else group[:-1],
+            "destination": final or group[-1],
+        }
+        for i, group in enumerate(groups, 1)
+    ]
+
+
+def _along_main_axis(world: World, sites: list[str]) -> list[str]:
+    """The sites ordered along the line they spread most along (the principal axis of their positions), run the way
+    the request names them; ties keep the request's order."""
+    points = [world.position_of(s) for s in sites]
+    cx, cy = (sum(p[0] for p in points) / len(points), sum(p[1] for p in points) / len(points))
+    sxx = sum((x - cx) ** 2 for x, _ in points)
+    syy = sum((y - cy) ** 2 for _, y in points)
+    sxy = sum((x - cx) * (y - cy) for x, y in points)
+    angle = 0.5 * math.atan2(2 * sxy, sxx - syy)
+    along = [(x - cx) * math.cos(angle) + (y - cy) * math.sin(angle) for x, y in points]
+    if along[0] > along[-1]:
+        along = [-t for t in along]
+    return [site for _, _, site in sorted(zip(along, range(len(sites)), sites))]
+
+
+def _from_the_end_nearer_a_uav(world: World, route: list[str], sensors: list[str]) -> list[str]:
+    """The route run from its end nearer an idle UAV with the sensors: tools/team times a member from where it stands
+    to the route's start, so a start at the far end would cost it the route's length twice."""
+    able = [u.position for u in world.fleet if u.status is UAVStatus.idle and set(sensors) <= set(u.sensors)]
+    if len(route) < 2 or not able:
+        return route
+
+    def reach(site: str) -> float:
+        return min(math.dist(world.position_of(site), position) for position in able)
+
+    return route if reach(route[0]) <= reach(route[-1]) else route[::-1]
+
+
+def _runs(ordered: list[str], count: int) -> list[list[str]]:
+    """`ordered` cut into `count` contiguous runs whose sizes differ by one at most (the longer ones first)."""
+    size, longer = divmod(len(ordered), count)
+    runs, start = [], 0
+    for i in range(count):
+        end = start + size + (1 if i < longer else 0)
+        runs.append(ordered[start:end])
+        start = end
+    return runs
+
+
+def _fill_places(task: ParsedTask, drafts: list[dict[str, Any]], world: World) -> bool:
+    """Origins and destinations the words leave open. A cargo starts and ends where the request-level parse says
+    (its own defaults included); a relay changes UAVs at the pad that makes the longer leg shortest; a UAV that
+    films or inspects starts at the first place it watches, so tools/team times it from where it stands to there,
+    with no detour to a pad it has no business at. False (and `missing` says why) where no place fills a gap."""
+    refs = task.entities
+    for draft in drafts:
+        if draft["role"] == "deliver":
+            draft["origin"] = draft["origin"] or refs.origin
+        if draft["role"] in ("deliver", "relay_leg") and not _is_relay_pad(draft, drafts):
+            draft["destination"] = draft["destination"] or refs.destination
+    for leg in (d for d in drafts if d["role"] == "relay_leg"):
+        first = next(d for d in drafts if d["id"] in leg["after"])
+        if first["destination"] is None and first["origin"] and leg["destination"]:
+            first["destination"] = _relay_pad(world, first["origin"], leg["destination"])
+            task.notes.append(f"team: the relay pad is {first['destination']}, which makes the longer leg shortest")
+        leg["origin"] = leg["origin"] or first["destination"]
+    for draft in drafts:
+        if draft["role"] in ("film", "inspect"):
+            draft["origin"] = draft["origin"] or next(iter([*draft["waypoints"], draft["destination"]]), None)
+    gaps = [f"{d['id']}.{slot}" for d in drafts for slot in ("origin", "destination") if d[slot] is None]
+    if gaps:
+        task.missing.append(f"the team's {', '.join(gaps)} not found in the request or the world")
+    return not gaps
+
+
+def _is_relay_pad(draft: dict[str, Any], drafts: list[dict[str, Any]]) -> bool:
+    return any(draft["id"] in other["after"] for other in drafts)
+
+
+def _relay_pad(world: World, origin: str, destination: str) -> str | None:
+    start, end = world.position_of(origin), world.position_of(destination)
+    pads = [e for e in world.entities if e.kind.value in RELAY_PAD_KINDS and e.id not in (origin, destination)]
+    longer_leg = {e.id: max(math.dist(start, e.position), math.dist(e.position, end)) for e in pads}
+    return min(longer_leg, key=lambda pad: (longer_leg[pad], pad), default=None)
+
+
+def _fill_payloads(task: ParsedTask, drafts: list[dict[str, Any]]) -> None:
+    """Shares the words leave open: a delivery without one carries what the stated mass leaves (split evenly where
+    several lack one, which the operator is asked to confirm); a relay leg carries on what its first leg carried;
+    filming and inspecting carry nothing. The mission's mass is then the team's whole load (the validator's sum;
+    "2 kg to each site" is 4 kg in all)."""
+    whole = task.constraints.payload_kg
+    carrying = [d for d in drafts if d["role"] != "relay_leg"]
+    known = sum(d["payload_kg"] for d in carrying if d["payload_kg"] is not None)
+    open_shares = [d for d in carrying if d["payload_kg"] is None and d["role"] == "deliver"]
+    left = max(0.0, whole - known)
+    for draft in open_shares:
+        draft["payload_kg"] = round(left / len(open_shares), 3)
+    if len(open_shares) > 1 and left > 0:
+        share = open_shares[0]["payload_kg"]
+        task.missing.append(f"each site's share of the {left:g} kg is not stated: {share:g} kg each is assumed")
+    for draft in drafts:
+        if draft["payload_kg"] is None and draft["role"] == "relay_leg":
+            draft["payload_kg"] = sum(d["payload_kg"] or 0.0 for d in drafts if d["id"] in draft["after"])
+        draft["payload_kg"] = draft["payload_kg"] or 0.0
+    carried = sum(d["payload_kg"] for d in carrying)
+    if abs(carried - whole) > PAYLOAD_SUM_TOLERANCE_KG:
+        task.constraints = task.constraints.model_copy(update={"payload_kg": carried})
+        task.notes.append(f"team: {carried:g} kg in all, the sub-tasks' shares together (the request read {whole:g})")
+
+
+def _fill_deadlines(task: ParsedTask, drafts: list[dict[str, Any]], stated: StatedConstraints) -> None:
+    """A sub-task keeps a deadline of its own (a site's, where the sites have their own); one that is the request's
+    is left null, the mission's. Sites given later deadlines than the mission's make the mission end with the last."""
+    for draft in drafts:
+        if draft["deadline_sec"] == stated.deadline_sec:
+            draft["deadline_sec"] = None
+    own = [d["deadline_sec"] for d in drafts if d["deadline_sec"] is not None]
+    mission = task.constraints.deadline_sec
+    if own and mission is not None and max(own) > mission:
+        for draft in drafts:  # the sites without their own keep the mission's
+            draft["deadline_sec"] = draft["deadline_sec"] or mission
+        task.constraints = task.constraints.model_copy(update={"deadline_sec": max(own)})
+        task.notes.append(f"team: the mission ends with its last sub-task, within {max(own):g} s")
+    for draft in drafts:
+        if draft["deadline_sec"] == task.constraints.deadline_sec:
+            draft["deadline_sec"] = None
+
+
+def _point_entities_at_team(task: ParsedTask, drafts: list[dict[str, Any]], world: World, text: str) -> None:
+    """`entities` as one UAV would see the request: from the cargo's origin (for watching alone, the documented
+    default) through the sites in the order the team serves them, ending at the last; a relay hands off at its pad.
+    A ground hand-off (a closed destination) ends the sub-tasks bound there at the hand-off point, as it ends the
+    single UAV's flight."""
+    refs = task.entities
+    pads = {d["destination"] for d in drafts if _is_relay_pad(d, drafts)}
+    sites = list(dict.fromkeys(p for d in drafts for p in (*d["waypoints"], d["destination"]) if p not in pads))
+    # the cargo's origin; for watching alone, one the request states (not a site a watcher starts at)
+    origins = {d["origin"] for d in drafts if d["role"] == "deliver"} or {d["origin"] for d in drafts} - set(sites)
+    parsed_origin, parsed_destination = refs.origin, refs.destination
+    refs.destination, refs.waypoints = sites[-1], sites[:-1]
+    refs.origin = origins.pop() if len(origins) == 1 else None
+    if refs.origin is None:
+        _default_endpoints(task, world)
+    if refs.origin != parsed_origin:  # the parse's default origin (_default_endpoints' note) no longer holds
+        task.notes = [n for n in task.notes if not (n.startswith("origin ") and n.endswith(f": {parsed_origin}"))]
+    if pads:
+        refs.handoff_points = sorted(pads)
+        return
+    if refs.destination != parsed_destination:  # the hand-off the parse planned was for another destination
+        refs.handoff_points = []
+        plan_hand_off(task, text, world)
+    if refs.handoff_points:
+        for draft in drafts:
+            if draft["destination"] == refs.destination:
+                draft["destination"] = refs.handoff_points[0]
+
+
+def _keep_team_clear(task: ParsedTask, team: TeamPlan, world: World) -> None:
+    """The zones to avoid, recomputed for the team: those the request names, and the safety priors along the
+    request-level route and every sub-task's own."""
+    routes = [EntityRefs(origin=s.origin, waypoints=s.waypoints, destination=s.destination) for s in team.subtasks]
+    priors = [zone for route in routes for zone in safety_prior_zones(world, route, task.constraints)]
+    task.entities.avoid_zones = []
+    _keep_clear(task.entities, world, task.constraints, [*task.avoid_named, *priors])
 
 
 # --- IR building ----------------------------------------------------------------------------------------------
@@ -272,23 +519,36 @@ def _note_missing_endpoints(task: ParsedTask) -> None:
             task.missing.append(f"{slot} not found in the request or the world")
 
 
+def _area_view(task: ParsedTask) -> EntityRefs:
+    """The entities the tool plan's look at the city covers: a team's every place too, where its members fly."""
+    refs = task.entities
+    if task.team is None:
+        return refs
+    places = [p for s in task.team.subtasks for p in (s.origin, *s.waypoints, s.destination)]
+    return refs.model_copy(update={"waypoints": list(dict.fromkeys([*refs.waypoints, *places]))})
+
+
 def build_answer(task: ParsedTask, task_id: str, world: World) -> LLMAnswer:
     _note_missing_endpoints(task)
     rules = [*MONITORED_RULES, *(["R7"] if task.priority is Priority.critical else [])]
     ltl = [f"G !in_{zone}" for zone in task.entities.avoid_zones]
-    ltl += [f"F at_{w}" for w in task.entities.waypoints] + ["F at_goal"]
+    # A team's sites are shared among its members, each checked on its own flight: no one member visits them all
+    # (the validator checks that the sub-tasks serve every site), so only a single UAV is bound to each waypoint.
+    stops = task.entities.waypoints if task.team is None else []
+    ltl += [f"F at_{w}" for w in stops] + ["F at_goal"]
     ir = LowAltitudeIR(
         task_id=task_id,
         intent=task.intent,
         priority=task.priority,
         entities=task.entities,
         constraints=task.constraints,
-        tool_plan=standard_tool_plan(world, task.entities, start=_route_start(task)),
+        tool_plan=standard_tool_plan(world, _area_view(task), start=_route_start(task)),
         verification_specs=VerificationSpecs(ltl=ltl, program_rules=rules),
         fallback_policy=_fallback(task),
         explanation_plan=ExplanationPlan(
             cite_tools=["assign_uav", "plan_route", "verify_ltl_stl", "simulate_scenario"], cite_rules=rules
         ),
+        team=task.team,
     )
     refs = task.entities
     summary = (
@@ -309,6 +569,7 @@ def task_from_ir(ir: LowAltitudeIR) -> ParsedTask:
         priority=ir.priority,
         entities=ir.entities.model_copy(deep=True),
         constraints=ir.constraints.model_copy(deep=True),
+        team=ir.team.model_copy(deep=True) if ir.team else None,
     )
 
 
@@ -330,6 +591,10 @@ def _replace_grounded(
     task: ParsedTask, world: World, field_path: str, bad_value: Any, allowed: list[str]
 ) -> str | None:
     """Swaps an ungrounded id for the validator's nearest allowed value (list slots also drop other bad ids)."""
+    if field_path == "team.subtasks" and isinstance(bad_value, str) and bad_value in world.uav_index:
+        return _pin_to_site(task, bad_value, allowed)
+    if field_path.startswith("team."):
+        return _repair_team(task, world, field_path, allowed)
     slot = next((f for f in _GROUNDING_FIELDS if f in field_path), None)
     if slot is None:
         return None
@@ -347,6 +612,46 @@ def _replace_grounded(
         setattr(refs, slot, usable[0])
         return f"{slot}: {current} -> {usable[0]}"
     return None
+
+
+def _pin_to_site(task: ParsedTask, uav: str, sites: list[str]) -> str | None:
+    """A UAV the request names for a site that another member served (fidelity's pinned_uav_swapped, the site
+    allowed): it flies the sub-task that ends there, and no other."""
+    if task.team is None:
+        return None
+    sub = next((s for s in task.team.subtasks for site in sites[:1] if s.destination == site), None)
+    if sub is None or sub.uavs == [uav]:
+        return None
+    for other in task.team.subtasks:
+        other.uavs = [u for u in other.uavs if u != uav]
+    sub.uavs = [*sub.uavs, uav] if sub.split else [uav]
+    return f"team {sub.id}.uavs: {uav}, as the request names it for {sub.destination}"
+
+
+def _repair_team(task: ParsedTask, world: World, field_path: str, allowed: list[str]) -> str | None:
+    """A sub-task's place or UAV the validator rejects (team.subtasks.<i>.<slot>[.<j>]): the nearest allowed value
+    in its stead; a UAV none may replace leaves the choice to the team tool."""
+    match = re.fullmatch(r"team\.subtasks\.(\d+)\.(origin|destination|waypoints|uavs)(?:\.(\d+))?", field_path)
+    if task.team is None or match is None or int(match[1]) >= len(task.team.subtasks):
+        return None
+    sub, slot = task.team.subtasks[int(match[1])], match[2]
+    kind = "candidate_uavs" if slot == "uavs" else "waypoints"
+    usable = [a for a in allowed if _grounded(kind, a, world)]
+    if slot in ("origin", "destination"):
+        if not usable:
+            return None
+        before, after = getattr(sub, slot), usable[0]
+        setattr(sub, slot, after)
+        return f"team {sub.id}.{slot}: {before} -> {after}"
+    values = getattr(sub, slot)
+    index = int(match[3]) if match[3] is not None else None
+    dropped = values if index is None else values[index : index + 1]
+    kept = [v for v in values if v not in dropped]
+    replacement = next((a for a in usable if a not in kept), None)
+    if slot == "uavs" and (index is None or replacement is None):  # the named UAVs cannot: the team tool picks
+        replacement = None
+    setattr(sub, slot, kept + ([replacement] if replacement else []))
+    return f"team {sub.id}.{slot}: {', '.join(dropped)} -> {replacement or 'removed'}"
 
 
 def _raise_floor(task: ParsedTask, world: World, text: str) -> str | None:
@@ -384,6 +689,41 @@ def _switch_uavs(task: ParsedTask, world: World, allowed: list[str], text: str) 
     return f"candidate UAVs -> {', '.join(task.entities.candidate_uavs) or 'whole fleet'}"
 
 
+_MEMBER_LABEL = re.compile(r"\bmember (\S+) \((\S+)\)")  # nodes/team.member_named: "member t1 (uav_03)"
+
+
+def _failed_member(task: ParsedTask, cx: dict[str, Any], text: str) -> tuple[SubTask, str] | None:
+    """The sub-task and UAV of the team member a gate failed: the counterexample's field (`team.subtasks.<i>`) and
+    value (its UAV), as nodes/team.member_named writes them, else the "member <id> (<uav>)" label in its text."""
+    assert task.team is not None
+    field = re.fullmatch(r"team\.subtasks\.(\d+)", str(cx.get("field") or ""))
+    if field and int(field[1]) < len(task.team.subtasks) and isinstance(cx.get("value"), str):
+        return task.team.subtasks[int(field[1])], cx["value"]
+    if label := _MEMBER_LABEL.search(text):
+        sub = next((s for s in task.team.subtasks if s.id == label[1]), None)
+        return (sub, label[2]) if sub is not None else None
+    return None
+
+
+def _exclude_failed_member(task: ParsedTask, world: World, cx: dict[str, Any], text: str) -> str | None:
+    """A member's battery failure (R5): its UAV flies the team no more. The IR has no per-sub-task exclusion (a
+    sub-task's `uavs` are the UAVs that share it, not a choice among them), so the UAV leaves the sub-task's `uavs`
+    and the candidates: the idle fleet (or the candidates the IR named) without it, every UAV pinned to a sub-task
+    kept. The team tool still picks the rest; pinning the failed UAV again, as the text's ids would, cannot help."""
+    found = _failed_member(task, cx, text)
+    if found is None or task.team is None:
+        return None
+    sub, uav = found
+    pinned = [u for s in task.team.subtasks for u in s.uavs if u != uav]
+    pool = task.entities.candidate_uavs or [u.id for u in world.fleet if _grounded("candidate_uavs", u.id, world)]
+    candidates = list(dict.fromkeys(u for u in [*pool, *pinned] if u != uav))
+    if uav not in sub.uavs and uav not in task.entities.candidate_uavs and task.entities.candidate_uavs == candidates:
+        return None
+    sub.uavs = [u for u in sub.uavs if u != uav]
+    task.entities.candidate_uavs = candidates
+    return f"team {sub.id}: {uav} failed {cx.get('violated_rule') or 'battery'}; candidate UAVs without it"
+
+
 def apply_repair(task: ParsedTask, feedback: RepairFeedback, world: World) -> list[str]:
     """Applies what the counterexample suggests; returns what was changed (empty = nothing applicable)."""
     cx = feedback.counterexample
@@ -407,7 +747,10 @@ def apply_repair(task: ParsedTask, feedback: RepairFeedback, world: World) -> li
     if obstacle_or_traffic or failure in ("near_miss", "collision") or "altitude" in text.lower():
         if change := _raise_floor(task, world, text):
             changes.append(change)
-    if rule == "R5" or "battery" in failure:
+    if (rule == "R5" or "battery" in failure) and task.team is not None:
+        if change := _exclude_failed_member(task, world, cx, text):
+            changes.append(change)
+    elif rule == "R5" or "battery" in failure:
         changes.append(_switch_uavs(task, world, allowed, text))
     if (rule == "R4" or failure == "deadline_risk") and task.entities.candidate_uavs:
         task.entities.candidate_uavs = []
@@ -423,7 +766,7 @@ def _repaired_task(request: GenerationRequest) -> ParsedTask:
     try:
         task = task_from_ir(LowAltitudeIR.model_validate(previous.get("low_altitude_ir", previous)))
     except ValidationError:  # an unusable previous IR: start again from the request
-        task = parse_instruction(request.instruction, request.world)
+        task = parse_instruction(request.instruction, request.world, request.reading)
     changes = apply_repair(task, feedback, request.world)
     excluded = request.reading.excluded_uavs if request.reading else _excluded_uavs(request.instruction, request.world)
     keep_exclusions(task, excluded, request.world)
@@ -450,6 +793,8 @@ def keep_exclusions(task: ParsedTask, excluded: Sequence[str], world: World) -> 
     refs.candidate_uavs = [u for u in refs.candidate_uavs if u not in excluded] or [
         u.id for u in world.fleet if u.id not in excluded and u.status.value == "idle"
     ]
+    for sub in task.team.subtasks if task.team else []:
+        sub.uavs = [u for u in sub.uavs if u not in excluded]
 
 
 class RuleBasedGenerator(IRGenerator):
@@ -464,7 +809,7 @@ class RuleBasedGenerator(IRGenerator):
             answer = repaired_answer(request, candidates[0])
         else:
             task = (
-                parse_instruction(request.instruction, request.world)
+                parse_instruction(request.instruction, request.world, request.reading)
                 if request.feedback is None
                 else _repaired_task(request)
             )

@@ -1,6 +1,9 @@
 """execute_tools: run the IR's action steps (city, airspace, UAV assignment, route) in dependency order.
 
 Verification, simulation and explanation steps of the plan are not run here: the graph's own gates do them.
+
+An IR that carries a team (a fleet mission) takes ir.team_execution's path instead: assign_team, then one route per
+member; the members go to `team_candidates` and `candidate` stays None. A one-UAV run never writes that key.
 """
 
 from __future__ import annotations
@@ -12,18 +15,48 @@ from langgraph.runtime import Runtime
 from ir.failure import failure_record
 from ir.model import LowAltitudeIR
 from ir.plan_execution import execute_plan
+from ir.team_execution import execute_team
 from nodes.context import Context
 from nodes.failures import failure_from_tool
+from nodes.reading import reading_of
 from nodes.run_world import world_from_state
 from nodes.state import State
-from tools.catalog import ACTION_TOOLS, default_registry
+from nodes.team import subtask_field
+from tools.catalog import ACTION_TOOLS, ONE_UAV_TOOLS, default_registry, team_registry
 
-READS = ("ir", "world")
+READS = ("ir", "world", "team_candidates", "reading", "instruction")
+
+
+def _execute_team(state: State, ctx: Context, ir: LowAltitudeIR) -> dict[str, Any]:
+    world = world_from_state(state)
+    run = execute_team(
+        ir,
+        world,
+        team_registry(),
+        excluded=reading_of(state, world).excluded_uavs,
+        only_tools=ACTION_TOOLS - ONE_UAV_TOOLS,
+        seed=ctx.sim_seed,
+        stress_level=ctx.stress_level,
+    )
+    update: dict[str, Any] = {
+        "tool_results": [r.result.model_dump(mode="json") for r in run.results],
+        "candidate": None,
+        "team_candidates": [m.model_dump(mode="json") for m in run.members],
+        "failure": None,
+    }
+    if not run.ok and run.failed_result is not None:
+        failure = failure_from_tool("execute_tools", run.failed_result, step_id=run.failed_step)
+        if run.subtask_id is not None:
+            failure["counterexample"]["field"] = subtask_field(state, run.subtask_id)
+        update["failure"] = failure
+    return update
 
 
 def execute_tools(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     ctx = runtime.context
     ir = LowAltitudeIR.model_validate(state["ir"])
+    if ir.team is not None:
+        return _execute_team(state, ctx, ir)
     run = execute_plan(
         ir,
         world_from_state(state),
@@ -38,6 +71,8 @@ def execute_tools(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     if candidate is not None and route is not None:
         candidate["goal"] = route.args.get("goal")  # a hand-off point when the UAV leg ends there
     update: dict[str, Any] = {"tool_results": records, "candidate": candidate, "failure": None}
+    if state.get("team_candidates"):  # an earlier round planned a team
+        update["team_candidates"] = None
     if not run.ok:
         failed = next((r for r in run.results if r.step_id == run.failed_step), None)
         if failed is not None:

@@ -13,14 +13,14 @@ from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
 from ir.decision import Decision
-from ir.fidelity import AGAINST_RULE, MISSING, UNACCOUNTED, UNRESOLVED
+from ir.fidelity import AGAINST_RULE, MISSING, TEAM_MISSION, UNACCOUNTED, UNRESOLVED
 from ir.model import HUMAN_CONFIRM_POLICIES
 from nodes.attempts import ATTEMPT_READS, close_attempt, repair_rounds
 from nodes.context import Context
 from nodes.fidelity import STAGE as FIDELITY_STAGE
 from nodes.state import State
 
-READS = tuple(dict.fromkeys(("candidate", "attempts", "reading", *ATTEMPT_READS)))
+READS = tuple(dict.fromkeys(("candidate", "attempts", "reading", "team_candidates", *ATTEMPT_READS)))
 
 
 def _status_by_policy(state: State) -> str:
@@ -33,6 +33,7 @@ def _status_by_policy(state: State) -> str:
         MISSING,
         UNACCOUNTED,
         AGAINST_RULE,
+        TEAM_MISSION,
     ):
         return "human_confirm"
     policy = (state.get("ir") or {}).get("fallback_policy")
@@ -53,7 +54,10 @@ def _reason(state: State) -> str:
 
 
 def _best_candidate(state: State) -> dict[str, Any] | None:
-    """The latest candidate route, which is what the operator is shown and may approve."""
+    """The latest candidate route, which is what the operator is shown and may approve. A fleet mission's members
+    are shown as {"team": [...]}: with no single route to fly, an approval cannot turn them into an execute."""
+    if (state.get("ir") or {}).get("team"):
+        return {"team": state.get("team_candidates") or []}
     return state.get("candidate")
 
 

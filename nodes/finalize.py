@@ -2,6 +2,9 @@
 tool results and rule ids, and remember the repair (if the run needed one) in the safety memory.
 
 R8: an answer that itself says it needs human confirmation, or lacks information, never leaves as `execute`.
+
+A fleet mission's execute lists its members (ir.decision: `team`, with `uav_id` / `waypoints` empty) and carries one
+certificate for the whole team (tools.certificate: `members`).
 """
 
 from __future__ import annotations
@@ -10,7 +13,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from ir.decision import Decision
+from ir.decision import Decision, TeamMemberDecision
 from ir.fidelity import StatedConstraints
 from ir.policy import check_r8
 from memory.from_runs import cases_from_run
@@ -20,14 +23,25 @@ from nodes.gates import gate_args
 from nodes.reading import reading_of
 from nodes.run_world import world_from_state
 from nodes.state import State
+from nodes.team import carries_team, member_gate_args, team_members
 from tools.catalog import default_registry
-from tools.certificate import SafetyCertificate, issue_certificate
+from tools.certificate import MemberCertificate, SafetyCertificate, issue_certificate, issue_team_certificate
 
 # task_id and scenario_type: read when the run's repair cases go to memory.
 # reading, or instruction where a run checkpointed before readings were kept
 READS = tuple(
     dict.fromkeys(
-        ("candidate", "world", "attempts", "task_id", "scenario_type", "reading", "instruction", *ATTEMPT_READS)
+        (
+            "candidate",
+            "world",
+            "attempts",
+            "task_id",
+            "scenario_type",
+            "reading",
+            "instruction",
+            "team_candidates",
+            *ATTEMPT_READS,
+        )
     )
 )
 
@@ -62,6 +76,64 @@ def _certificate(state: State, ctx: Context) -> SafetyCertificate | None:
     )
 
 
+def _team_certificate(state: State, ctx: Context) -> SafetyCertificate | None:
+    """One certificate for every member both gates passed, each judged with the others as traffic; None when a gate
+    was ablated."""
+    world = world_from_state(state)
+    verdicts = {
+        (v["subtask_id"], v["uav_id"]): v.get("result") for v in (state.get("verdict") or {}).get("members", [])
+    }
+    flown = {
+        (s["subtask_id"], s["uav_id"]): [r.get("result") for r in s.get("simulate_scenario") or []]
+        for s in (state.get("simulation") or {}).get("members", [])
+    }
+    certified = []
+    members = team_members(state)
+    for member in members:
+        verdict, simulations = (
+            verdicts.get((member.subtask_id, member.uav_id)),
+            flown.get((member.subtask_id, member.uav_id)),
+        )
+        if not verdict or not simulations or not all(simulations):
+            return None
+        certificate = issue_certificate(
+            world,
+            member_gate_args(state, ctx, "verify_ltl_stl", member, members),
+            verdict,
+            member_gate_args(state, ctx, "simulate_scenario", member, members),
+            simulations,
+            state.get("ir"),
+        )
+        certified.append(
+            MemberCertificate(
+                subtask_id=member.subtask_id, role=member.role, share_kg=member.share_kg, certificate=certificate
+            )
+        )
+    return issue_team_certificate(world, certified, state.get("ir")) if certified else None
+
+
+def _team_plan(state: State) -> dict[str, Any]:
+    """A fleet mission's decision fields: the members, the mission's arrival and energy, no single route."""
+    members = team_members(state)
+    etas = [m.eta_sec for m in members if m.eta_sec is not None]
+    return {
+        "team": [
+            TeamMemberDecision(
+                subtask_id=m.subtask_id,
+                role=m.role,
+                uav_id=m.uav_id,
+                waypoints=m.waypoints,
+                eta_sec=m.eta_sec,
+                energy_wh=m.energy_wh,
+                share_kg=m.share_kg,
+            )
+            for m in members
+        ],
+        "eta_sec": max(etas) if etas else None,
+        "energy_wh": round(sum(m.energy_wh or 0.0 for m in members), 2),
+    }
+
+
 def _as_read(reading: StatedConstraints) -> list[str]:
     """What the execute rests on beyond the request's plain words: ids read despite a typo, UAVs left out as asked,
     permissions to break a rule that the plan did not use."""
@@ -74,14 +146,16 @@ def _as_read(reading: StatedConstraints) -> list[str]:
 
 
 def finalize(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
-    candidate = state.get("candidate") or {}
+    team = carries_team(state)
+    candidate = _team_plan(state) if team else state.get("candidate") or {}
     checks = {"verified": state.get("verdict") is not None, "simulated": state.get("simulation") is not None}
     findings = check_r8("execute", uncertainty=(state.get("answer") or {}).get("uncertainty"))
     if findings:
         reason = "R8: " + "; ".join(f.message for f in findings)
-        decision = Decision(status="human_confirm", reason=reason, proposal=candidate, **checks)
+        proposal = {"team": state.get("team_candidates") or []} if team else candidate
+        decision = Decision(status="human_confirm", reason=reason, proposal=proposal, **checks)
     else:
-        certificate = _certificate(state, runtime.context)
+        certificate = _team_certificate(state, runtime.context) if team else _certificate(state, runtime.context)
         reason = "; ".join(["all enabled checks passed", *_as_read(reading_of(state, world_from_state(state)))])
         decision = Decision(status="execute", reason=reason, **candidate, **checks, certificate=certificate)
     closing = close_attempt(state)

@@ -60,14 +60,32 @@ def _candidates(state: State, failure: dict[str, Any]) -> list[RepairCandidate]:
     )
 
 
+# What an IR says beyond the plan the gates run: where a failed run goes, what its explanation cites.
+_BESIDE_THE_PLAN = ("fallback_policy", "explanation_plan")
+
+
+def _plan_of(ir: dict[str, Any] | None) -> dict[str, Any]:
+    return {key: value for key, value in (ir or {}).items() if key not in _BESIDE_THE_PLAN}
+
+
+def _ran_before(state: State) -> bool:
+    """The round's IR plans what an earlier round's already ran: the repair between them changed nothing the
+    gates check (a fallback policy turned to human_confirm is no change to the plan)."""
+    earlier = [a for a in state.get("attempts") or [] if a.get("round") != state.get("round", 0) and a.get("ir")]
+    return any(_plan_of(attempt["ir"]) == _plan_of(state.get("ir")) for attempt in earlier)
+
+
 def repair(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     ctx = runtime.context
     failure = state.get("failure") or {}
     next_round = state.get("round", 0) + 1
     if next_round > ctx.max_repairs:
         return {**close_attempt(state), "round": next_round, "repair_exhausted": True}
-    if state.get("ir") and addressable(failure):
-        candidates = _candidates(state, failure)
+    # a fleet mission's failure names its member and the repair to make (ir/repairs.py derives one-UAV repairs);
+    # a team IR an earlier round already ran can only fail the same way again
+    team_rerun = bool(state.get("ir") and state["ir"].get("team") and _ran_before(state))
+    if team_rerun or (state.get("ir") and addressable(failure) and not state["ir"].get("team")):
+        candidates = [] if team_rerun else _candidates(state, failure)
         if not candidates:
             message = f"{failure.get('message', '')} (no repair left that changes the plan's cause)".strip()
             failure = {**failure, "message": message}

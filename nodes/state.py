@@ -93,6 +93,9 @@ class State(InputState, total=False):
     validation: dict[str, Any] | None
     tool_results: Annotated[list[dict[str, Any]], override_reducer]  # this round's results; reset by generate_ir
     candidate: dict[str, Any] | None  # uav_id / waypoints / eta / energy of the current plan
+    # a fleet mission's members (ir.team_execution.TeamMember: sub-task, role, UAV, share, route); written only by
+    # rounds whose IR carries a team, so one-UAV runs never hold the key
+    team_candidates: list[dict[str, Any]] | None
     verdict: dict[str, Any] | None
     simulation: dict[str, Any] | None
     failure: dict[str, Any] | None

@@ -4,7 +4,11 @@ Before any tool runs it also holds the request itself to R8: stated constraints 
 above 100 m and below 60 m; above the airspace ceiling) make the task unsatisfiable whatever the IR says, and a bare reference that fits
 several places ("to the hospital"), or a request that leaves out what no plan can do without (no place to fly to,
 cargo with nowhere to pick it up, "before the meeting"), leaves it under-specified: the run ends in fallback, which
-asks the operator for the missing facts, instead of a repair loop that could only relax a demand or guess a place."""
+asks the operator for the missing facts, instead of a repair loop that could only relax a demand or guess a place.
+
+A request that needs a team (the reading's team_needs) answered by an IR of one UAV ends with the operator too
+(human_confirm, quoting the words that ask for the team): models are not shown `team` yet (ir.model.llm_answer_schema),
+so a repair round could not ask one for it. An IR that carries a team goes on to execute_tools, which plans it."""
 
 from __future__ import annotations
 
@@ -13,7 +17,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from ir.failure import failure_record
-from ir.fidelity import AGAINST_RULE, MISSING
+from ir.fidelity import AGAINST_RULE, MISSING, TEAM_MISSION
 from ir.validation import validate_ir
 from nodes.context import Context
 from nodes.reading import reading_of
@@ -33,6 +37,8 @@ def validate(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     }
     world = world_from_state(state)
     blockers = reading_of(state, world).blockers(world.grid.ceiling_m)
+    if report.ir is not None and report.ir.team is not None:  # the team the request needs is the IR's to plan
+        blockers = [(error_type, message) for error_type, message in blockers if error_type != TEAM_MISSION]
     if blockers:
         missing = [message for error_type, message in blockers if error_type == MISSING]
         update["failure"] = failure_record(
@@ -41,7 +47,8 @@ def validate(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             recoverable=False,
             message="; ".join(message for _, message in blockers),
             failure_stage="validate.policy",
-            violated_rule="R8",
+            # R8 (under-specified or contradictory) unless the only blocker is a team the one-UAV IR does not plan
+            violated_rule=None if {t for t, _ in blockers} == {TEAM_MISSION} else "R8",
             suggested_repair=_suggestion(blockers, missing),
             missing_information=missing,
         )
@@ -65,6 +72,8 @@ def validate(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
 def _suggestion(blockers: list[tuple[str, str]], missing: list[str]) -> str:
     if missing:
         return "ask the operator for it"
+    if any(error_type == TEAM_MISSION for error_type, _ in blockers):
+        return "ask the operator to plan the team"
     if any(error_type == AGAINST_RULE for error_type, _ in blockers):
         return "ask the operator to approve a plan that keeps every safety rule"
     return "ask the operator which demand holds"

@@ -10,6 +10,7 @@ rejected one says why.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -81,13 +82,18 @@ def strongest_wind(world: World, points: list[XY]) -> tuple[float, str | None]:
     return float(speed[worst]), (world.weather[region_of[worst]].id if region_of[worst] >= 0 else None)
 
 
-def evaluate(world: World, uav: UAV, origin: XY, destination: XY, args: AssignUavArgs) -> Candidate:
+def evaluate(
+    world: World, uav: UAV, origin: XY, destination: XY, args: AssignUavArgs, via: Sequence[XY] = ()
+) -> Candidate:
+    """`uav` judged on the task; `via`: points the loaded leg visits in order between origin and destination (a team
+    sub-task's waypoints, tools/team.py)."""
+    leg = [origin, *via, destination]
     to_origin = np.array([[*uav.position, 0.0], [*origin, 0.0]])
-    to_destination = np.array([[*origin, 0.0], [*destination, 0.0]])
+    to_destination = np.array([[*point, 0.0] for point in leg])
     energy = DETOUR_FACTOR * (path_energy_wh(world, to_origin) + path_energy_wh(world, to_destination, args.payload_kg))
     # the flight runs ground to ground: the climb to the lowest cruise height and the descent from it
     energy += path_energy_wh(world, np.array([[*uav.position, 0.0], [*uav.position, CRUISE_FLOOR_M]]))
-    distance = DETOUR_FACTOR * (math.dist(uav.position, origin) + math.dist(origin, destination))
+    distance = DETOUR_FACTOR * (math.dist(uav.position, origin) + sum(math.dist(a, b) for a, b in zip(leg, leg[1:])))
     seconds = distance / uav.cruise_speed_mps + vertical_legs_sec(CRUISE_FLOOR_M)
     after = uav.battery_ratio - energy / uav.battery_capacity_wh
     reasons = []
@@ -100,7 +106,7 @@ def evaluate(world: World, uav: UAV, origin: XY, destination: XY, args: AssignUa
             f"battery {uav.battery_ratio:.2f} minus the task's {energy:.1f} Wh leaves {after:.2f}, "
             f"below the reserve {args.battery_reserve_ratio:.2f}"
         )
-    wind, region = strongest_wind(world, [uav.position, origin, destination])
+    wind, region = strongest_wind(world, [uav.position, *leg])
     if wind > uav.max_wind_mps:
         reasons.append(
             f"wind + gusts {wind:g} m/s in {region} on its way (repositioning leg included) exceed its limit "

@@ -8,6 +8,15 @@ and lists every difference: a moved waypoint, another world or an edited rule se
 
 The digests make a changed input visible; they are not a signature (anyone who edits a certificate can recompute
 them). The re-run verdicts are what the check stands on.
+
+A fleet mission (issue 42) has one certificate for the whole team: `members`, each a member's own certificate as
+above (bound to the same world and IR digests), judged with every other member as known traffic for its whole time
+in the world (parked at its start, its certified flight, parked where it landed: tools/team_traffic.member_track);
+the team's trajectory digest binds every member's trajectory, sub-task, role and share, its rule-set digest every
+member's rule set, and given the IR the members must cover its sub-tasks (each flown, split shares summing to its
+payload). Its top-level trajectory is empty (no
+single UAV flies the mission) and its top-level verdicts and simulations are the members'. `check_certificate`
+re-checks every member, the others as traffic. A one-UAV certificate has no `members` key.
 """
 
 from __future__ import annotations
@@ -22,8 +31,9 @@ from pydantic import BaseModel, Field
 
 from tools.catalog import default_registry
 from tools.ltl import default_engine
+from tools.team_traffic import member_track, with_members_as_traffic
 from tools.trajectory import FlightPhases, flight_phases
-from tools.world import World
+from tools.world import TrafficTrack, World
 
 CERTIFICATE_VERSION = "cloudbrain-certificate/1"
 ROBUSTNESS_TOLERANCE = 1e-6  # re-run margins may differ by float noise only
@@ -78,6 +88,24 @@ class SafetyCertificate(BaseModel):
     engines: dict[str, str] = Field(description="which engine judged what, e.g. {'ltl': 'spot', 'stl': 'rtamt'}")
     versions: dict[str, str] = Field(description="package versions of the engines")
     digests: Digests
+    members: list[MemberCertificate] | None = Field(
+        default=None,
+        exclude_if=lambda members: members is None,
+        description="a fleet mission: each member's certificate, judged with the other members as known traffic",
+    )
+
+
+class MemberCertificate(BaseModel):
+    subtask_id: str
+    role: str
+    share_kg: float
+    certificate: SafetyCertificate = Field(description="the member's route, verdicts and simulations")
+
+    def track_of(self) -> TrafficTrack:
+        return member_track(self.subtask_id, self.certificate.trajectory.uav_id, self.certificate.trajectory.waypoints)
+
+
+SafetyCertificate.model_rebuild()
 
 
 class CertificateCheck(BaseModel):
@@ -148,6 +176,72 @@ def issue_certificate(
     )
 
 
+def issue_team_certificate(
+    world: World, members: list[MemberCertificate], ir: dict[str, Any] | None
+) -> SafetyCertificate:
+    """The one certificate of a fleet mission: its members' certificates (from issue_certificate, each in the world
+    with the other members as traffic, each bound to `world`'s digest), and digests over all of them."""
+    trajectories = _member_bindings(members)
+    rule_sets = [m.certificate.rule_set for m in members]
+    return SafetyCertificate(
+        trajectory=CertifiedTrajectory(uav_id=None, waypoints=[]),
+        rule_set={},
+        verdicts={},
+        simulation_args={},
+        simulations=[],
+        engines=dict(members[0].certificate.engines) if members else {},
+        versions=dict(_versions()),
+        digests=Digests(
+            world_sha256=world_digest(world),
+            ir_sha256=sha256_of(ir) if ir is not None else None,
+            trajectory_sha256=sha256_of(trajectories),
+            rule_set_sha256=sha256_of(rule_sets),
+        ),
+        members=members,
+    )
+
+
+def _member_bindings(members: list[MemberCertificate]) -> list[dict[str, Any]]:
+    """What the team's trajectory digest binds of each member: its sub-task, role, share and trajectory."""
+    return [
+        {
+            "subtask_id": m.subtask_id,
+            "role": m.role,
+            "share_kg": m.share_kg,
+            "trajectory": m.certificate.trajectory.model_dump(mode="json"),
+        }
+        for m in members
+    ]
+
+
+def _coverage_differences(members: list[MemberCertificate], ir: dict[str, Any] | None) -> list[str]:
+    """With the IR: every team sub-task has members, of its role, whose shares sum to its payload, and no member
+    flies a sub-task the IR does not have."""
+    subtasks = ((ir or {}).get("team") or {}).get("subtasks")
+    if not subtasks:
+        return []
+    differences = []
+    known = {s.get("id") for s in subtasks}
+    for member in members:
+        if member.subtask_id not in known:
+            differences.append(f"team: member {member.subtask_id} flies a sub-task the IR does not have")
+    for subtask in subtasks:
+        flying = [m for m in members if m.subtask_id == subtask.get("id")]
+        if not flying:
+            differences.append(f"team: sub-task {subtask.get('id')} has no member")
+            continue
+        payload = float(subtask.get("payload_kg") or 0.0)
+        shares = sum(m.share_kg for m in flying)
+        if abs(shares - payload) > 1e-6 * max(1.0, payload):
+            differences.append(
+                f"team: sub-task {subtask.get('id')}'s members carry {shares:g} kg of its {payload:g} kg payload"
+            )
+        role = subtask.get("role")
+        if role is not None and any(m.role != role for m in flying):
+            differences.append(f"team: a member of sub-task {subtask.get('id')} does not fly its role {role}")
+    return differences
+
+
 def _verdict_differences(recorded: dict[str, dict[str, Any]], rerun: dict[str, dict[str, Any]]) -> list[str]:
     differences = []
     for rule in sorted(set(recorded) | set(rerun)):
@@ -164,7 +258,37 @@ def _verdict_differences(recorded: dict[str, dict[str, Any]], rerun: dict[str, d
 def check_certificate(
     certificate: SafetyCertificate, world: World, ir: dict[str, Any] | None = None
 ) -> CertificateCheck:
-    """Re-verify the certificate offline against `world` (and the IR, when given): digests, then both gates."""
+    """Re-verify the certificate offline against `world` (and the IR, when given): digests, then both gates (every
+    member's, the other members as traffic, for a team)."""
+    if certificate.members is not None:
+        differences = _team_differences(certificate, world, ir)
+    else:
+        differences = _differences(certificate, world, world, ir)
+    return CertificateCheck(valid=not differences, differences=differences)
+
+
+def _team_differences(certificate: SafetyCertificate, world: World, ir: dict[str, Any] | None) -> list[str]:
+    members = certificate.members or []
+    differences = _digest_differences(certificate, world)
+    if not members:
+        differences.append("team: the certificate names no member")
+    if sha256_of(_member_bindings(members)) != certificate.digests.trajectory_sha256:
+        differences.append(
+            "team: the members' waypoints, UAVs, ends, sub-tasks, roles or shares differ from the certified ones "
+            "(sha256)"
+        )
+    if sha256_of([m.certificate.rule_set for m in members]) != certificate.digests.rule_set_sha256:
+        differences.append("team: a member's rules, specs or limits differ from the certified ones (sha256)")
+    differences += _ir_differences(certificate, ir)
+    differences += _coverage_differences(members, ir)
+    for member in members:
+        others = with_members_as_traffic(world, [m.track_of() for m in members if m is not member])
+        label = f"member {member.subtask_id} ({member.certificate.trajectory.uav_id})"
+        differences += [f"{label}: {d}" for d in _differences(member.certificate, world, others, ir)]
+    return differences
+
+
+def _digest_differences(certificate: SafetyCertificate, world: World) -> list[str]:
     differences = []
     digests = certificate.digests
     if certificate.version != CERTIFICATE_VERSION:
@@ -174,13 +298,28 @@ def check_certificate(
             f"world: the file given (sha256 {world_digest(world)[:12]}...) is not the certified world "
             f"({digests.world_sha256[:12]}...)"
         )
+    return differences
+
+
+def _ir_differences(certificate: SafetyCertificate, ir: dict[str, Any] | None) -> list[str]:
+    if ir is not None and sha256_of(ir) != certificate.digests.ir_sha256:
+        return ["IR: the IR given is not the certified IR (sha256)"]
+    return []
+
+
+def _differences(
+    certificate: SafetyCertificate, world: World, gate_world: World, ir: dict[str, Any] | None
+) -> list[str]:
+    """A one-UAV certificate's differences: digests against `world`, both gates re-run in `gate_world` (the world
+    itself, or for a team member the world with the other members as traffic)."""
+    differences = _digest_differences(certificate, world)
+    digests = certificate.digests
     trajectory = certificate.trajectory.model_dump(mode="json")
     if sha256_of(trajectory) != digests.trajectory_sha256:
         differences.append("trajectory: the waypoints, UAV or ends differ from the certified trajectory (sha256)")
     if sha256_of(certificate.rule_set) != digests.rule_set_sha256:
         differences.append("rule set: the rules, specs or limits differ from the certified rule set (sha256)")
-    if ir is not None and sha256_of(ir) != digests.ir_sha256:
-        differences.append("IR: the IR given is not the certified IR (sha256)")
+    differences += _ir_differences(certificate, ir)
     ltl_engine = default_engine().name
     if certificate.engines.get("ltl") not in (None, ltl_engine):
         differences.append(
@@ -188,7 +327,7 @@ def check_certificate(
         )
 
     registry = default_registry()
-    verified = registry.call("verify_ltl_stl", world, {**certificate.rule_set, **trajectory})
+    verified = registry.call("verify_ltl_stl", gate_world, {**certificate.rule_set, **trajectory})
     if not verified.ok:
         error = verified.error
         differences.append(f"verifier: fails on re-check ({error.type}: {error.message})" if error else "verifier")
@@ -196,11 +335,11 @@ def check_certificate(
     for record in certificate.simulations:
         flown = {"uav_id": certificate.trajectory.uav_id, "waypoints": certificate.trajectory.waypoints}
         args = {**certificate.simulation_args, **flown, "seed": record.seed, "stress_level": record.stress_level}
-        simulated = registry.call("simulate_scenario", world, args)
+        simulated = registry.call("simulate_scenario", gate_world, args)
         rerun = _simulation_record(simulated.result or {}, args)
         if not simulated.ok or rerun != record:
             differences.append(
                 f"simulator: seed {record.seed} ({record.stress_level}) certified success={record.success} "
                 f"events={record.events}, re-checked success={rerun.success} events={rerun.events}"
             )
-    return CertificateCheck(valid=not differences, differences=differences)
+    return differences

@@ -26,6 +26,7 @@ from tools.world import UAV, Corridor, NoFlyZone, Reservation, SensitiveZone, Tr
 
 AIRBORNE_MIN_ALT_M = 1.0  # the `airborne` atom: above this altitude
 _BOUNDARY_M = 1e-6  # rounding allowance for a sample placed on a disc's rim
+GROUNDED_EPSILON_M = 0.05  # a UAV at most this high above the surface stands on it (parked, not flying)
 
 
 @dataclass(frozen=True)
@@ -184,14 +185,54 @@ def zones_containing(world: World, xy: Iterable[tuple[float, float]]) -> list[st
     return [z.id for z in world.sensitive_zones if any(z.buffered_shape.covers(shapely.Point(p)) for p in points)]
 
 
+def surface_heights(world: World, xy: np.ndarray) -> np.ndarray:
+    """World.surface_height_m at every (x, y) row: the highest roof whose footprint holds it, else 0 (vectorised)."""
+    heights = np.zeros(len(xy))
+    if not len(xy):
+        return heights
+    points = shapely.points(xy[:, 0], xy[:, 1])
+    for building in world.buildings:
+        covered = shapely.covers(building.shape, points)
+        heights = np.where(covered, np.maximum(heights, building.height_m), heights)
+    return heights
+
+
+def on_ground(world: World, xyz: np.ndarray, candidates: np.ndarray | None = None) -> np.ndarray:
+    """Whether each (x, y, z) row stands on the surface (z within GROUNDED_EPSILON_M of it); only the rows in
+    `candidates` are looked at (the others are not on the ground)."""
+    low = xyz[:, 2] <= _highest_surface(world) + GROUNDED_EPSILON_M
+    if candidates is not None:
+        low &= candidates
+    grounded = np.zeros(len(xyz), dtype=bool)
+    if low.any():
+        rows = np.flatnonzero(low)
+        grounded[rows] = np.abs(xyz[rows, 2] - surface_heights(world, xyz[rows, :2])) <= GROUNDED_EPSILON_M
+    return grounded
+
+
+def _highest_surface(world: World) -> float:
+    return max((b.height_m for b in world.buildings), default=0.0)
+
+
 def traffic_separation(world: World, samples: np.ndarray, tracks: Sequence[TrafficTrack] | None = None) -> Margin:
-    """3D distance to every other UAV in the air at the same second (tracks interpolated)."""
+    """3D distance to every other UAV in the world at the same second (tracks interpolated; a track counts over its
+    own time span). A sample where both we and the other UAV stand on the ground (parked side by side) is not a
+    separation: only a pair with at least one of the two in the air is measured."""
     tracks = world.traffic if tracks is None else tracks
     far = far_distance(world)
     columns = []
+    own_low: np.ndarray | None = None
     for track in tracks:
         xyz, flying = positions_at(np.asarray(track.waypoints, dtype=float), samples[:, 3])
-        columns.append(np.where(flying, np.linalg.norm(xyz - samples[:, :3], axis=1), far))
+        distance = np.where(flying, np.linalg.norm(xyz - samples[:, :3], axis=1), far)
+        ceiling = _highest_surface(world) + GROUNDED_EPSILON_M
+        both_low = flying & (xyz[:, 2] <= ceiling) & (samples[:, 2] <= ceiling)
+        if both_low.any():  # never for airborne traffic: single-UAV results are unchanged
+            if own_low is None:
+                own_low = on_ground(world, samples[:, :3])
+            grounded = own_low & on_ground(world, xyz, both_low)
+            distance = np.where(grounded, far, distance)
+        columns.append(distance)
     return _min_over(columns, [track.id for track in tracks], len(samples), far)
 
 

@@ -92,10 +92,17 @@ def monitor(
         names = ", ".join(sorted(set(signals) | set(constants)))
         raise StlSpecError(f"unknown name(s) {', '.join(unknown)} in {spec!r}; known: {names}")
     used = set(_IDENTIFIER.findall(_strip_numbers(spec)))
+    # On the mission clock (t = 0 is now), so that a spec's time bounds count from now: a flight that departs later
+    # (a team member, a relay leg, a later start) stands at its first sample until then. rtamt's dense-time output
+    # starts at 0 whatever the input's first time, so a later first sample would be read as if it were at 0.
     clock = [float(t) for t in times]
+    series = {name: np.asarray(signals[name], dtype=float) for name in sorted(used & set(signals))}
+    if clock and clock[0] > 0:
+        clock = [0.0, *clock]
+        series = {name: np.concatenate([values[:1], values]) for name, values in series.items()}
     # rtamt's dense-time monitor needs one input signal: a spec over constants alone reads a dummy one
-    series = {name: signals[name] for name in sorted(used & set(signals))} or {"_clock": np.zeros(len(clock))}
-    inputs = [[name, [list(p) for p in zip(clock, np.asarray(v, dtype=float).tolist())]] for name, v in series.items()]
+    series = series or {"_clock": np.zeros(len(clock))}
+    inputs = [[name, [list(p) for p in zip(clock, v.tolist())]] for name, v in series.items()]
     declared = tuple(sorted((name, float(constants[name])) for name in used & set(constants)))
     try:
         monitor_spec = _parsed(spec, tuple(series), declared)

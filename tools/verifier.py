@@ -8,7 +8,7 @@ zone's corner between two seconds fails with its true depth:
   R2 always ((obstacle_clearance - d_min >= 0) and (separation - d_min >= 0) and (sensitive_clearance >= 0))
      (sensitive zones keep their own buffer; zones that contain the task's origin or goal are exempt)
   R3 always (alt_margin >= 0)            (the band; the floor is waived on the take-off / landing verticals)
-  R4 eventually[0:D] (goal_dist <= tol)  (D = seconds from the start to the deadline; not_applicable without one)
+  R4 eventually[0:D] (goal_dist <= tol)  (D = the deadline, seconds from now: specs are monitored on the mission clock)
   R5 always (battery - reserve >= 0)     (not_applicable without uav_id)
   R6 always (capacity - load >= 0)       (load counts us with corridor_capacity_required slots)
 rtamt gives each rule's robustness; the first violating instant and the offending entity are read from the same
@@ -248,10 +248,9 @@ def _rule_checks(sig: signals.SignalSet, settings: Settings, args: VerifyArgs, g
     }
     if args.deadline_sec is not None and sig.goal_dist is not None:
         in_time = int(np.count_nonzero(sig.times <= args.deadline_sec + 1e-9))
-        window = max(args.deadline_sec - float(sig.times[0]), 0.0)
         checks["R4"] = RuleCheck(
             "R4",
-            f"eventually[0:{window:.6f}] (goal_dist <= tol)",
+            f"eventually[0:{max(args.deadline_sec, 0.0):.6f}] (goal_dist <= tol)",  # from now: the monitor's clock
             np.full(len(sig.samples), np.nan),
             [goal_id] * len(sig.samples),
             deadline_index=max(in_time - 1, 0),

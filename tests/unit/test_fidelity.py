@@ -371,3 +371,35 @@ def test_ids_beside_chinese_characters_ground_and_pin(world):
     stated = stated_constraints("用uav_09从hospital_A送除颤仪到accident_site_3,10分钟内", world)
     assert stated.places == ["hospital_A", "accident_site_3"] and stated.uavs == ["uav_09"]
     assert stated.origins == ["hospital_A"] and stated.deadline_sec == 600.0
+
+
+# --- a team: which UAV serves which site (review of issue 42) ----------------------------------------------------
+def _member(subtask_id: str, uav: str, goal: str) -> dict:
+    origin = "hospital_1"
+    return {"subtask_id": subtask_id, "uav_id": uav, "role": "deliver", "share_kg": 0.0, "origin": origin,
+            "goal": goal, "stops": [origin, goal], "waypoints": []}  # fmt: skip
+
+
+def test_a_team_that_swaps_the_uavs_the_request_names_for_its_sites_is_a_finding():
+    from ir.fidelity import team_fidelity_findings
+    from nodes.reading import read_request
+    from tests.support.paths import EXAMPLES
+    from tools.world import load_world
+
+    city = load_world(EXAMPLES / "fleet_city.json")
+    text = (
+        "Two drones: uav_05 takes an AED from City General Hospital to West Gate metro station and uav_06 takes one "
+        "to the crash on the eastern ring road, within 2 minutes."
+    )
+    stated = read_request(text, city)
+    assert stated.uav_sites == {"uav_05": "metro_station_1", "uav_06": "accident_site_1"}
+    swapped = [_member("t1", "uav_06", "metro_station_1"), _member("t2", "uav_05", "accident_site_1")]
+    findings = [f for f in team_fidelity_findings(city, stated, swapped) if f.error_type == "pinned_uav_swapped"]
+    assert [(f.field, f.value, f.allowed) for f in findings] == [
+        ("team.subtasks", "uav_05", ["metro_station_1"]),
+        ("team.subtasks", "uav_06", ["accident_site_1"]),
+    ]
+    assert "uav_05 for metro_station_1; uav_05 flies to accident_site_1" in findings[0].message
+    as_named = [_member("t1", "uav_05", "metro_station_1"), _member("t2", "uav_06", "accident_site_1")]
+    assert "pinned_uav_swapped" not in _types(team_fidelity_findings(city, stated, as_named))
+    assert "uav_sites" not in read_request("Fly uav_05 from City General Hospital to the crash.", city).model_dump()

@@ -84,6 +84,8 @@ def test_every_stated_quantity_held_is_accounted_for(world):
         ("Not uav_03: send another drone from hospital_A to police_2.", [], ["uav_03"]),
         ("uav_12 is in maintenance; deliver from hospital_A to police_2.", [], []),
         ("用uav_07把血液从hospital_A送到accident_site_3。", ["uav_07"], []),
+        ("Deliver 1 kg from hospital_A to accident_site_3 without using uav_07.", [], ["uav_07"]),
+        ("uav_07 takes the blood from hospital_A to accident_site_3.", ["uav_07"], []),
     ],
 )
 def test_uav_roles(world, text, pinned, excluded):

@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field
 
 from graph.runner import total_usage
 from ir.answer_text import extract_answer
-from ir.model import LLMAnswer
+from ir.model import LLMAnswer, llm_answer_schema
 from models.base import (
     GenerationRequest,
     LLMBackendUnavailable,
@@ -94,7 +94,7 @@ def test_structured_request_carries_the_answer_schema_and_the_prompt(request_):
     response_format = body["response_format"]
     assert response_format["type"] == "json_schema"
     assert response_format["json_schema"]["name"] == "LLMAnswer"
-    assert response_format["json_schema"]["schema"] == LLMAnswer.model_json_schema()
+    assert response_format["json_schema"]["schema"] == llm_answer_schema()
     prompt = build_prompt(request_, _registry())
     assert [m["role"] for m in body["messages"]] == ["system", "user"]
     assert [m["content"] for m in body["messages"]] == [prompt.system, prompt.user]
@@ -105,7 +105,7 @@ def test_structured_request_carries_the_answer_schema_and_the_prompt(request_):
 
 
 def test_a_world_grounded_schema_override_is_what_the_server_gets(request_):
-    grounded = LLMAnswer.model_json_schema()
+    grounded = llm_answer_schema()
     grounded["$defs"]["EntityRefs"]["properties"]["origin"] = {"enum": ["hospital_A", "hospital_B"]}
     with OpenAIStubServer(StubReply(json.dumps(_envelope()))) as server:
         _generator(server).generate(request_.model_copy(update={"json_schema": grounded}))
@@ -173,7 +173,7 @@ def test_a_refused_json_schema_moves_to_json_object_with_the_schema_for_good(req
         later_generator = _generator(server)  # the graph builds one per round: the refusal is remembered
         later = later_generator.generate(request_.model_copy(update={"task_id": "other"}))
     assert _modes(server) == ["json_schema", "json_object", "json_object"]
-    assert server.bodies()[1]["response_format"]["schema"] == LLMAnswer.model_json_schema()
+    assert server.bodies()[1]["response_format"]["schema"] == llm_answer_schema()
     assert first.answer == later.answer == _envelope() and first.structured_output
     assert (
         later_generator.structured_mode == "json_object"

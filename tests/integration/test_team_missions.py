@@ -1,0 +1,291 @@
+"""Fleet missions (issue 42) end to end on the `oracle` model, which writes a hand-built team IR: on the fleet world
+the four kinds of team (a split load, parallel sites, roles, a relay) are assigned, routed, verified and simulated
+member by member and executed with one certificate that re-checks. The members' separation is checked here by the
+test's own geometry, not the verifier's, over the whole mission: a member waiting to depart or landed is parked
+traffic. A team the fleet cannot form ends with the binding constraint named; a
+one-UAV run keeps its decision and certificate shape."""
+
+from __future__ import annotations
+
+import copy
+import json
+from itertools import combinations
+from typing import Any
+
+import numpy as np
+import pytest
+
+from graph.runner import RunOutput, run_task
+from ir.model import LowAltitudeIR
+from ir.team_execution import execute_team
+from nodes.context import Context
+from tests.support.cli import run_json
+from tests.support.ir_fixtures import GOOD_IR, SEED_INSTRUCTION
+from tests.support.paths import DOWNTOWN, ROOT
+from tools.catalog import ACTION_TOOLS, ONE_UAV_TOOLS, team_registry
+from tools.certificate import SafetyCertificate, check_certificate, issue_team_certificate
+from tools.world import World
+
+FLEET_CITY = ROOT / "examples" / "fleet_city.json"
+REQUESTS = {
+    r["id"]: r for r in map(json.loads, (ROOT / "examples" / "fleet_requests.jsonl").read_text("utf-8").splitlines())
+}
+CONTEXT = Context(model="oracle", without=frozenset({"memory"}))
+TOOL_PLAN = [
+    {"id": "s1", "tool": "query_airspace", "args": {}},
+    {"id": "s2", "tool": "assign_uav", "args": {}, "depends_on": ["s1"]},
+    {"id": "s3", "tool": "plan_route", "args": {}, "depends_on": ["s2"]},
+]
+GRID_STEP_SEC = 0.05
+
+
+def _team_ir(
+    task_id: str,
+    origin: str,
+    destination: str,
+    subtasks: list[dict[str, Any]],
+    *,
+    intent: str = "delivery",
+    deadline_sec: float | None = None,
+    payload_kg: float = 0.0,
+    waypoints: tuple[str, ...] = (),
+    fallback_policy: str = "human_confirm",
+) -> dict[str, Any]:
+    return {
+        "task_id": task_id,
+        "intent": intent,
+        "priority": "high",
+        "entities": {"origin": origin, "destination": destination, "waypoints": list(waypoints)},
+        "constraints": {
+            "deadline_sec": deadline_sec,
+            "altitude_min_m": 30,
+            "altitude_max_m": 120,
+            "payload_kg": payload_kg,
+        },
+        "tool_plan": copy.deepcopy(TOOL_PLAN),
+        "verification_specs": {"ltl": ["F at_goal"], "program_rules": ["R1", "R2", "R3", "R4", "R5", "R6"]},
+        "fallback_policy": fallback_policy,
+        "team": {"subtasks": subtasks, "objective": "min_makespan"},
+    }
+
+
+AED = ["defibrillator_bay"]
+TEAMS = {
+    "split-1": _team_ir(
+        "split-1",
+        "warehouse_1",
+        "flood_site_1",
+        [{"id": "sandbags", "origin": "warehouse_1", "destination": "flood_site_1", "payload_kg": 8.0, "split": True}],
+        payload_kg=8.0,
+    ),
+    "parallel-1": _team_ir(
+        "parallel-1",
+        "hospital_1",
+        "accident_site_1",
+        [
+            {"id": "aed_crash", "origin": "hospital_1", "destination": "accident_site_1", "required_sensors": AED},
+            {"id": "aed_metro", "origin": "hospital_1", "destination": "metro_station_1", "required_sensors": AED},
+        ],
+        intent="emergency",
+        deadline_sec=120.0,
+        waypoints=("metro_station_1",),
+    ),
+    "roles-1": _team_ir(
+        "roles-1",
+        "warehouse_2",
+        "construction_site_1",
+        [
+            {
+                "id": "film",
+                "role": "film",
+                "origin": "charging_pad_1",
+                "destination": "construction_site_1",
+                "required_sensors": ["camera"],
+            },
+            {"id": "tools", "origin": "warehouse_2", "destination": "construction_site_1", "payload_kg": 3.0},
+        ],
+        payload_kg=3.0,
+    ),
+    "relay-1": _team_ir(
+        "relay-1",
+        "depot_1",
+        "rescue_camp_1",
+        [
+            {"id": "leg_1", "origin": "depot_1", "destination": "vertiport_1", "payload_kg": 3.0},
+            {
+                "id": "leg_2",
+                "role": "relay_leg",
+                "origin": "vertiport_1",
+                "destination": "rescue_camp_1",
+                "payload_kg": 3.0,
+                "after": ["leg_1"],
+            },
+        ],
+        payload_kg=3.0,
+        waypoints=("vertiport_1",),
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def fleet_city() -> World:
+    return World.model_validate_json(FLEET_CITY.read_text("utf-8"))
+
+
+@pytest.fixture(scope="module")
+def team_runs(fleet_city: World, tmp_path_factory: pytest.TempPathFactory) -> dict[str, RunOutput]:
+    db = tmp_path_factory.mktemp("team") / "runs.sqlite"
+    return {
+        request_id: run_task(fleet_city, REQUESTS[request_id]["instruction"], context=CONTEXT, db=db, gold_ir=ir)
+        for request_id, ir in TEAMS.items()
+    }
+
+
+def _in_the_world(track: np.ndarray) -> np.ndarray:
+    """The track with the member's time on the ground: at its start from t = 0, at its landing point for a day."""
+    first, last = track[0], track[-1]
+    return np.vstack([[*first[:3], 0.0], track, [*last[:3], last[3] + 86_400.0]])
+
+
+def _closest_approach(first: list[list[float]], second: list[list[float]], world: World) -> float:
+    """The least 3D distance between two members over the mission, each parked at its start before it departs and
+    at its landing point after it lands, at every moment at least one of the two is in the air (two parked UAVs are
+    no conflict); each track interpolated on one fine common time grid."""
+    a, b = _in_the_world(np.asarray(first, dtype=float)), _in_the_world(np.asarray(second, dtype=float))
+    end = max(a[-2, 3], b[-2, 3]) + 1.0
+    times = np.append(np.arange(0.0, end, GRID_STEP_SEC), end)
+
+    def at(track: np.ndarray) -> np.ndarray:
+        return np.column_stack([np.interp(times, track[:, 3], track[:, axis]) for axis in range(3)])
+
+    pa, pb = at(a), at(b)
+
+    def grounded(points: np.ndarray) -> np.ndarray:
+        return np.array([z <= world.surface_height_m((x, y)) + 0.05 for x, y, z in points])
+
+    airborne = ~(grounded(pa) & grounded(pb))
+    if not airborne.any():
+        return float("inf")
+    return float(np.linalg.norm(pa - pb, axis=1)[airborne].min())
+
+
+@pytest.mark.parametrize("request_id", list(TEAMS))
+def test_a_team_executes_with_members_apart_verified_simulated_and_certified(request_id, team_runs, fleet_city):
+    out = team_runs[request_id]
+    expect = REQUESTS[request_id]["expect"]
+    assert out.status == "execute", out.decision.get("reason")
+    team = out.decision["team"]
+    assert len(team) >= expect["min_uavs"] and len({m["uav_id"] for m in team}) == len(team)
+    # a team decision flies its members only: no single route beside them
+    assert out.decision["uav_id"] is None and out.decision["waypoints"] == []
+    assert out.decision["eta_sec"] == max(m["eta_sec"] for m in team)
+    reached = {
+        site
+        for m in team
+        for site in expect["sites"]
+        if np.linalg.norm(np.asarray(m["waypoints"][-1][:2]) - fleet_city.entity_index[site].position) <= 15
+    }
+    assert reached == set(expect["sites"])
+    carried = sum(m["share_kg"] for m in team if m["role"] != "relay_leg")
+    assert carried == pytest.approx(expect.get("payload_kg", 0.0), abs=1e-3)
+    separation = out.ir["constraints"]["min_separation_m"]
+    for first, second in combinations(team, 2):
+        gap = _closest_approach(first["waypoints"], second["waypoints"], fleet_city)
+        assert gap >= separation, f"{first['uav_id']} and {second['uav_id']} come {gap:.1f} m close"
+        landed = np.linalg.norm(np.subtract(first["waypoints"][-1][:2], second["waypoints"][-1][:2]))
+        assert landed >= separation, f"{first['uav_id']} and {second['uav_id']} land {landed:.1f} m apart"
+
+    certificate = SafetyCertificate.model_validate(out.decision["certificate"])
+    members = certificate.members or []
+    assert [(m.subtask_id, m.certificate.trajectory.uav_id) for m in members] == [
+        (m["subtask_id"], m["uav_id"]) for m in team
+    ]
+    for member in members:  # every member verified and simulated in every stress scenario
+        assert member.certificate.verdicts and all(v["status"] != "fail" for v in member.certificate.verdicts.values())
+        assert len(member.certificate.simulations) == CONTEXT.stress_scenarios
+        assert all(s.success for s in member.certificate.simulations)
+    assert check_certificate(certificate, fleet_city, out.ir).valid
+
+
+def test_a_relay_leg_departs_after_the_first_leg_has_landed(team_runs):
+    team = {m["subtask_id"]: m for m in team_runs["relay-1"].decision["team"]}
+    assert team["leg_2"]["waypoints"][0][3] >= team["leg_1"]["waypoints"][-1][3]
+
+
+def test_a_subtasks_uavs_pin_its_member_and_excluded_uavs_never_fly(fleet_city):
+    pinned = copy.deepcopy(TEAMS["roles-1"])
+    pinned["team"]["subtasks"][0]["uavs"], pinned["team"]["subtasks"][1]["uavs"] = ["uav_07"], ["uav_09"]
+    run = execute_team(
+        LowAltitudeIR.model_validate(pinned), fleet_city, team_registry(), only_tools=ACTION_TOOLS - ONE_UAV_TOOLS
+    )
+    assert run.ok and [(m.subtask_id, m.uav_id) for m in run.members] == [("film", "uav_07"), ("tools", "uav_09")]
+    split = LowAltitudeIR.model_validate(TEAMS["split-1"])
+    run = execute_team(split, fleet_city, team_registry(), excluded=["uav_01"], only_tools=ACTION_TOOLS - ONE_UAV_TOOLS)
+    assert run.ok and len(run.members) >= 2 and "uav_01" not in {m.uav_id for m in run.members}
+
+
+def test_a_moved_member_no_longer_re_checks(team_runs, fleet_city):
+    out = team_runs["split-1"]
+    certificate = SafetyCertificate.model_validate(out.decision["certificate"])
+    moved = certificate.model_copy(deep=True)
+    moved.members[1].certificate.trajectory.waypoints[3][0] += 40.0
+    check = check_certificate(moved, fleet_city, out.ir)
+    assert not check.valid and any(d.startswith("team:") for d in check.differences)
+
+
+def test_cloudbrain_certify_re_checks_a_stored_team_run(team_runs, capsys):
+    out = team_runs["roles-1"]
+    code, report = run_json(capsys, "certify", "--db", out.db, "--thread", out.thread_id, "--world", str(FLEET_CITY))
+    assert code == 0 and report["valid"], report
+
+
+def test_a_team_the_fleet_cannot_form_ends_with_the_binding_constraint():
+    request = REQUESTS["downtown-split"]
+    ir = _team_ir(
+        "downtown-split",
+        "fire_station_1",
+        "accident_site_3",
+        [
+            {
+                "id": "sandbags",
+                "origin": "fire_station_1",
+                "destination": "accident_site_3",
+                "payload_kg": 12.0,
+                "split": True,
+            }
+        ],
+        payload_kg=12.0,
+        fallback_policy="safe_refusal",
+    )
+    world = World.model_validate_json(DOWNTOWN.read_text("utf-8"))
+    out = run_task(world, request["instruction"], context=CONTEXT, db=None, gold_ir=ir)
+    assert out.status in ("safe_refusal", "human_confirm") and out.status == request["expect"]["decision"]
+    assert "binding constraint: payload" in out.decision["reason"], out.decision["reason"]
+    assert not out.decision.get("team") and not out.decision.get("waypoints")
+
+
+def test_a_one_uav_request_on_a_team_world_is_still_the_operators_when_the_ir_has_no_team(fleet_city):
+    one_uav = copy.deepcopy(TEAMS["split-1"])
+    del one_uav["team"]
+    out = run_task(fleet_city, REQUESTS["split-1"]["instruction"], context=CONTEXT, db=None, gold_ir=one_uav)
+    assert out.status == "human_confirm" and out.failure["error_type"] == "team_mission_not_planned"
+
+
+def test_a_one_uav_decision_and_certificate_keep_their_shape():
+    world = World.model_validate_json(DOWNTOWN.read_text("utf-8"))
+    out = run_task(world, SEED_INSTRUCTION, context=CONTEXT, db=None, gold_ir=GOOD_IR)
+    assert out.status == "execute", out.decision.get("reason")
+    assert "team" not in out.decision and out.decision["uav_id"] and out.decision["waypoints"]
+    certificate = out.decision["certificate"]
+    assert "members" not in certificate
+    assert set(certificate) == set(SafetyCertificate.model_fields) - {"members"}
+    assert check_certificate(SafetyCertificate.model_validate(certificate), world, out.ir).valid
+
+
+def test_a_dropped_member_with_recomputed_digests_no_longer_re_checks(team_runs, fleet_city):
+    out = team_runs["split-1"]
+    certificate = SafetyCertificate.model_validate(out.decision["certificate"])
+    kept = certificate.members[:-1]
+    forged = issue_team_certificate(fleet_city, kept, out.ir)  # every digest recomputed over the members kept
+    check = check_certificate(forged, fleet_city, out.ir)
+    assert not check.valid and any("payload" in d for d in check.differences), check.differences
