@@ -55,6 +55,8 @@ from shapely.geometry import box
 
 from ir.model import LowAltitudeIR
 from ir.plan_execution import PlanExecution, StressLevel, execute_plan, ir_tool_args
+from tools import airspace as airspace_tool
+from tools import route as route_tool
 from tools.grid_masks import cell_of, layer_altitudes
 from tools.registry import ToolRegistry
 from tools.rules import DEFAULT_HORIZON_SEC
@@ -67,8 +69,8 @@ LATER_START_MARGIN_SEC = 1.0  # a later start is this long after a window ends (
 CHECKED_STRESS_SEEDS: tuple[int, ...] = (7001, 7002, 7003)
 LABEL_STRESS_LEVEL: StressLevel = "medium"
 CHECKED_STRESS_FAILURE = "simulate_scenario checked_stress"  # passes the gold's draw, fails a checked one
-ROUTE_TOOL = "plan_route"
-AIRSPACE_TOOL = "query_airspace"
+ROUTE_TOOL = route_tool.SPEC.name
+AIRSPACE_TOOL = airspace_tool.SPEC.name
 ROUNDING_M = 0.1  # the verifier rounds a violation's segment to 0.1 (metres and seconds)
 
 Outcome = Literal["sat", "unsat", "unknown"]

@@ -30,7 +30,8 @@ from pydantic import BaseModel, Field
 
 from ir.model import LowAltitudeIR, SubTask
 from ir.plan_execution import StepRecord, StressLevel, execute_plan, ir_tool_args
-from tools import signals
+from tools import route, signals
+from tools.catalog import TEAM_TOOL
 from tools.contract import ToolErrorInfo, ToolResult
 from tools.registry import ToolRegistry
 from tools.team_traffic import (
@@ -46,8 +47,7 @@ from tools.team_traffic import (
 from tools.trajectory import Trajectory
 from tools.world import TrafficTrack, World
 
-TEAM_TOOL = "assign_team"
-ROUTE_TOOL = "plan_route"
+ROUTE_TOOL = route.SPEC.name
 TEAM_SEPARATION_FACTOR = 3.0
 STAGGER_STEP_SEC = 5.0
 MAX_STAGGER_SEC = 300.0  # a member that must wait longer than this for the others is the operator's to schedule

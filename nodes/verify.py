@@ -41,9 +41,7 @@ def _verify_team(state: State, ctx: Context) -> dict[str, Any]:
 def verify(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     if carries_team(state):
         return _verify_team(state, runtime.context)
-    result = default_registry().call(
-        "verify_ltl_stl", world_from_state(state), gate_args(state, runtime.context, "verify_ltl_stl")
-    )
+    result = default_registry().call(TOOL, world_from_state(state), gate_args(state, runtime.context, TOOL))
     dumped = result.model_dump(mode="json")
     return {
         "verdict": dumped,
