@@ -173,6 +173,14 @@ class OpsRunner:
             if (late := _misses_deadline(run, delay)) is not None:
                 run.status, run.reason = "human_confirm", late
                 return run
+            members = ((run.values.get("decision") or {}).get("team")) or []
+            if members:  # a team would be a set of intents admitted all or none: not built, so none is admitted
+                run.status = "human_confirm"
+                run.reason = (
+                    f"a fleet mission of {len(members)} UAVs executes in a single run, but operations mode does not "
+                    "admit a team's intents yet: nothing is admitted to the ledger"
+                )
+                return run
             intent, measured = self._intent(request, run)
             admitted = self.ledger.admit(intent, pre_empting=pre_empting)
             if not admitted.conflicts:

@@ -119,6 +119,12 @@ def plan_export(
     clock (t = 0), `clock_source` where it comes from."""
     if world_digest(world) != certificate.digests.world_sha256:
         raise StandardsError("the certificate is not this world's (world sha256 differs): export with its own world")
+    if certificate.members is not None:  # no single trajectory: each member would be an intent of its own
+        flown = ", ".join(f"{m.subtask_id} ({m.certificate.trajectory.uav_id})" for m in certificate.members)
+        raise StandardsError(
+            f"the run is a fleet mission of {len(certificate.members)} UAVs ({flown}); a flight plan per member is "
+            "not exported yet, so nothing is written"
+        )
     check = check_certificate(certificate, world)
     if not check.valid:
         raise StandardsError(f"the certificate does not re-check: {check.differences[0]}")

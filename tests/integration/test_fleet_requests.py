@@ -12,6 +12,7 @@ import pytest
 
 from graph.runner import run_task
 from nodes.context import Context
+from tests.support.cli import run_cli
 from tests.support.paths import ROOT
 from tools.world import World
 
@@ -101,3 +102,30 @@ def test_a_team_of_another_size_than_the_words_ask_for_is_not_flown(instruction,
     out = run_task(_world("examples/fleet_city.json"), instruction, context=CONTEXT, db=None)
     assert out.status == "human_confirm" and out.failure["error_type"] == "team_size_not_kept", out.decision
     assert f"asks for {asked} UAVs; the team flies {flown}" in out.decision["reason"]
+
+
+SPLIT_LOAD = (
+    "We've got 8 kg of sandbags sitting at the sandbag depot and the flood site at the Riverside Road underpass needs "
+    "them now. That's more than any one of our drones can lift, so split the load between two of them."
+)
+
+
+def test_a_team_execute_is_not_exported_as_one_flight_plan_nor_admitted_to_the_ledger(capsys, tmp_path):
+    """What is not built yet for teams (a flight plan per member, a team's intents admitted all or none) is a clear
+    refusal with nothing written, never a crash or a plan of one member standing for the mission."""
+    fleet, db, out = str(ROOT / "examples" / "fleet_city.json"), str(tmp_path / "runs.sqlite"), tmp_path / "plan.json"
+    common = ("--model", "rules", "--without", "memory", "--db", db)
+    code, _, _ = run_cli(capsys, "run", "--world", fleet, "--instruction", SPLIT_LOAD, "--thread", "team", *common)
+    assert code == 0
+    code, _, err = run_cli(
+        capsys, "export", "--db", db, "--thread", "team", "--world", fleet, "--format", "f3548", "--out", str(out)
+    )
+    assert code == 2 and "fleet mission of 2 UAVs" in err and not out.exists()
+    requests = tmp_path / "requests.jsonl"
+    requests.write_text(json.dumps({"at_sec": 0, "request_id": "bags", "instruction": SPLIT_LOAD}) + "\n", "utf-8")
+    code, out_text, _ = run_cli(
+        capsys, "ops", "--world", fleet, "--requests", str(requests), *common, "--fresh-ledger", "--json"
+    )
+    (decision,) = json.loads(out_text)["decisions"]
+    assert code == 4 and decision["status"] == "human_confirm" and decision["intent_id"] is None
+    assert "does not admit a team's intents" in decision["reason"]
