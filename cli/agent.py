@@ -218,6 +218,10 @@ def _gold(args: argparse.Namespace) -> dict[str, Any] | None:
 HEADLINES = {"execute": "EXECUTE", "human_confirm": "NEEDS AN OPERATOR", "safe_refusal": "REFUSED"}
 
 
+def _route(flight: dict[str, Any]) -> str:
+    return f" {flight['origin']} -> {flight['goal']}" if flight.get("origin") and flight.get("goal") else ""
+
+
 def _render_run(out: RunOutput, world_path: str | None) -> str:
     """The outcome as a person reads it first: what will fly (or what blocked it and what to do), then the detail."""
     d = out.decision
@@ -225,16 +229,33 @@ def _render_run(out: RunOutput, world_path: str | None) -> str:
     certificate = d.get("certificate") or {}
     lines = []
     if out.status == "execute":
-        flight = certificate.get("trajectory") or {}
-        route = f" {flight['origin']} -> {flight['goal']}" if flight.get("origin") and flight.get("goal") else ""
-        lines.append(
-            f"EXECUTE: {d.get('uav_id')} flies{route}, ETA {d.get('eta_sec')} s, {d.get('energy_wh')} Wh, "
-            f"{len(d.get('waypoints') or [])} waypoints"
-            + (" (operator approved)" if d.get("approved_by_operator") else "")
-        )
+        approved = " (operator approved)" if d.get("approved_by_operator") else ""
+        members = certificate.get("members") or []
+        if d.get("team"):  # a fleet mission: one line per member, no single route
+            lines.append(
+                f"EXECUTE: a team of {len(d['team'])} UAVs, the last lands at ETA {d.get('eta_sec')} s, "
+                f"{d.get('energy_wh')} Wh in all{approved}"
+            )
+            flights = {(m["subtask_id"], m["certificate"]["trajectory"].get("uav_id")): m for m in members}
+            for m in d["team"]:
+                flight = (
+                    (flights.get((m["subtask_id"], m["uav_id"])) or {}).get("certificate", {}).get("trajectory", {})
+                )
+                lines.append(
+                    f"  {m['subtask_id']} ({m['role']}): {m['uav_id']} flies{_route(flight)} with {m['share_kg']:g} "
+                    f"kg, ETA {m.get('eta_sec')} s, {len(m.get('waypoints') or [])} waypoints"
+                )
+        else:
+            lines.append(
+                f"EXECUTE: {d.get('uav_id')} flies{_route(certificate.get('trajectory') or {})}, ETA "
+                f"{d.get('eta_sec')} s, {d.get('energy_wh')} Wh, {len(d.get('waypoints') or [])} waypoints{approved}"
+            )
         checks = ["verified" if d.get("verified") else "NOT verified (verifier ablated)"]
         checks.append("simulated" if d.get("simulated") else "NOT simulated (simulator ablated)")
-        simulations = certificate.get("simulations") or []
+        # a team's scenarios are each member's (the same seeds for every member)
+        simulations = certificate.get("simulations") or (
+            members[0]["certificate"].get("simulations") if members else []
+        )
         seeds = ", ".join(str(s["seed"]) for s in simulations)
         lines.append(
             f"  checks: {' and '.join(checks)}"

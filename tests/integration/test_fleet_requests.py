@@ -115,8 +115,9 @@ def test_a_team_execute_is_not_exported_as_one_flight_plan_nor_admitted_to_the_l
     refusal with nothing written, never a crash or a plan of one member standing for the mission."""
     fleet, db, out = str(ROOT / "examples" / "fleet_city.json"), str(tmp_path / "runs.sqlite"), tmp_path / "plan.json"
     common = ("--model", "rules", "--without", "memory", "--db", db)
-    code, _, _ = run_cli(capsys, "run", "--world", fleet, "--instruction", SPLIT_LOAD, "--thread", "team", *common)
-    assert code == 0
+    code, said, _ = run_cli(capsys, "run", "--world", fleet, "--instruction", SPLIT_LOAD, "--thread", "team", *common)
+    assert code == 0 and said.startswith("EXECUTE: a team of 2 UAVs") and "None flies" not in said
+    assert said.count("(deliver): uav_") == 2  # one line per member, each naming its UAV
     code, _, err = run_cli(
         capsys, "export", "--db", db, "--thread", "team", "--world", fleet, "--format", "f3548", "--out", str(out)
     )
