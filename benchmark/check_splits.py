@@ -25,6 +25,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from benchmark.fleet import team_gold_problems
 from benchmark.freeform.units import mass_stated
 from benchmark.gold import PROVEN, UNDECIDED, gold_registry
 from benchmark.layouts import UNSEEN_LAYOUTS
@@ -152,7 +153,10 @@ def _check_stated_facts(sample: Sample) -> list[str]:
         ]
     for language in ("en", "zh"):
         text = getattr(sample.instruction, language)
-        if payload > 0 and not mass_stated(text, payload, language):  # "1.5 kg", or exactly "1,500 g", "3.3 lb"
+        shares = {s.payload_kg for s in sample.gold_ir.team.subtasks if s.payload_kg} if sample.gold_ir.team else set()
+        if shares and all(mass_stated(text, kg, language) for kg in shares):
+            pass  # a team's request states each sub-task's mass ("a first-aid kit (2 kg) to each")
+        elif payload > 0 and not mass_stated(text, payload, language):  # "1.5 kg", or exactly "1,500 g", "3.3 lb"
             problems.append(f"the gold payload {payload:g} kg is not stated in the {language} request")
         for uav in sample.instruction.pinned_uavs:
             if uav not in text:
@@ -204,7 +208,10 @@ def check_sample(line: str) -> tuple[str, str, list[str], dict[str, str]]:
     contradiction = report.error_type == "spec_unsat" and built_in == "spec_contradiction"
     if not report.valid and not contradiction:
         problems.append(f"gold IR invalid at {report.stage}: {report.error_type} ({report.field})")
-    problems += CHECKS[sample.label](sample, registry, world)
+    if sample.gold_ir.team is not None:
+        problems += team_gold_problems(sample.gold_ir, sample.gold_decision, sample.label, world)
+    else:
+        problems += CHECKS[sample.label](sample, registry, world)
     problems += _check_stated_facts(sample)
     identity = {
         "world_id": world.world_id,

@@ -14,6 +14,18 @@ Which requirements a request states is the generator's own rule (benchmark/instr
 These cover every fact the metrics read from the gold IR and the pins before issue 41 (pinned UAVs, via points,
 deadline, band ends, reserve, payload). A sample labelled UNKNOWN gets the checks of a SAT one.
 
+A fleet sample (`is_fleet_sample`: scenario type "fleet", or a gold IR with a `team`; issue 42) states what a team
+must do, not one route: the cargo's origin (when it carries a cargo), one `site` check per site the team serves (the
+gold's waypoints and destination: a delivery ends there, an inspection or filming visits it; in no order), the
+whole mass carried (`team_payload`, in place of the one-UAV `payload`), the sensors the gold sub-tasks need at a
+site (`team_sensors:<site>`), each of two or more gold sub-tasks flown by a UAV of its own (`team_members`: a
+coverage shared between "two drones", "one drone to each site", "another films", a relay), and, as for one UAV,
+the pinned UAVs (every one of them flies), excluded UAVs, band, deadline (the last member's arrival), reserve and
+zones. The relay pads (`handoff_points`) are a means, not a stated place: no hand-off check. The team's exact size
+is not checked (a request may say "two drones", but the sample keeps the number only in its words): `team_members`
+is its floor. An UNSAT fleet sample's reason is the binding constraint of `team_infeasible:<binding>`
+(TEAM_BINDING_WORDS).
+
 `refusal_reason`'s target is a list of groups of accepted tokens: the decision names the reason when, for every
 group, its reason, missing_information or blocked_by mentions one of the group's tokens (`names_reason`). UNSAT:
 one group, from the gold's tool error type ("<tool> <error type>: ..."), the failure modes (the built-in kind, a
@@ -38,7 +50,7 @@ Interface (other modules rely on it): `Check`, `CheckKind`, `CHECK_KINDS`, `GOAL
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -52,18 +64,22 @@ CheckKind = Literal[
     "via",
     "destination",
     "handoff",
+    "site",
     "pinned_uav",
     "excluded_uav",
     "altitude_band",
     "deadline",
     "payload",
+    "team_payload",
+    "team_members",
+    "team_sensors",
     "battery_reserve",
     "avoid_zone",
     "refusal_reason",
 ]
 CHECK_KINDS: tuple[str, ...] = get_args(CheckKind)
 # Where the flight goes: broken by any decision that does not fly (the requested flight did not happen).
-GOAL_KINDS: tuple[str, ...] = ("origin", "via", "destination", "handoff")
+GOAL_KINDS: tuple[str, ...] = ("origin", "via", "destination", "handoff", "site")
 REFUSAL_REASON = "refusal_reason"  # the kind, and the id, of the one check a refusal keeps
 # How it flies: kept or broken only by a flight (every kind between the goals and the refusal's reason).
 CONSTRAINT_KINDS: tuple[str, ...] = tuple(k for k in CHECK_KINDS if k not in (*GOAL_KINDS, REFUSAL_REASON))
@@ -117,6 +133,20 @@ GOLD_TOOL_ERROR = re.compile(r"^([a-z_]+) ([a-z_]+):")  # gold reasons of tool f
 QUOTED_ALTITUDE = re.compile(r"\d+(?:\.\d+)? m\b")  # "80 m": a stated demand a refusal of it quotes
 
 
+# Fleet samples (issue 42): the failure mode of a team no search finds, and the words a refusal may name each binding
+# constraint of tools/team.py by (besides the constraint's own name, e.g. 'fleet_size').
+TEAM_INFEASIBLE = "team_infeasible"
+TEAM_BINDING_WORDS: dict[str, tuple[str, ...]] = {
+    "payload": ("payload", "capacity"),
+    "sensors": ("sensor", "sensors", "camera"),
+    "fleet_size": ("not enough uavs", "no available uav"),
+    "deadline": ("deadline",),
+    "battery": ("battery",),
+    "wind": ("wind",),
+}
+DELIVERING_ROLES: frozenset[str] = frozenset({"deliver", "relay_leg"})  # a sub-task whose route ends with its load
+
+
 class Check(BaseModel):
     """One stated requirement of a sample's request."""
 
@@ -130,7 +160,7 @@ class Check(BaseModel):
 
 def _plain(sample: Mapping[str, Any] | BaseModel) -> dict[str, Any]:
     """The parts of a sample the checks come from, as JSON-like values (a sample dict or a benchmark Sample)."""
-    keys = ("label", "gold_ir", "instruction", "gold_decision", "failure_modes")
+    keys = ("label", "gold_ir", "instruction", "gold_decision", "failure_modes", "scenario_type")
     if isinstance(sample, BaseModel):
         return sample.model_dump(mode="json", include=set(keys))
     return {key: sample.get(key) for key in keys}
@@ -144,23 +174,27 @@ def derive_checks(sample: Mapping[str, Any] | BaseModel) -> list[Check]:
     entities, constraints = gold.get("entities") or {}, gold.get("constraints") or {}
     instruction = data.get("instruction") or {}
     checks: list[Check] = []
+    fleet = is_fleet_sample(data)
 
     def add(check_id: str, kind: str, target: Any, requirement: str) -> None:
         checks.append(Check(id=check_id, kind=kind, target=target, requirement=requirement))
 
-    if entities.get("origin"):
+    if fleet:
+        _team_goals(add, gold, entities, constraints)
+    elif entities.get("origin"):
         add("origin", "origin", entities["origin"], f"the flight starts at {entities['origin']}")
-    for n, ref in enumerate(entities.get("waypoints") or [], start=1):
+    for n, ref in enumerate([] if fleet else entities.get("waypoints") or [], start=1):
         add(f"via:{n}:{ref}", "via", ref, f"the flight passes {ref} as its stop {n}, in the requested order")
-    if entities.get("destination"):
+    if entities.get("destination") and not fleet:
         add("destination", "destination", entities["destination"], f"the cargo reaches {entities['destination']}")
     handoffs = list(entities.get("handoff_points") or [])
-    if handoffs:
+    if handoffs and not fleet:
         add("handoff", "handoff", handoffs, f"the flight ends at the hand-off point {' or '.join(handoffs)}")
 
     pinned = list(instruction.get("pinned_uavs") or [])
     if pinned:
-        add("pinned_uav", "pinned_uav", pinned, f"flown by {' or '.join(pinned)}")
+        flown_by = " and ".join(pinned) + (" each fly a member" if len(pinned) > 1 else " flies a member")
+        add("pinned_uav", "pinned_uav", pinned, flown_by if fleet else f"flown by {' or '.join(pinned)}")
     for uav in instruction.get("excluded_uavs") or []:
         add(f"excluded_uav:{uav}", "excluded_uav", uav, f"not flown by {uav}")
     band = _stated_band(constraints)
@@ -169,7 +203,7 @@ def derive_checks(sample: Mapping[str, Any] | BaseModel) -> list[Check]:
     if constraints.get("deadline_sec") is not None:
         deadline = float(constraints["deadline_sec"])
         add("deadline", "deadline", deadline, f"arrives within {deadline:g} s")
-    if (constraints.get("payload_kg") or 0.0) > 0:
+    if (constraints.get("payload_kg") or 0.0) > 0 and not fleet:
         payload = float(constraints["payload_kg"])
         add("payload", "payload", payload, f"a UAV that lifts the {payload:g} kg cargo")
     reserve = constraints.get("battery_reserve_ratio", _DEFAULTS.battery_reserve_ratio)
@@ -188,6 +222,54 @@ def derive_checks(sample: Mapping[str, Any] | BaseModel) -> list[Check]:
         words = " and ".join("(" + " | ".join(group) + ")" for group in groups)
         add(REFUSAL_REASON, REFUSAL_REASON, groups, f"does not fly, and names the reason: {words}")
     return checks
+
+
+def is_fleet_sample(sample: Mapping[str, Any] | BaseModel) -> bool:
+    """A fleet mission (issue 42): scenario type "fleet", or a gold IR whose request needs a team."""
+    data = _plain(sample) if isinstance(sample, BaseModel) else sample
+    return data.get("scenario_type") == "fleet" or bool((data.get("gold_ir") or {}).get("team"))
+
+
+def team_sites(entities: Mapping[str, Any]) -> list[str]:
+    """The sites a fleet task's team serves: the gold IR's waypoints and destination, each once."""
+    return _unique(
+        [*(entities.get("waypoints") or []), *([entities["destination"]] if entities.get("destination") else [])]
+    )
+
+
+def _team_goals(
+    add: Callable[[str, str, Any, str], None],
+    gold: Mapping[str, Any],
+    entities: Mapping[str, Any],
+    constraints: Mapping[str, Any],
+) -> None:
+    """A fleet sample's goals: the cargo's origin, each site served, the whole mass carried, the sensors per site."""
+    subtasks = list((gold.get("team") or {}).get("subtasks") or [])
+    payload = float(constraints.get("payload_kg") or 0.0)
+    if entities.get("origin") and payload > 0:
+        add("origin", "origin", entities["origin"], f"the cargo is taken on at {entities['origin']}")
+    sensors: dict[str, set[str]] = {}
+    for site in team_sites(entities):
+        serving = [s for s in subtasks if site == s.get("destination") or site in (s.get("waypoints") or [])]
+        delivered = any(s.get("role", "deliver") in DELIVERING_ROLES and s.get("destination") == site for s in serving)
+        words = "a member delivers to" if delivered or not serving else "a member visits"
+        add(f"site:{site}", "site", site, f"{words} {site}")
+        for s in serving:
+            sensors.setdefault(site, set()).update(s.get("required_sensors") or [])
+    if payload > 0:
+        add("team_payload", "team_payload", payload, f"the whole {payload:g} kg is carried to the site(s)")
+    if len(subtasks) > 1:
+        n = len(subtasks)
+        add("team_members", "team_members", n, f"each of the {n} sub-tasks is flown by a UAV of its own")
+    for site, needed in sensors.items():
+        if needed:
+            target = {"site": site, "sensors": sorted(needed)}
+            add(
+                f"team_sensors:{site}",
+                "team_sensors",
+                target,
+                f"the members at {site} carry {', '.join(sorted(needed))}",
+            )
 
 
 def _unique(items: Iterable[str]) -> list[str]:
@@ -234,6 +316,9 @@ def _reason_groups(data: Mapping[str, Any], entities: Mapping[str, Any], pinned:
     for mode in modes:
         if mode.startswith(FAMILY_PREFIXES):  # no built-in reason: the failure family the tools met
             tokens.append(mode.split(":", 1)[1])
+        elif mode.startswith(TEAM_INFEASIBLE + ":"):  # no team: named by its binding constraint
+            binding = mode.split(":", 1)[1]
+            tokens += [binding, *TEAM_BINDING_WORDS.get(binding, ())]
         elif mode.startswith(RULE_VIOLATING_DEMAND + ":"):
             tokens += [mode.split(":", 1)[1], RULE_VIOLATING_DEMAND]
         else:

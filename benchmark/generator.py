@@ -24,6 +24,8 @@ import numpy as np
 
 from benchmark.checks import derive_checks
 from benchmark.citygen import CityDraft, generate_city
+from benchmark.fleet import FAILURE_PREFIX as FLEET_FAILURE_PREFIX
+from benchmark.fleet import FLEET_SCENARIO, build_fleet_task, fleet_registry, label_fleet_task, write_fleet_instruction
 from benchmark.freeform import write_freeform_instruction
 from benchmark.gold import (
     PROVEN,
@@ -47,6 +49,7 @@ from benchmark.splits import (
 )
 from benchmark.tasks import SCENARIO_SHARES, ScenarioError, Task, build_task
 from tools.contract import stable_hash
+from tools.world import World
 
 GENERATOR_VERSION = "cloudbrain-bench 0.3"
 DEFAULT_SEED = 20260521
@@ -154,6 +157,8 @@ def _attempt(job: Job, spec: SplitSpec, attempt: int) -> tuple[dict[str, Any], d
     world_id = f"{spec.name}-w{job.index:05d}"
     difficulty = draw_difficulty(spec, rng, job.scenario_type)
     draft, sources = _city_maker(spec)(spec, rng, world_id)
+    if job.scenario_type == FLEET_SCENARIO:
+        return _fleet_attempt(job, spec, attempt, seed, rng, difficulty, draft, sources)
     try:
         task = build_task(draft, rng, job.scenario_type, difficulty)
     except ScenarioError:
@@ -187,11 +192,52 @@ def _attempt(job: Job, spec: SplitSpec, attempt: int) -> tuple[dict[str, Any], d
         "needs_human_confirmation": gold.label == "AMBIGUOUS",
         "missing_information": gold.decision.missing_information,
     }
+    return _record(
+        job,
+        spec,
+        seed,
+        difficulty,
+        draft,
+        world,
+        instruction,
+        gold,
+        modes=modes,
+        uncertainty=uncertainty,
+        provenance={
+            **sources,
+            "label_sources": LABEL_SOURCES,
+            "engines": _engines(gold.trace),
+            "intended_label": "AMBIGUOUS" if demanded else task.intended_label,
+            "built_in_reason": RULE_VIOLATING_DEMAND if demanded else task.unsat_kind,
+            "reference_repairs": gold.repairs,
+            "generation_attempts": attempt + 1,
+            "notes": gold.notes,
+        },
+        constraints=_constraint_count(gold, task),
+    )
+
+
+def _record(
+    job: Job,
+    spec: SplitSpec,
+    seed: int,
+    difficulty: str,
+    draft: CityDraft,
+    world: World,
+    instruction: dict[str, Any],
+    gold: GoldResult,
+    *,
+    modes: list[str],
+    uncertainty: dict[str, Any],
+    provenance: dict[str, Any],
+    constraints: int,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The sample (its checks derived from it) and its stats summary: one shape for every scenario type."""
     sample = {
-        "sample_id": sample_id,
+        "sample_id": f"{spec.name}-{job.index:05d}",
         "split": spec.name,
         "data_tier": spec.data_tier,
-        "city_id": f"{draft.layout}:{world_id}",
+        "city_id": f"{draft.layout}:{draft.world_id}",
         "generation_seed": seed,
         "scenario_type": job.scenario_type,
         "difficulty": difficulty,
@@ -206,14 +252,7 @@ def _attempt(job: Job, spec: SplitSpec, attempt: int) -> tuple[dict[str, Any], d
         "source_provenance": {
             "task_source": "deterministic_generator",
             "generator_version": GENERATOR_VERSION,
-            **sources,
-            "label_sources": LABEL_SOURCES,
-            "engines": _engines(gold.trace),
-            "intended_label": "AMBIGUOUS" if demanded else task.intended_label,
-            "built_in_reason": RULE_VIOLATING_DEMAND if demanded else task.unsat_kind,
-            "reference_repairs": gold.repairs,
-            "generation_attempts": attempt + 1,
-            "notes": gold.notes,
+            **provenance,
             "human_review_status": "unchecked",
             "proof": gold.proof,
         },
@@ -223,10 +262,10 @@ def _attempt(job: Job, spec: SplitSpec, attempt: int) -> tuple[dict[str, Any], d
         "scenario_type": job.scenario_type,
         "difficulty": difficulty,
         "label": gold.label,
-        "intended_label": "AMBIGUOUS" if demanded else task.intended_label,
+        "intended_label": provenance["intended_label"],
         "layout": draft.layout,
         "uav_count": len(world.fleet),
-        "constraints": _constraint_count(gold, task),
+        "constraints": constraints,
         "trace_len": len(gold.trace),
         "failure_modes": modes,
         "reference_style": instruction["reference_style"],
@@ -237,6 +276,52 @@ def _attempt(job: Job, spec: SplitSpec, attempt: int) -> tuple[dict[str, Any], d
         "world_version": world.version,
     }
     return sample, summary
+
+
+def _fleet_attempt(
+    job: Job,
+    spec: SplitSpec,
+    attempt: int,
+    seed: int,
+    rng: np.random.Generator,
+    difficulty: str,
+    draft: CityDraft,
+    sources: dict[str, Any],
+) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """A fleet sample (benchmark/fleet.py): the team's gold from the exact team search and the member gates."""
+    sample_id = f"{spec.name}-{job.index:05d}"
+    try:
+        task = build_fleet_task(draft, rng, difficulty)
+        world = draft.build()
+        gold = label_fleet_task(task, world, fleet_registry(), sample_id, seed % (2**31))
+    except ScenarioError:
+        return None
+    team_size = len(gold.decision.team or []) or None
+    instruction = write_fleet_instruction(task, draft, rng, team_size)
+    intended = "UNSAT" if task.unsat_kind else "SAT"
+    return _record(
+        job,
+        spec,
+        seed,
+        difficulty,
+        draft,
+        world,
+        instruction,
+        gold,
+        modes=gold.failure_modes,
+        uncertainty={"needs_human_confirmation": False, "missing_information": []},
+        provenance={
+            **sources,
+            "label_sources": {**LABEL_SOURCES, "team": "assign_team (exact MILP, scipy HiGHS)"},
+            "engines": _engines(gold.trace),
+            "intended_label": intended,
+            "built_in_reason": f"{FLEET_FAILURE_PREFIX}:{task.unsat_kind}" if task.unsat_kind else None,
+            "reference_repairs": 0,
+            "generation_attempts": attempt + 1,
+            "notes": [f"fleet kind: {task.kind}"],
+        },
+        constraints=len(gold.ir.verification_specs.ltl) + (task.deadline_sec is not None) + (task.payload_kg > 0),
+    )
 
 
 def generate_one(job: Job) -> tuple[str, dict[str, Any]]:

@@ -28,6 +28,7 @@ ScenarioType = Literal[
     "multimodal_fallback",
     "unsat_ambiguous",
     "underspecified",
+    "fleet",
 ]
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schemas" / "bench_sample.schema.json"
 

@@ -35,6 +35,9 @@ STRESS_SHARES = {
     "unsat_ambiguous": 0.05,
 }
 INJECTION_SHARE = 0.06
+# test_fleet (issue 42): requests that need several UAVs (benchmark/fleet.py); its UNSAT share is a team the exact
+# search proves impossible, so it is larger than the standard splits'
+FLEET_DIFFICULTY = {"easy": 0.3, "medium": 0.3, "hard": 0.25, "unsat": 0.15}
 
 
 @dataclass(frozen=True)
@@ -139,6 +142,15 @@ SPLITS: dict[str, SplitSpec] = {
             STANDARD_DIFFICULTY,
             free_form=True,
             purpose="free-form requests in many constructions, each with its canonical id-based wording",
+        ),
+        SplitSpec(
+            "test_fleet",
+            9,
+            200,
+            SEEN_LAYOUTS,
+            {"fleet": 1.0},
+            FLEET_DIFFICULTY,
+            purpose="fleet missions: split loads, parallel sites, roles and coverage, planned as teams",
         ),
     )
 }

@@ -420,14 +420,15 @@ def _outcome_of_round(r: TraceRound) -> str:
     return f"failed at {r.stage}: {r.error_type}" + (f" ({detail})" if detail else "")
 
 
-def _round_lines(r: TraceRound, verbose: bool) -> list[str]:
-    """One line a round (what the IR said or changed, then what happened); with --verbose the counterexample and
-    the IR's JSON patch under it."""
+def _round_lines(r: TraceRound, verbose: bool, member_changes: list[str] | None = None) -> list[str]:
+    """One line a round (what the IR said or changed, then what happened), then for a fleet mission one line per
+    member that changed (inspector.members); with --verbose the counterexample and the IR's JSON patch under it."""
     if r.changes:
         said = ("wrote " if r.round == 0 else "changed ") + "; ".join(r.changes)
     else:
         said = "no IR" if r.round == 0 else "no IR change"
     lines = [f"round {r.round}: {said} => {_outcome_of_round(r)}"]
+    lines += [f"  {change}" for change in member_changes or []]
     if verbose:
         if r.counterexample:
             lines.append(f"  counterexample: {json.dumps(r.counterexample, ensure_ascii=False)}")
@@ -438,15 +439,20 @@ def _round_lines(r: TraceRound, verbose: bool) -> list[str]:
 
 
 def run_trace(args: argparse.Namespace) -> int:
-    from graph.history import UnknownRunError, trace
+    from graph.history import UnknownRunError, state_values, trace
+    from inspector.members import rounds_member_changes, team_rounds
 
+    saver = open_saver(args.db, existing=True)
     try:  # read from the store: no graph built, so nothing of the agent's nodes is imported
-        report = trace(open_saver(args.db, existing=True), args.thread, args.checkpoint)
+        report = trace(saver, args.thread, args.checkpoint)
+        teams = team_rounds(saver, args.thread, args.checkpoint)
+        attempts = state_values(saver, args.thread, args.checkpoint).get("attempts") or []
     except UnknownRunError as exc:
         raise CommandError(f"{exc} ({display_name(args.db)})") from None
+    members = rounds_member_changes(teams, attempts)  # a fleet mission's members, round against round; [] for one UAV
     lines = [f"thread {report.thread_id}: {report.repair_rounds} repair round(s)"]
-    for r in report.rounds:
-        lines += _round_lines(r, args.verbose)
+    for r, member_changes in zip(report.rounds, members):
+        lines += _round_lines(r, args.verbose, member_changes)
     final = report.final
     decision = final.get("decision") or {}
     if final.get("status"):
@@ -454,15 +460,31 @@ def run_trace(args: argparse.Namespace) -> int:
     else:
         lines.append("final: no decision" + (f" (next: {', '.join(final['next'])})" if final.get("next") else ""))
     if certificate := decision.get("certificate"):
-        margins = ", ".join(f"{rule} {v.get('robustness')}" for rule, v in sorted(certificate["verdicts"].items()))
-        seeds = ", ".join(f"{s['seed']} ({s['stress_level']})" for s in certificate["simulations"])
         lines += [
             f"certificate: trajectory sha256 {certificate['digests']['trajectory_sha256'][:16]}..., world sha256 "
             f"{certificate['digests']['world_sha256'][:16]}..., engines {json.dumps(certificate['engines'])}",
-            f"  margins: {margins}; simulated seeds: {seeds}",
         ]
-    emit(report, args.json, "\n".join(lines))
+        # a fleet mission's own verdicts are its members' (its top-level ones are empty)
+        for member in certificate.get("members") or []:
+            own = member.get("certificate") or {}
+            lines.append(
+                f"  {member.get('subtask_id')} ({(own.get('trajectory') or {}).get('uav_id')}): {_margins(own)}"
+            )
+        if not certificate.get("members"):
+            lines.append(f"  {_margins(certificate)}")
+    payload = report.model_dump(mode="json")
+    for traced, member_changes in zip(payload["rounds"], members):
+        traced["member_changes"] = member_changes
+    emit(payload, args.json, "\n".join(lines))
     return EXIT_OK
+
+
+def _margins(certificate: dict) -> str:
+    margins = ", ".join(
+        f"{rule} {v.get('robustness')}" for rule, v in sorted((certificate.get("verdicts") or {}).items())
+    )
+    seeds = ", ".join(f"{s['seed']} ({s['stress_level']})" for s in certificate.get("simulations") or [])
+    return f"margins: {margins}; simulated seeds: {seeds}"
 
 
 def run_checkpoints(args: argparse.Namespace) -> int:

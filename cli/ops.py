@@ -137,10 +137,18 @@ def _approver(choice: str | None):
 
 
 def _line(decision: OpsDecision) -> str:
+    """One line a decision; a fleet mission's admitted members follow it, one line each with its own intent."""
     head = f"{decision.request_id} t={decision.at_sec:g}s {decision.status.upper()}"
-    if decision.status == "execute":
+    members = [
+        f"  {m.subtask_id} ({m.role}): {m.uav_id} as {m.intent_id}, t={m.waypoints[0][3]:g}-{m.waypoints[-1][3]:g} s"
+        for m in decision.team
+    ]
+    if decision.status == "execute" and decision.team:
+        head += f" a team of {len(decision.team)} UAVs as {decision.intent_id}"
+    elif decision.status == "execute":
         head += f" {decision.uav_id} as {decision.intent_id}, t={decision.waypoints[0][3]:g}-{decision.waypoints[-1][3]:g} s"
-    return f"{head}: {decision.reason} ({decision.latency_sec:.2f} s, {decision.active_intents} active intents)"
+    line = f"{head}: {decision.reason} ({decision.latency_sec:.2f} s, {decision.active_intents} active intents)"
+    return "\n".join([line, *members])
 
 
 def run_ops(args: argparse.Namespace) -> int:

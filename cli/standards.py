@@ -9,8 +9,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sqlite3
 import tempfile
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -19,6 +21,7 @@ from cli.common import EXIT_OK, CommandError, add_json_flag, add_world_arg, emit
 from graph.checkpoint import DEFAULT_DB, CheckpointerError, is_postgres_url, open_checkpointer, thread_config
 
 if TYPE_CHECKING:
+    from standards.flight_plans import FlightExport
     from tools.world import World
 
 
@@ -72,7 +75,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--db", "--checkpointer", dest="db", default=DEFAULT_DB, help="checkpoints (default: %(default)s)")
     add_world_arg(p)
     p.add_argument("--format", choices=PLAN_FORMATS, required=True)
-    p.add_argument("--out", required=True)
+    p.add_argument(
+        "--out",
+        required=True,
+        help="the file to write (a fleet mission: one per member beside it, <stem>.<sub-task>.<UAV><suffix>)",
+    )
     p.add_argument(
         "--start",
         default=None,
@@ -224,9 +231,22 @@ def _mission_clock(world: World, args: argparse.Namespace) -> tuple[datetime, st
     )
 
 
+def member_out(out: str, subtask_id: str, uav_id: str | None) -> str:
+    """A fleet member's file beside `--out`: `<stem>.<sub-task>.<UAV><suffix>` (plan.json -> plan.t1.uav_01.json),
+    the ids cut to letters, digits, `_` and `-` so neither can name another folder."""
+    target = Path(out)
+    if not target.name:
+        raise CommandError(f"--out {out!r} names no file: the members' files are named after it")
+
+    def safe(text: str) -> str:
+        return re.sub(r"[^A-Za-z0-9_-]", "_", text) or "_"
+
+    return str(target.with_name(f"{target.stem}.{safe(subtask_id)}.{safe(uav_id or 'uav')}{target.suffix}"))
+
+
 def run_export(args: argparse.Namespace) -> int:
     from cli.tools import load_certificate
-    from standards.flight_plans import plan_export, sidecar, write_plan
+    from standards.flight_plans import member_refusal, plan_export, plan_team_export, sidecar, write_plan
     from standards.formats import SIDECAR_FORMATS, SIDECAR_SUFFIX
     from standards.frame import StandardsError, geo_frame
     from tools.certificate import world_digest
@@ -236,47 +256,126 @@ def run_export(args: argparse.Namespace) -> int:
     if world_digest(world) != certificate.digests.world_sha256:  # before the clock: the wrong world says so first
         raise CommandError("the certificate is not this world's (world sha256 differs): export with its own world")
     start, source, moved = _mission_clock(world, args)
+    team = certificate.members is not None
     try:
         frame = geo_frame(world, start)
-        plan = plan_export(world, certificate, frame, args.priority, source)
-        for text in moved:
-            plan.note(text)
-        text = write_plan(plan, args.format)
-        companion = sidecar(plan, args.format, text) if args.format in SIDECAR_FORMATS else None
+        if team:  # one file set per member, on the one mission clock
+            members = plan_team_export(world, certificate, frame, args.priority, source)
+            plans = [
+                (member_out(args.out, m.subtask_id, m.certificate.trajectory.uav_id), p)
+                for m, p in zip(certificate.members or [], members, strict=True)
+            ]
+        else:
+            plans = [(args.out, plan_export(world, certificate, frame, args.priority, source))]
+        exports = []
+        for out, plan in plans:
+            for text in moved:
+                plan.note(text)
+            try:
+                text = write_plan(plan, args.format)
+            except StandardsError as exc:  # a writer's refusal (an intent already ended) names the member
+                if plan.member is None:
+                    raise
+                raise member_refusal(plan.member, exc) from None
+            companion = sidecar(plan, args.format, text) if args.format in SIDECAR_FORMATS else None
+            exports.append(_Export(out, out + SIDECAR_SUFFIX if companion is not None else None, plan, text, companion))
     except StandardsError as exc:
         raise CommandError(str(exc)) from None
-    side_path = args.out + SIDECAR_SUFFIX if companion is not None else None
-    if side_path is not None:
-        write_whole(side_path, companion)
-    try:
-        write_whole(args.out, text)
-    except CommandError:
-        if side_path is not None:
-            Path(side_path).unlink(missing_ok=True)
-        raise
-    buffers = plan.buffers
-    provenance = plan.provenance()
-    clock = provenance["mission_clock"]
+    if len({e.out for e in exports}) != len(exports):  # two members' ids cut to the same name
+        raise CommandError(f"members' files would share a name ({', '.join(e.out for e in exports)}): nothing written")
+    _write_all(exports)
+    if not team:
+        (export,) = exports
+        emit(_export_report(args.format, export), args.json, "\n".join(_export_lines(args.format, export)))
+        return EXIT_OK
+    clock = exports[0].plan.provenance()["mission_clock"]
+    assumptions = list(dict.fromkeys(a for e in exports for a in e.plan.provenance()["assumptions"]))
     report = {
         "format": args.format,
-        "out": args.out,
-        "provenance_file": side_path,
-        "volumes": len(plan.volumes),
-        "buffers": buffers.model_dump(),
-        "trajectory_sha256": certificate.digests.trajectory_sha256,
-        "mission_clock": clock,
-        "assumptions": provenance["assumptions"],
+        "team_trajectory_sha256": certificate.digests.trajectory_sha256,
+        "mission_clock": {"t0_utc": clock["t0_utc"], "source": clock["source"]},
+        "members": [{**(e.plan.membership() or {}), **_export_report(args.format, e)} for e in exports],
+        "assumptions": assumptions,
     }
-    where = args.out
-    if side_path is not None:
-        where += f" (its provenance in {side_path}: a WPL file has no comment lines)"
     text_lines = [
-        f"{args.format} -> {where}: {len(plan.waypoints)} waypoints, {len(plan.volumes)} 4D volumes "
-        f"(buffers {buffers.lateral_m:g} m sideways, {buffers.vertical_m:g} m vertically, {buffers.delay_sec:g} s late)",
-        f"  {buffers.basis}",
-        f"  mission clock: t = 0 is {clock['t0_utc']} ({clock['source']}); the flight ends by {clock['ends_utc']}",
-        f"  certified trajectory sha256 {certificate.digests.trajectory_sha256[:16]}...",
-        *(f"  assumption: {a}" for a in provenance["assumptions"]),
+        f"{args.format}: a fleet mission of {len(exports)} UAVs, one file per member; mission clock: t = 0 is "
+        f"{clock['t0_utc']} ({clock['source']}); team certificate trajectory sha256 "
+        f"{certificate.digests.trajectory_sha256[:16]}...",
+        *(f"  {_member_line(e)}" for e in exports),
+        *(f"  assumption: {a}" for a in assumptions),
     ]
     emit(report, args.json, "\n".join(text_lines))
     return EXIT_OK
+
+
+@dataclass
+class _Export:
+    """One file of an export (and the provenance sidecar of a format that cannot carry it), written whole."""
+
+    out: str
+    side_path: str | None
+    plan: FlightExport
+    text: str
+    companion: str | None
+
+
+def _write_all(exports: list[_Export]) -> None:
+    """Every file or none: one that cannot be written removes those this command wrote before it."""
+    written: list[str] = []
+    try:
+        for export in exports:
+            if export.side_path is not None and export.companion is not None:
+                write_whole(export.side_path, export.companion)
+                written.append(export.side_path)
+            write_whole(export.out, export.text)
+            written.append(export.out)
+    except CommandError:
+        for path in written:
+            Path(path).unlink(missing_ok=True)
+        raise
+
+
+def _export_report(file_format: str, export: _Export) -> dict:
+    plan = export.plan
+    provenance = plan.provenance()
+    return {
+        "format": file_format,
+        "out": export.out,
+        "provenance_file": export.side_path,
+        "volumes": len(plan.volumes),
+        "buffers": plan.buffers.model_dump(),
+        "trajectory_sha256": plan.certificate.digests.trajectory_sha256,
+        "mission_clock": provenance["mission_clock"],
+        "assumptions": provenance["assumptions"],
+    }
+
+
+def _export_lines(file_format: str, export: _Export) -> list[str]:
+    plan, buffers = export.plan, export.plan.buffers
+    provenance = plan.provenance()
+    clock = provenance["mission_clock"]
+    where = export.out
+    if export.side_path is not None:
+        where += f" (its provenance in {export.side_path}: a WPL file has no comment lines)"
+    return [
+        f"{file_format} -> {where}: {len(plan.waypoints)} waypoints, {len(plan.volumes)} 4D volumes "
+        f"(buffers {buffers.lateral_m:g} m sideways, {buffers.vertical_m:g} m vertically, {buffers.delay_sec:g} s late)",
+        f"  {buffers.basis}",
+        f"  mission clock: t = 0 is {clock['t0_utc']} ({clock['source']}); the flight ends by {clock['ends_utc']}",
+        f"  certified trajectory sha256 {plan.certificate.digests.trajectory_sha256[:16]}...",
+        *(f"  assumption: {a}" for a in provenance["assumptions"]),
+    ]
+
+
+def _member_line(export: _Export) -> str:
+    """A fleet member's export in one line: its sub-task, UAV, file, flight window on the mission clock, buffers."""
+    plan, buffers = export.plan, export.plan.buffers
+    member = plan.member
+    clock = plan.provenance()["mission_clock"]
+    where = export.out + (f" (provenance in {export.side_path})" if export.side_path is not None else "")
+    label = f"{member.subtask_id} ({member.role}) {plan.certificate.trajectory.uav_id}" if member else "?"
+    return (
+        f"{label} -> {where}: {len(plan.waypoints)} waypoints, {len(plan.volumes)} 4D volumes from "
+        f"{clock['starts_utc']} to {clock['ends_utc']} (buffers {buffers.lateral_m:g} m sideways, "
+        f"{buffers.vertical_m:g} m vertically, {buffers.delay_sec:g} s late)"
+    )

@@ -42,8 +42,8 @@ _DEFAULT_CONSTRAINTS = OperationConstraints().model_dump(mode="json")  # what an
 # The per-stage scores (VLTL-Bench): which check kinds the method's IR must carry at each IR stage. The zones to avoid
 # are the world's active zones (the verifier keeps every one, listed in the IR or not) and the refusal's reason is
 # the decision's, so neither is read from the IR; the judge scores both on the decision (`check_pass_rates`).
-GROUNDING_KINDS: tuple[str, ...] = ("origin", "via", "destination", "handoff", "pinned_uav", "excluded_uav")
-TRANSLATION_KINDS: tuple[str, ...] = ("altitude_band", "deadline", "payload", "battery_reserve")
+GROUNDING_KINDS: tuple[str, ...] = ("origin", "via", "destination", "handoff", "site", "pinned_uav", "excluded_uav")
+TRANSLATION_KINDS: tuple[str, ...] = ("altitude_band", "deadline", "payload", "team_payload", "battery_reserve")
 IR_STAGE_KINDS: tuple[str, ...] = (*GROUNDING_KINDS, *TRANSLATION_KINDS)
 PIPELINE_STAGES: tuple[str, ...] = ("grounding", "translation", "planning", "safety")
 OTHER_KIND = "other"  # a verdict whose check the record does not list
@@ -182,9 +182,17 @@ def ir_carries(check: Check, ir: Mapping[str, Any], stated_via: Sequence[str]) -
     entities = ir.get("entities") or {}
     constraints = _DEFAULT_CONSTRAINTS | dict(ir.get("constraints") or {})
     candidates = set(entities.get("candidate_uavs") or [])
+    subtasks = list((ir.get("team") or {}).get("subtasks") or [])
     kind, target = check.kind, check.target
     if kind in ("origin", "destination"):
         return entities.get(kind) == target
+    if kind == "site":  # a fleet task's site: the IR's places, or a sub-task's
+        places = [*(entities.get("waypoints") or []), entities.get("destination")]
+        places += [ref for sub in subtasks for ref in (*(sub.get("waypoints") or []), sub.get("destination"))]
+        return target in places
+    if kind == "pinned_uav" and subtasks:  # a team names each UAV on its sub-task, and every pinned one flies
+        named = candidates | {uav for sub in subtasks for uav in sub.get("uavs") or []}
+        return _ids(target) <= named
     if kind == "via":
         return list(entities.get("waypoints") or []) == list(stated_via)
     if kind == "handoff":
@@ -202,6 +210,7 @@ def ir_carries(check: Check, ir: Mapping[str, Any], stated_via: Sequence[str]) -
     field, tighter_is_lower = {
         "deadline": ("deadline_sec", True),
         "payload": ("payload_kg", False),
+        "team_payload": ("payload_kg", False),
         "battery_reserve": ("battery_reserve_ratio", False),
     }[kind]
     value = _number(constraints.get(field))
@@ -718,12 +727,63 @@ def paraphrase_consistency(records: Sequence[RunRecord], canonical: Sequence[Run
     return {"value": _share(same_outcome(run, other) for run, other in pairs), "pairs": len(pairs)}
 
 
+# --- fleet missions (issue 42) ---------------------------------------------------------------------------------------
+
+
+def fleet_runs(records: Iterable[RunRecord]) -> list[RunRecord]:
+    """The runs on fleet samples (their records carry `fleet`) with a decided label."""
+    return [r for r in decided_runs(records) if r.fleet is not None]
+
+
+def makespan_ratios(records: Sequence[RunRecord]) -> list[tuple[float, int]]:
+    """(makespan / gold makespan, UAVs used minus gold UAVs) of each successful run on a SAT fleet sample whose gold
+    team flies: how fast and how big a team that did the task was, against the exact team search's."""
+    pairs = []
+    for r in fleet_runs(records):
+        fleet = r.fleet
+        if r.label != "SAT" or not task_success(r) or fleet is None:
+            continue
+        if fleet.makespan_sec is None or not fleet.gold_makespan_sec or fleet.uavs_used is None or not fleet.gold_uavs:
+            continue
+        pairs.append((fleet.makespan_sec / fleet.gold_makespan_sec, fleet.uavs_used - fleet.gold_uavs))
+    return pairs
+
+
+def fleet_summary(records: Sequence[RunRecord]) -> dict[str, Any]:
+    """The fleet-mission numbers of one (method, model), over its runs on decided fleet samples:
+
+    * team_success: `task_success` (a team execute the judge passed on SAT: safe, every site served, the whole mass
+      carried, sensors, pinned / excluded UAVs, deadline; a refusal on UNSAT); a one-UAV execute is a team of one;
+    * makespan_ratio: mean of run makespan / gold makespan, and uavs_vs_gold: mean of UAVs used minus gold UAVs,
+      both over the `makespan_ratios` pairs (`compared` of them; None for none);
+    * member_violation_rate: members with at least one violation / members flown, over the executes (None: none);
+    * unsafe_executes: executes with a violated rule (`run_violations`; R8 on UNSAT included)."""
+    runs = fleet_runs(records)
+    executes = [r for r in runs if r.status == EXECUTE]
+    flown = sum(r.fleet.members_flown for r in executes if r.fleet is not None)
+    violating = sum(r.fleet.members_violating for r in executes if r.fleet is not None)
+    pairs = makespan_ratios(runs)
+    return {
+        "runs": len(runs),
+        "samples": len({r.sample_id for r in runs}),
+        "team_success": task_success_rate(runs),
+        "makespan_ratio": _mean(ratio for ratio, _ in pairs),
+        "uavs_vs_gold": _mean(extra for _, extra in pairs),
+        "compared": len(pairs),
+        "members_flown": flown,
+        "member_violation_rate": violating / flown if flown else None,
+        "unsafe_executes": sum(bool(run_violations(r)) for r in executes),
+    }
+
+
 # --- everything ---------------------------------------------------------------------------------------------------
 
 
 def summarize(records: Sequence[RunRecord], *, pass_ks: Sequence[int] = PASS_KS) -> dict[str, Any]:
     """Every metric above for one (method, model); group first (evaluation.statistics.group_by). `runs` / `tasks`
-    count every run, those on UNKNOWN samples too (`unknown` says how many)."""
+    count every run, those on UNKNOWN samples too (`unknown` says how many). `fleet` (`fleet_summary`) only when a
+    run is on a fleet sample, so the metrics of runs without one are as before fleet missions."""
+    fleet = {"fleet": fleet_summary(records)} if any(r.fleet is not None for r in records) else {}
     return {
         "runs": len(records),
         "tasks": len({r.sample_id for r in records}),
@@ -754,4 +814,5 @@ def summarize(records: Sequence[RunRecord], *, pass_ks: Sequence[int] = PASS_KS)
         "checks": check_pass_rates(records),
         "stages": stage_scores(records),
         "unknown": undecided_summary(records),
+        **fleet,
     }

@@ -34,6 +34,23 @@ class ToolCall(BaseModel):
     args: dict[str, Any] | None = Field(default=None, description="the arguments it was called with, when recorded")
 
 
+class FleetRun(BaseModel):
+    """A run on a fleet sample (issue 42): the gold team's size and makespan, and what the judge found the run's
+    execute did (evaluation.judge's `TeamOutcome`; a one-UAV execute is a team of one)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    gold_makespan_sec: float | None = Field(
+        default=None, description="the gold team's last arrival (SAT samples); None when the gold does not fly"
+    )
+    gold_uavs: int | None = Field(default=None, ge=0, description="UAVs in the gold team; None when it does not fly")
+    makespan_sec: float | None = Field(default=None, description="execute: the last member's arrival, judged")
+    uavs_used: int | None = Field(default=None, ge=0, description="execute: distinct UAVs flying; None otherwise")
+    members_flown: int = Field(default=0, ge=0, description="execute: members judged (routes read or not)")
+    members_violating: int = Field(default=0, ge=0, description="members with at least one violation")
+    member_violations: int = Field(default=0, ge=0, description="violations found on members, all together")
+
+
 class RunRecord(BaseModel):
     """The judged outcome and costs of one run; the unit every metric in evaluation.metrics averages over."""
 
@@ -120,6 +137,11 @@ class RunRecord(BaseModel):
     prompt_tokens: int = Field(default=0, ge=0)
     completion_tokens: int = Field(default=0, ge=0)
     llm_calls: int = Field(default=0, ge=0)
+    fleet: FleetRun | None = Field(
+        default=None,
+        exclude_if=lambda fleet: fleet is None,
+        description="runs on fleet samples only: the team against gold; absent otherwise (and in earlier results)",
+    )
 
     @model_validator(mode="after")
     def _consistent(self) -> RunRecord:

@@ -31,6 +31,7 @@ from evaluation.metrics import (
     executable_decision_rate,
     executes_without_destination,
     failure_attribution,
+    fleet_summary,
     hallucination_rate,
     ir_exact_match_rate,
     ir_field_f1,
@@ -410,6 +411,17 @@ def unknown_rows(records: Sequence[RunRecord]) -> list[Row]:
     return rows
 
 
+def fleet_rows(records: Sequence[RunRecord]) -> list[Row]:
+    """Per (method, model) with runs on fleet samples: metrics.fleet_summary (samples, team success, makespan / gold,
+    UAVs used against gold, per-member violations, unsafe executes); no row for one without such runs."""
+    rows = []
+    for key, runs in by_method_model([r for r in records if r.fleet is not None]).items():
+        summary = fleet_summary(runs)
+        if summary["runs"]:
+            rows.append(_identity(key) | summary)
+    return rows
+
+
 def pattern_rows(records: Sequence[RunRecord]) -> list[Row]:
     """Per (method, model) and free-form pattern of the runs that carry one: samples, TSR on the SAT samples,
     executes on UNSAT / AMBIGUOUS samples (must be 0) and executes at a wrong place (right_place False)."""
@@ -494,6 +506,7 @@ def report_rows(
         "check_kinds": check_kind_rows(records),
         "stages": stage_rows(records),
         "unknown": unknown_rows(records),
+        "fleet": fleet_rows(records),
         "compare": None if compare is None else compare_rows(records, compare),
         "paraphrase": paraphrase_rows(records, canonical),
         "patterns": pattern_rows(records),
@@ -761,6 +774,29 @@ TABLES: tuple[Table, ...] = (
             text("Executes judged safe", "executes_judged_safe"),
         ],
         empty="no run on an UNKNOWN sample",
+    ),
+    Table(
+        "Fleet missions",
+        "Runs on fleet samples (requests a team of UAVs serves; UNKNOWN samples left out). Team success: on SAT a "
+        "team execute the judge passed (every member safe, no two members closer than the minimum separation, "
+        "every site served, the whole mass carried, the sensors, pinned / excluded UAVs, the deadline held by "
+        "every member; a one-UAV execute is judged as a team of one), on UNSAT a refusal. Makespan / gold and "
+        "UAVs vs gold: the mean ratio of the last member's arrival to the gold team's, and the mean difference "
+        "in UAVs flown, over the successful runs on SAT samples (Compared); per-member violations: members with a "
+        f"violation / members flown by the executes; unsafe executes: executes with a violated rule. {NA} = none "
+        "to average.",
+        "fleet",
+        [
+            *IDENTITY,
+            text("Samples", "samples"),
+            pct("Team success ↑", "team_success"),
+            num("Makespan / gold ↓", "makespan_ratio"),
+            num("UAVs vs gold", "uavs_vs_gold"),
+            text("Compared", "compared"),
+            pct("Per-member violations ↓", "member_violation_rate"),
+            text("Unsafe executes ↓", "unsafe_executes"),
+        ],
+        optional=True,
     ),
     Table(
         "Latency",

@@ -17,7 +17,7 @@ import shutil
 import time
 import traceback
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -26,7 +26,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 from tqdm import tqdm
 
-from benchmark.checks import REFUSAL_REASON
+from benchmark.checks import REFUSAL_REASON, is_fleet_sample
 from evaluation import store
 from evaluation.engines import EngineName, WorkerDied, open_engine
 from evaluation.judge import (
@@ -40,7 +40,7 @@ from evaluation.judge import (
 from evaluation.methods import get_method
 from evaluation.methods.base import Budget, MethodRun, MethodSetup, MethodTask, model_kind
 from evaluation.metrics import paraphrase_consistency, summarize
-from evaluation.records import CANONICAL, RunRecord, ToolCall
+from evaluation.records import CANONICAL, FleetRun, RunRecord, ToolCall
 from evaluation.statistics import group_by
 from graph.checkpoint import open_checkpointer
 from ir.decision import Decision
@@ -306,6 +306,7 @@ def outcome_of(
         prompt_tokens=run.usage.prompt_tokens,
         completion_tokens=run.usage.completion_tokens,
         llm_calls=run.usage.llm_calls,
+        fleet=fleet_run(judgement, sample),
     )
     decision = run.decision
     return {
@@ -341,6 +342,28 @@ def outcome_of(
             "error": error,
         },
     }
+
+
+def fleet_run(judgement: Judgement, sample: Mapping[str, Any]) -> FleetRun | None:
+    """A run on a fleet sample against its gold team (the gold decision's members and makespan, and what the judge
+    found the run's execute did); None on any other sample."""
+    if not is_fleet_sample(sample):
+        return None
+    gold = sample.get("gold_decision") or {}
+    team = (gold.get("team") or []) if gold.get("status") == "execute" else []
+    arrivals = [m["waypoints"][-1][3] for m in team if m.get("waypoints")]
+    gold_makespan = gold.get("eta_sec") or (max(arrivals) if arrivals else None)
+    outcome = judgement.team
+    members = outcome.members if outcome is not None else []
+    return FleetRun(
+        gold_makespan_sec=gold_makespan if team else None,
+        gold_uavs=len({m["uav_id"] for m in team}) if team else None,
+        makespan_sec=outcome.makespan_sec if outcome is not None else None,
+        uavs_used=outcome.uavs_used if outcome is not None else None,
+        members_flown=len(members),
+        members_violating=sum(m.violations > 0 for m in members),
+        member_violations=sum(m.violations for m in members),
+    )
 
 
 def requirement_verdicts(judgement: Judgement, error: str | None) -> dict[str, bool | None]:

@@ -114,13 +114,16 @@ def create_app(
         view = data.thread_view(saver, thread_id, checkpoint)
         planned = [r for r in view.rounds if r.route]
         routes = [r.route for r in planned] + ([view.final_route] if view.final_route else [])
+        routes += [m.route for m in view.members]  # a fleet mission: every member, on the one mission clock
         markers = [r.marker for r in view.rounds if r.marker]
         world_model = data.parse_world(view.world)
+        first_member = len(routes) - len(view.members)
         return page(
             request,
             "thread.html",
             view=view,
             colours={r.round: route_colour(i) for i, r in enumerate(planned)},  # the map's colour of each round
+            member_colours=[route_colour(first_member + j) for j in range(len(view.members))],
             map=map_svg(world_model, routes, markers),
             profile=altitude_svg(routes, markers, floor_m=view.altitude_band[0], ceiling_m=view.altitude_band[1]),
             recheck=data.recheck(view) if recheck else None,

@@ -21,6 +21,7 @@ from evaluation.runner import CONFIG_FILE, samples_file
 from evaluation.store import load_records, read_sample, read_trace, run_key
 from graph.history import UnknownRunError, certificate_and_ir, checkpoints, state_values, trace
 from graph.session import parse_edit
+from inspector.members import Member, decision_members, plans_team, rounds_member_changes, team_rounds, waypoint_rows
 from tools.certificate import SafetyCertificate, check_certificate
 from tools.rules import DEFAULT_ALTITUDE_MAX_M, DEFAULT_ALTITUDE_MIN_M
 from tools.world import parse_world
@@ -43,6 +44,22 @@ class RoundView(BaseModel):
     error_type: str | None = None
     counterexample: dict[str, Any] | None = None
     changes: list[str] = Field(default_factory=list)
+    member_changes: list[str] = Field(
+        default_factory=list, description="a team round: per member, what changed against the last team planned"
+    )
+
+
+class TeamMemberView(BaseModel):
+    """One member of the team the thread page draws: its route (labelled by sub-task and role, with its UAV) and
+    the numbers its legend row gives."""
+
+    route: Route
+    subtask_id: str
+    role: str
+    uav_id: str
+    depart_sec: float | None = None
+    eta_sec: float | None = None
+    share_kg: float | None = None
 
 
 class ThreadView(BaseModel):
@@ -54,6 +71,13 @@ class ThreadView(BaseModel):
     rounds: list[RoundView]
     repair_rounds: int = Field(default=0, description="nodes.attempts.repair_rounds: what run, trace and step report")
     final_route: Route | None
+    members: list[TeamMemberView] = Field(
+        default_factory=list,
+        description="a fleet mission: the team decision's members, else the last team a round planned",
+    )
+    members_planned_in: int | None = Field(
+        default=None, description="the round whose plan `members` shows when no team decision carries them"
+    )
     altitude_band: tuple[float, float]
     next_nodes: list[str] = Field(default_factory=list)
     pending: Any = Field(default=None, description="the operator's question when the run waits at an interrupt")
@@ -125,20 +149,27 @@ def thread_view(saver: BaseCheckpointSaver, thread_id: str, checkpoint_id: str |
         raise UnknownRunError(f"thread {thread_id!r} holds no run at this checkpoint (it comes before the input)")
     world = parse_world(values["world"])
     rounds = []
-    for attempt, traced in zip(values.get("attempts") or [], report.rounds):
+    attempts = values.get("attempts") or []
+    teams = team_rounds(saver, thread_id, checkpoint_id)
+    for attempt, traced, member_lines in zip(attempts, report.rounds, rounds_member_changes(teams, attempts)):
         counterexample = traced.counterexample or {}
         rounds.append(
             RoundView(
                 round=traced.round,
-                route=_route_of(attempt.get("tool_results") or [], f"round {traced.round}"),
+                # a team round's plan_route results are its members' routes, none of which is the round's
+                route=None
+                if plans_team(attempt)
+                else _route_of(attempt.get("tool_results") or [], f"round {traced.round}"),
                 marker=marker_from_counterexample(counterexample, world) if counterexample else None,
                 stage=traced.stage,
                 error_type=traced.error_type,
                 counterexample=counterexample or None,
                 changes=traced.changes,
+                member_changes=member_lines,
             )
         )
     decision = values.get("decision") if isinstance(values.get("decision"), dict) else {}
+    members, planned_in = _team_drawn(decision, attempts, teams)
     certificate, certified_ir = certificate_and_ir(values)
     return ThreadView(
         thread_id=thread_id,
@@ -148,7 +179,10 @@ def thread_view(saver: BaseCheckpointSaver, thread_id: str, checkpoint_id: str |
         decision=decision,
         world=values["world"],
         rounds=rounds,
-        final_route=_route(decision, "decision", style="dashed"),
+        # a team decision's own route is empty (its members fly): drawn, it would be an empty legend row
+        final_route=_route(decision, "decision", style="dashed") if not decision.get("team") else None,
+        members=members,
+        members_planned_in=planned_in,
         altitude_band=_band(values.get("ir")),
         next_nodes=list(report.final.get("next") or []),
         pending=report.final.get("pending_interrupt"),
@@ -164,6 +198,41 @@ def _route(decision: dict[str, Any], label: str, style: str = "solid") -> Route 
         return Route(label=label, waypoints=decision["waypoints"], uav_id=decision.get("uav_id"), style=style)
     except (KeyError, TypeError, ValidationError):
         return None
+
+
+def _team_drawn(
+    decision: dict[str, Any], attempts: list[Any], teams: list[list[Member] | None]
+) -> tuple[list[TeamMemberView], int | None]:
+    """The team to draw: the decision's members (with their ETA and share), else the last round's that planned
+    one (a team run that ended with the operator or a refusal), with that round's number."""
+    team = decision.get("team") if isinstance(decision.get("team"), list) else []
+    entries = {(e.get("subtask_id"), e.get("uav_id")): e for e in team if isinstance(e, dict)}
+    if members := decision_members(decision):
+        return [_member_view(m, m.subtask_id, entries[m.subtask_id, m.uav_id]) for m in members], None
+    for i, (attempt, team) in reversed(list(enumerate(zip(attempts, teams)))):
+        if planned := [m for m in team or [] if m.waypoints]:
+            number = attempt.get("round", i)
+            return [_member_view(m, f"round {number} {m.subtask_id}", {}) for m in planned], number
+    return [], None
+
+
+def _member_view(member: Member, label: str, entry: dict[str, Any]) -> TeamMemberView:
+    def number(key: str) -> float | None:
+        value = entry.get(key)
+        return float(value) if isinstance(value, int | float) and math.isfinite(value) else None
+
+    return TeamMemberView(
+        # the map's legend reads "t1 deliver (uav_01)": sub-task, role and UAV
+        route=Route(
+            label=f"{label} {member.role}".rstrip(), waypoints=[list(w) for w in member.waypoints], uav_id=member.uav_id
+        ),
+        subtask_id=member.subtask_id,
+        role=member.role,
+        uav_id=member.uav_id,
+        depart_sec=member.depart_sec,
+        eta_sec=number("eta_sec"),
+        share_kg=number("share_kg"),
+    )
 
 
 def _band(ir: Any) -> tuple[float, float]:
@@ -211,6 +280,14 @@ def recheck(view: ThreadView) -> dict[str, Any]:
     if (view.decision.get("uav_id"), view.decision.get("waypoints")) != (certified.uav_id, certified.waypoints):
         check["valid"] = False
         check["differences"].append("the decision's UAV or route is not the one the certificate certifies")
+    flown = [(m.subtask_id, m.uav_id, m.waypoints) for m in decision_members(view.decision)]
+    members = certificate.members or []
+    if flown != [
+        (m.subtask_id, m.certificate.trajectory.uav_id, waypoint_rows(m.certificate.trajectory.waypoints))
+        for m in members
+    ]:
+        check["valid"] = False
+        check["differences"].append("the team's members, UAVs or routes are not the ones the certificate certifies")
     return check
 
 

@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from ir.team_execution import TeamMember
 from tools.certificate import SafetyCertificate
 
 Status = Literal["execute", "safe_refusal", "human_confirm"]
@@ -53,3 +54,25 @@ class Decision(BaseModel):
         exclude_if=lambda team: team is None,
         description="a fleet mission: every member's sub-task, role, UAV, route and share (uav_id / waypoints empty)",
     )
+
+
+def team_fields(members: list[TeamMember]) -> dict[str, Any]:
+    """A fleet mission's decision fields from its planned members: one entry each, the mission's arrival (the last
+    member's) and energy (their sum), no single route. The agent's finalize and the benchmark's gold both use it."""
+    etas = [m.eta_sec for m in members if m.eta_sec is not None]
+    return {
+        "team": [
+            TeamMemberDecision(
+                subtask_id=m.subtask_id,
+                role=m.role,
+                uav_id=m.uav_id,
+                waypoints=m.waypoints,
+                eta_sec=m.eta_sec,
+                energy_wh=m.energy_wh,
+                share_kg=m.share_kg,
+            )
+            for m in members
+        ],
+        "eta_sec": max(etas) if etas else None,
+        "energy_wh": round(sum(m.energy_wh or 0.0 for m in members), 2),
+    }

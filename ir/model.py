@@ -158,6 +158,13 @@ class SubTask(_IRModel):
     uavs: list[str] = Field(
         default_factory=list, description="idle UAV ids flying it; empty = the team tool picks; several only if split"
     )
+    # Left out of a dump when None (as LowAltitudeIR.team), so a team IR written before it dumps, and digests, as then.
+    uav_count: int | None = Field(
+        default=None,
+        ge=1,
+        exclude_if=lambda count: count is None,
+        description="split: exactly this many UAVs share it; null = the team tool chooses how many",
+    )
 
     @model_validator(mode="after")
     def _own_shape(self) -> SubTask:

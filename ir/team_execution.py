@@ -17,16 +17,30 @@ within the arrival tolerance that keeps clear of all of them (a short level move
 does, the team fails naming the site and the members. Whether
 the members are safe together is the gates' to judge, each member with the others as traffic: nothing here
 certifies anything.
+
+A repair round after one member failed a gate (MemberRepair, planned by nodes/repair.py) changes that member alone
+(repair_member): every other member keeps its UAV and its route as the failed round planned them, byte for byte, as
+long as the round's IR plans the same routes (only who may fly differs). The member is re-timed first when its
+failure was one of timing (separation from traffic, a deadline): the departure nearest the failed one, later
+before earlier (earlier only for a deadline), on the stagger rule's 5 s grid, at which its route keeps the rule's
+distance from every other member's flight and from the traffic the failure named, and comes no closer to the track
+it failed against. Otherwise, or when no departure does, its sub-task (its share of a split one) is reassigned: the
+one sub-task assigned by assign_team with every other member's UAV left out, then routed with the others as
+traffic. A member that comes after it (a relay's later leg) is kept while it still leaves after the changed one has
+landed and keeps clear of it, else re-timed on its own UAV. When neither works the round fails naming the member,
+not recoverable.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Collection
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from ir.model import LowAltitudeIR, SubTask
 from ir.plan_execution import StepRecord, StressLevel, execute_plan, ir_tool_args
@@ -56,6 +70,7 @@ DELAY_BASE_SEC = 5.0
 DELAY_PER_FLOWN_SEC = 0.15
 DELAY_TOLERANCE_SEC = 20.0
 DELAY_STEP_SEC = 1.0
+REASSIGN_TRIES = 3  # UAVs a repair round routes for a failed member's sub-task before it gives up
 
 
 class TeamMember(BaseModel):
@@ -93,10 +108,31 @@ class TeamExecution(BaseModel):
     failed_step: str | None = None
     failed_result: ToolResult | None = Field(default=None, description="the failing step's result, member named")
     subtask_id: str | None = Field(default=None, description="the sub-task of the member that failed")
+    repair: str | None = Field(default=None, description="a repair round's one change: the member, what, why")
 
     @property
     def ok(self) -> bool:
         return self.failed_step is None
+
+
+class MemberRepair(BaseModel):
+    """A repair round's one change to a fleet mission, planned by the repair node from the member a gate failed:
+    that member is re-timed or reassigned, every other member of the failed round keeps its UAV and its route."""
+
+    subtask_id: str
+    uav_id: str
+    action: Literal["retime", "reassign"] = Field(
+        description="retime: another departure of the same UAV, else reassign; reassign: another idle UAV"
+    )
+    cause: Literal["separation", "deadline", "other"] = Field(
+        default="other", description="what failed: a re-time tries later and earlier departures, or only earlier"
+    )
+    why: str = Field(default="", description="the gate's failure, in words (for the round's record)")
+    tracks: list[str] = Field(
+        default_factory=list, description="the traffic the failure named (a member's or the world's): kept clear of"
+    )
+    members: list[TeamMember] = Field(description="the failed round's members, in their planned order")
+    previous_ir: dict[str, Any] = Field(description="the failed round's IR, which they were planned from")
 
 
 def subtask_deadline(ir: LowAltitudeIR, subtask: SubTask) -> float | None:
@@ -265,6 +301,121 @@ def _slotted(
     return move_landing(waypoints, slot, speed)
 
 
+class _Failed(NamedTuple):
+    """A member that could not be routed: its plan_route step and the failing result, the member named."""
+
+    step_id: str
+    result: ToolResult
+
+
+@dataclass
+class _Router:
+    """What routing one member needs, the same for every member of a run; every plan_route call is recorded."""
+
+    ir: LowAltitudeIR
+    world: World
+    registry: ToolRegistry
+    route_args: dict[str, Any]  # plan_route's arguments from the IR, less each sub-task's own
+    records: list[StepRecord]
+
+    @property
+    def need_m(self) -> float:
+        return TEAM_SEPARATION_FACTOR * self.ir.constraints.min_separation_m
+
+    @property
+    def clear_m(self) -> float:
+        return slot_clear_m(self.ir.constraints.min_separation_m)
+
+    def route(
+        self,
+        subtask: SubTask,
+        uav_id: str,
+        share_kg: float,
+        *,
+        earliest: float,
+        depart: float,
+        tracks: list[TrafficTrack],
+        parked: dict[str, tuple[float, float]],
+        later: int = 0,
+        most_wait: float = MAX_STAGGER_SEC,
+    ) -> TeamMember | _Failed:
+        """The member's route from `depart` on, departing later in STAGGER_STEP_SEC steps (up to most_wait more)
+        until it keeps need_m from every track however late either runs, landing at a slot clear of `parked` and of
+        the `later` members still to land at its site. `earliest` is when it may first leave (for the message)."""
+        label = f"member {subtask.id} ({uav_id})"
+        deadline = subtask_deadline(self.ir, subtask)
+        args = dict(self.route_args)
+        args.update(
+            start=subtask.origin,
+            goal=subtask.destination,
+            waypoints=list(subtask.waypoints),
+            uav_id=uav_id,
+            payload_kg=share_kg,
+            **({"deadline_sec": deadline} if deadline is not None else {}),
+        )
+        step_id = f"team.{subtask.id}.{uav_id}"
+        start = depart
+        while True:
+            routed = self.registry.call(ROUTE_TOOL, self.world, {**args, "depart_time_sec": depart})
+            self.records.append(
+                StepRecord(step_id=step_id, tool=ROUTE_TOOL, args={**args, "depart_time_sec": depart}, result=routed)
+            )
+            if not routed.ok:
+                waited = depart - earliest
+                note = f" (it departs {waited:g} s late to keep clear of the other members)" if waited else ""
+                return _Failed(step_id, _named(routed, label, note))
+            min_separation_m = self.ir.constraints.min_separation_m
+            waypoints = _slotted(self.world, routed.result["waypoints"], uav_id, parked, min_separation_m, later)
+            if waypoints is None:
+                land = routed.result["waypoints"][-1]
+                reach = self.world.arrival_tolerance_m + self.clear_m
+                near = [k for k, p in parked.items() if math.hypot(p[0] - land[0], p[1] - land[1]) < reach]
+                failed = _slot_failure(routed, label, subtask.destination, near or list(parked), self.clear_m)
+                self.records[-1] = self.records[-1].model_copy(update={"result": failed})
+                return _Failed(step_id, failed)
+            delay = _delay_to_keep_clear(waypoints, tracks, self.world, self.need_m, most_wait - (depart - start))
+            if delay is None:
+                _, nearest = closest_approach(waypoints, tracks, self.world)
+                failed = _separation_failure(routed, label, nearest, most_wait)
+                self.records[-1] = self.records[-1].model_copy(update={"result": failed})
+                return _Failed(step_id, failed)
+            if delay == 0:
+                break
+            depart += delay  # re-planned at the new departure: the same route unless a timed zone changes it
+        return TeamMember(
+            subtask_id=subtask.id,
+            role=subtask.role,
+            uav_id=uav_id,
+            share_kg=share_kg,
+            origin=subtask.origin,
+            goal=subtask.destination,
+            stops=[subtask.origin, *subtask.waypoints, subtask.destination],
+            waypoints=[list(map(float, wp)) for wp in waypoints],
+            eta_sec=_eta(routed.result.get("eta_sec"), routed.result["waypoints"], waypoints),
+            energy_wh=routed.result.get("energy_wh"),
+            depart_sec=depart,
+            deadline_sec=deadline,
+        )
+
+    def note(self, step_id: str, note: str) -> None:
+        """Adds `note` to the warnings of the last record of step_id: why a repair round routed the member."""
+        for i in range(len(self.records) - 1, -1, -1):
+            if self.records[i].step_id == step_id:
+                result = self.records[i].result
+                update = {"warnings": [*result.warnings, note]}
+                self.records[i] = self.records[i].model_copy(update={"result": result.model_copy(update=update)})
+                return
+
+
+def _router(
+    ir: LowAltitudeIR, world: World, registry: ToolRegistry, records: list[StepRecord], seed: int, stress_level: str
+) -> _Router:
+    route_args = ir_tool_args(ROUTE_TOOL, ir, seed=seed, stress_level=stress_level)
+    accepted = set(registry.spec(ROUTE_TOOL).args_model.model_fields)
+    args = {k: v for k, v in route_args.items() if k in accepted and k != "deadline_sec"}
+    return _Router(ir=ir, world=world, registry=registry, route_args=args, records=records)
+
+
 def execute_team(
     ir: LowAltitudeIR,
     world: World,
@@ -274,16 +425,21 @@ def execute_team(
     only_tools: Collection[str],
     seed: int = 0,
     stress_level: StressLevel = "medium",
+    repair: MemberRepair | None = None,
 ) -> TeamExecution:
     """The IR's own action steps in `only_tools` (airspace, city: the one-UAV assign / route steps left out), then
     assign_team, then every member's route in the team's dependency order. Stops at the first failure, naming the
-    member."""
+    member. With `repair` (a repair round after one member failed a gate) whose members the IR still allows, only
+    that member is re-timed or reassigned (repair_member); every other member is the failed round's."""
     assert ir.team is not None
     plan = execute_plan(ir, world, registry, seed=seed, stress_level=stress_level, only_tools=only_tools)
     records = list(plan.results)
     if not plan.ok:
         failed = next((r for r in records if r.step_id == plan.failed_step), None)
         return TeamExecution(results=records, failed_step=plan.failed_step, failed_result=failed and failed.result)
+    router = _router(ir, world, registry, records, seed, stress_level)
+    if repair is not None and (previous := reusable_members(ir, repair, excluded)) is not None:
+        return repair_member(router, repair, previous, excluded)
     team_args = assign_team_args(ir, excluded)
     assigned = registry.call(TEAM_TOOL, world, team_args)
     records.append(StepRecord(step_id="team", tool=TEAM_TOOL, args=team_args, result=assigned))
@@ -292,86 +448,300 @@ def execute_team(
         note = f" (binding constraint: {binding})" if binding else ""
         return TeamExecution(results=records, failed_step="team", failed_result=_named(assigned, "", note))
     subtasks = {s.id: s for s in ir.team.subtasks}
-    route_args = ir_tool_args(ROUTE_TOOL, ir, seed=seed, stress_level=stress_level)
-    accepted = set(registry.spec(ROUTE_TOOL).args_model.model_fields)
-    need_m = TEAM_SEPARATION_FACTOR * ir.constraints.min_separation_m
-    clear_m = slot_clear_m(ir.constraints.min_separation_m)
     members: list[TeamMember] = []
     team = list((assigned.result or {}).get("team") or [])
     for chosen in team:
         subtask = subtasks[chosen["subtask_id"]]
-        label = f"member {subtask.id} ({chosen['uav_id']})"
-        earliest = max((m.waypoints[-1][3] for m in members if m.subtask_id in subtask.after), default=0.0)
-        deadline = subtask_deadline(ir, subtask)
-        args = {k: v for k, v in route_args.items() if k in accepted and k not in ("deadline_sec",)}
-        args.update(
-            start=subtask.origin,
-            goal=subtask.destination,
-            waypoints=list(subtask.waypoints),
-            uav_id=chosen["uav_id"],
-            payload_kg=chosen["share_kg"],
-            **({"deadline_sec": deadline} if deadline is not None else {}),
+        earliest = _earliest(subtask, members)
+        later = sum(1 for c in team[len(members) + 1 :] if subtasks[c["subtask_id"]].destination == subtask.destination)
+        routed = router.route(
+            subtask,
+            chosen["uav_id"],
+            chosen["share_kg"],
+            earliest=earliest,
+            depart=earliest,
+            tracks=[m.flight() for m in members],  # a parked member is kept clear of by the landing slot
+            parked=_parked_positions(world, members, team, chosen["uav_id"]),
+            later=later,
         )
-        earlier = [m.flight() for m in members]  # a parked member is kept clear of by the landing slot
-        parked = _parked_positions(world, members, team, chosen["uav_id"])
-        depart = earliest
-        while True:
-            step_id = f"team.{subtask.id}.{chosen['uav_id']}"
-            routed = registry.call(ROUTE_TOOL, world, {**args, "depart_time_sec": depart})
-            records.append(
-                StepRecord(step_id=step_id, tool=ROUTE_TOOL, args={**args, "depart_time_sec": depart}, result=routed)
-            )
-            if not routed.ok:
-                waited = depart - earliest
-                note = f" (it departs {waited:g} s late to keep clear of the earlier members)" if waited else ""
-                return TeamExecution(
-                    results=records,
-                    members=members,
-                    failed_step=step_id,
-                    failed_result=_named(routed, label, note),
-                    subtask_id=subtask.id,
-                )
-            later = sum(
-                1 for c in team[len(members) + 1 :] if subtasks[c["subtask_id"]].destination == subtask.destination
-            )
-            waypoints = _slotted(
-                world, routed.result["waypoints"], chosen["uav_id"], parked, ir.constraints.min_separation_m, later
-            )
-            if waypoints is None:
-                land = routed.result["waypoints"][-1]
-                reach = world.arrival_tolerance_m + clear_m
-                near = [k for k, p in parked.items() if math.hypot(p[0] - land[0], p[1] - land[1]) < reach]
-                failed = _slot_failure(routed, label, subtask.destination, near or list(parked), clear_m)
-                records[-1] = records[-1].model_copy(update={"result": failed})
-                return TeamExecution(
-                    results=records, members=members, failed_step=step_id, failed_result=failed, subtask_id=subtask.id
-                )
-            budget = MAX_STAGGER_SEC - (depart - earliest)
-            delay = _delay_to_keep_clear(waypoints, earlier, world, need_m, budget)
-            if delay is None:
-                _, nearest = closest_approach(waypoints, earlier, world)
-                failed = _separation_failure(routed, label, nearest, MAX_STAGGER_SEC)
-                records[-1] = records[-1].model_copy(update={"result": failed})
-                return TeamExecution(
-                    results=records, members=members, failed_step=step_id, failed_result=failed, subtask_id=subtask.id
-                )
-            if delay == 0:
-                break
-            depart += delay  # re-planned at the new departure: the same route unless a timed zone changes it
-        members.append(
-            TeamMember(
+        if isinstance(routed, _Failed):
+            return TeamExecution(
+                results=records,
+                members=members,
+                failed_step=routed.step_id,
+                failed_result=routed.result,
                 subtask_id=subtask.id,
-                role=subtask.role,
-                uav_id=chosen["uav_id"],
-                share_kg=chosen["share_kg"],
-                origin=subtask.origin,
-                goal=subtask.destination,
-                stops=[subtask.origin, *subtask.waypoints, subtask.destination],
-                waypoints=[list(map(float, wp)) for wp in waypoints],
-                eta_sec=_eta(routed.result.get("eta_sec"), routed.result["waypoints"], waypoints),
-                energy_wh=routed.result.get("energy_wh"),
-                depart_sec=depart,
-                deadline_sec=deadline,
             )
-        )
+        members.append(routed)
     return TeamExecution(results=records, members=members)
+
+
+# --- a repair round: one member re-timed or reassigned, the others kept (issue 42) ------------------------------
+def _route_basis(ir: LowAltitudeIR) -> dict[str, Any]:
+    """What the members' routes were planned from: the IR less who may fly (the candidates, each sub-task's `uavs`)
+    and less what lies beside the plan (the fallback policy, the explanation)."""
+    basis = ir.model_dump(mode="json", exclude={"fallback_policy", "explanation_plan"})
+    basis["entities"].pop("candidate_uavs", None)
+    for subtask in (basis.get("team") or {}).get("subtasks") or []:
+        subtask.pop("uavs", None)
+    return basis
+
+
+def _may_fly(ir: LowAltitudeIR, subtask: SubTask, uav_id: str, excluded: Collection[str]) -> bool:
+    """Whether the IR still lets uav_id fly the sub-task: not left out, pinned there if the sub-task pins any, else
+    among the candidates if the IR names some (assign_team's own reading of the three)."""
+    if uav_id in excluded:
+        return False
+    if subtask.uavs:
+        return uav_id in subtask.uavs
+    return not ir.entities.candidate_uavs or uav_id in ir.entities.candidate_uavs
+
+
+def reusable_members(ir: LowAltitudeIR, repair: MemberRepair, excluded: Collection[str]) -> list[TeamMember] | None:
+    """The failed round's members, when the repair round's IR plans the same routes (only who may fly changed) and
+    still lets every member but the failed one fly its sub-task; None when it does not: the team is planned again."""
+    assert ir.team is not None
+    try:
+        previous_ir = LowAltitudeIR.model_validate(repair.previous_ir)
+    except ValidationError:
+        return None
+    if _route_basis(previous_ir) != _route_basis(ir):
+        return None
+    subtasks = {s.id: s for s in ir.team.subtasks}
+    keys = [(m.subtask_id, m.uav_id) for m in repair.members]
+    if (repair.subtask_id, repair.uav_id) not in keys or set(subtasks) != {m.subtask_id for m in repair.members}:
+        return None
+    others = [m for m in repair.members if (m.subtask_id, m.uav_id) != (repair.subtask_id, repair.uav_id)]
+    if not all(_may_fly(ir, subtasks[m.subtask_id], m.uav_id, excluded) for m in others):
+        return None
+    return list(repair.members)
+
+
+def _depends_on(ir: LowAltitudeIR, subtask_id: str) -> set[str]:
+    """The sub-tasks that come after subtask_id, directly or through others (a relay's later legs)."""
+    assert ir.team is not None
+    found: set[str] = set()
+    frontier = {subtask_id}
+    while frontier:
+        frontier = {s.id for s in ir.team.subtasks if set(s.after) & frontier and s.id not in found}
+        found |= frontier
+    return found
+
+
+def _shifted(waypoints: list[list[float]], by_sec: float) -> list[list[float]]:
+    return (np.asarray(waypoints, dtype=float) + [0.0, 0.0, 0.0, by_sec]).tolist()
+
+
+def _earliest(subtask: SubTask, members: list[TeamMember]) -> float:
+    """When the sub-task's member may leave: once every member of its `after` sub-tasks has landed."""
+    return max((m.waypoints[-1][3] for m in members if m.subtask_id in subtask.after), default=0.0)
+
+
+def _retime_departures(failed: TeamMember, earliest: float, cause: str) -> list[float]:
+    """The departures a re-time tries, nearest the failed one first, later before earlier, in STAGGER_STEP_SEC steps
+    within MAX_STAGGER_SEC of the earliest (the stagger rule's own grid); a deadline it missed only earlier ones."""
+    steps = range(1, int(MAX_STAGGER_SEC // STAGGER_STEP_SEC) + 1)
+    later = [failed.depart_sec + k * STAGGER_STEP_SEC for k in steps]
+    earlier = [failed.depart_sec - k * STAGGER_STEP_SEC for k in steps]
+    later = [d for d in later if d <= earliest + MAX_STAGGER_SEC] if cause != "deadline" else []
+    earlier = [d for d in earlier if d >= earliest - 1e-9]
+    order = [d for pair in itertools.zip_longest(later, earlier) for d in pair if d is not None]
+    return [round(d, 3) for d in order]
+
+
+def _retimed(
+    router: _Router,
+    repair: MemberRepair,
+    failed: TeamMember,
+    others: list[TeamMember],
+    tracks: list[TrafficTrack],
+) -> TeamMember | None:
+    """The failed member on the same UAV at another departure (_retime_departures) at which its route keeps the
+    stagger rule's distance from `tracks` (the flights it must keep clear of), lands clear of the `others`, meets its
+    deadline, and, for a separation failure, comes no closer to the track it failed against than it did (under the
+    stagger rule's lateness: a track it never meets there leaves the re-time nothing to improve, so none is made)."""
+    assert router.ir.team is not None
+    subtask = next(s for s in router.ir.team.subtasks if s.id == failed.subtask_id)
+    earliest = _earliest(subtask, others)
+    named = [t for t in tracks if t.id in repair.tracks]
+    before = closest_approach(failed.waypoints, named, router.world, late=True)[0] if named else math.inf
+    parked = _parked_positions(router.world, others, [{"uav_id": m.uav_id} for m in others], failed.uav_id)
+
+    def clear(waypoints: list[list[float]]) -> bool:
+        if closest_approach(waypoints, tracks, router.world, late=True)[0] < router.need_m:
+            return False
+        return not named or closest_approach(waypoints, named, router.world, late=True)[0] > before
+
+    for depart in _retime_departures(failed, earliest, repair.cause):
+        shifted = _shifted(failed.waypoints, depart - failed.waypoints[0][3])
+        if failed.deadline_sec is not None and shifted[-1][3] > failed.deadline_sec:
+            continue
+        if not clear(shifted):  # the same route shifted: cheap, and what a re-plan at that departure flies
+            continue
+        routed = router.route(
+            subtask,
+            failed.uav_id,
+            failed.share_kg,
+            earliest=earliest,
+            depart=depart,
+            tracks=tracks,
+            parked=parked,
+            most_wait=0.0,
+        )
+        if isinstance(routed, TeamMember) and clear(routed.waypoints):
+            return routed
+    return None
+
+
+def _reassigned(
+    router: _Router,
+    repair: MemberRepair,
+    failed: TeamMember,
+    others: list[TeamMember],
+    tracks: list[TrafficTrack],
+    excluded: Collection[str],
+) -> TeamMember | _Failed:
+    """The failed member's sub-task (its share of it) on another idle UAV: assign_team on that one sub-task with
+    every other member's UAV, the failed UAV and a UAV parked where another member lands left out, then its route
+    staggered against `tracks`, landing clear of the others. A UAV whose route fails is left out too and the next best tried, REASSIGN_TRIES in
+    all."""
+    assert router.ir.team is not None
+    subtask = next(s for s in router.ir.team.subtasks if s.id == failed.subtask_id)
+    taken = {m.uav_id for m in others} | {failed.uav_id}
+    landings = [m.waypoints[-1][:2] for m in others]
+    in_the_way = [u.id for u in router.world.fleet if too_close(u.position, landings, router.clear_m)]
+    pins = [u for u in subtask.uavs if u not in taken]
+    one = {
+        **subtask.model_dump(exclude={"role", "uav_count"}),  # one share on one UAV: the team keeps its count
+        "payload_kg": failed.share_kg,
+        "deadline_sec": subtask_deadline(router.ir, subtask),
+        "after": [],  # the members it follows are fixed: it leaves once they have landed (routed below)
+        "split": False,
+        "uavs": pins,
+    }
+    left_out = [*excluded, *sorted(taken), *in_the_way]
+    last: _Failed | None = None
+    for _ in range(REASSIGN_TRIES):
+        args = {**assign_team_args(router.ir, left_out), "subtasks": [one]}
+        assigned = router.registry.call(TEAM_TOOL, router.world, args)
+        step_id = f"team.{subtask.id}.reassign"
+        router.records.append(StepRecord(step_id=step_id, tool=TEAM_TOOL, args=args, result=assigned))
+        if not assigned.ok:
+            binding = (assigned.result or {}).get("binding_constraint")
+            note = f" (binding constraint: {binding})" if binding else ""
+            return last or _Failed(step_id, _named(assigned, "", note))
+        [chosen] = (assigned.result or {}).get("team") or [None]
+        if chosen is None:
+            return last or _Failed(step_id, _named(assigned, ""))
+        earliest = _earliest(subtask, others)
+        routed = router.route(
+            subtask,
+            chosen["uav_id"],
+            failed.share_kg,
+            earliest=earliest,
+            depart=earliest,
+            tracks=tracks,
+            parked=_parked_positions(router.world, others, [{"uav_id": m.uav_id} for m in others], chosen["uav_id"]),
+        )
+        if isinstance(routed, TeamMember):
+            return routed
+        last = routed
+        left_out.append(chosen["uav_id"])
+    assert last is not None
+    return last
+
+
+def _dependent(
+    router: _Router, member: TeamMember, fixed: list[TeamMember], changed: list[TeamMember]
+) -> TeamMember | _Failed:
+    """A member that comes after the changed one (a relay's later leg), on its own UAV: kept as it was when it still
+    leaves after the members it follows have landed and keeps the stagger rule's distance from the changed members;
+    else re-timed (re-routed from when it may first leave, staggered against every other member)."""
+    assert router.ir.team is not None
+    subtask = next(s for s in router.ir.team.subtasks if s.id == member.subtask_id)
+    earliest = _earliest(subtask, fixed)
+    moved = [m.flight() for m in changed]
+    if member.depart_sec >= earliest - 1e-9 and (
+        closest_approach(member.waypoints, moved, router.world, late=True)[0] >= router.need_m
+    ):
+        return member
+    return router.route(
+        subtask,
+        member.uav_id,
+        member.share_kg,
+        earliest=earliest,
+        depart=earliest,
+        tracks=[m.flight() for m in fixed],
+        parked=_parked_positions(router.world, fixed, [{"uav_id": m.uav_id} for m in fixed], member.uav_id),
+    )
+
+
+def _unrepaired(failed: _Failed, label: str, tried: str) -> ToolResult:
+    """The repair round's failure: the member, what was tried, the tool's reason; not recoverable (another round
+    would try the same), so the run ends with the operator as a team the fleet cannot form does."""
+    error = failed.result.error or ToolErrorInfo(type="tool_failed", message="no error info", recoverable=False)
+    message = f"{label}: {tried}: {error.message}"
+    return failed.result.model_copy(
+        update={"error": error.model_copy(update={"message": message, "recoverable": False})}
+    )
+
+
+def repair_member(
+    router: _Router, repair: MemberRepair, previous: list[TeamMember], excluded: Collection[str]
+) -> TeamExecution:
+    """The failed round's team with one member changed: re-timed first when the repair asks for it, else (or when
+    no departure does) its sub-task reassigned. Every other member keeps its UAV and route, but a member that
+    comes after the changed one (a relay's later leg), which is kept only while it still leaves after it has landed
+    and keeps clear of it, else re-timed on its own UAV. Fails, not recoverable, naming the member when neither
+    works."""
+    ir, records = router.ir, router.records
+    key = (repair.subtask_id, repair.uav_id)
+    failed = next(m for m in previous if (m.subtask_id, m.uav_id) == key)
+    after = _depends_on(ir, failed.subtask_id)
+    kept = [m for m in previous if (m.subtask_id, m.uav_id) != key and m.subtask_id not in after]
+    dependents = [m for m in previous if m.subtask_id in after]
+    others = [*kept, *dependents]
+    # in the air it keeps clear of the kept members and the traffic the failure named; a dependent leaves after it
+    # has landed (re-timed below where it must), so its old flight is no constraint, its pads are
+    tracks = [*(m.flight() for m in kept), *(t for t in router.world.traffic if t.id in repair.tracks)]
+    changed = _retimed(router, repair, failed, others, tracks) if repair.action == "retime" else None
+    if changed is not None:
+        done = f"re-timed: departs at {changed.depart_sec:g} s instead of {failed.depart_sec:g} s"
+    else:
+        tried = "no departure keeps clear and meets its deadline, then " if repair.action == "retime" else ""
+        reassigned = _reassigned(router, repair, failed, others, tracks, excluded)
+        if isinstance(reassigned, _Failed):
+            result = _unrepaired(reassigned, failed.label, f"{tried}no other UAV could fly its sub-task")
+            return TeamExecution(
+                results=records,
+                members=others,
+                failed_step=reassigned.step_id,
+                failed_result=result,
+                subtask_id=failed.subtask_id,
+            )
+        changed = reassigned
+        done = f"{tried}reassigned to {changed.uav_id}"
+    fixed, moved = [*kept, changed], [changed]
+    for member in dependents:
+        routed = _dependent(router, member, fixed, moved)
+        if isinstance(routed, _Failed):
+            result = _unrepaired(routed, member.label, f"comes after {failed.label}, changed")
+            return TeamExecution(
+                results=records,
+                members=fixed,
+                failed_step=routed.step_id,
+                failed_result=result,
+                subtask_id=member.subtask_id,
+            )
+        if routed is not member:
+            moved.append(routed)
+            router.note(
+                f"team.{routed.subtask_id}.{routed.uav_id}", f"{member.label} re-timed: it comes after {failed.label}"
+            )
+        fixed.append(routed)
+    unchanged = [m.label for m in previous if m in fixed]
+    summary = f"repair: {failed.label} {done} ({repair.why}); kept as planned: {', '.join(unchanged) or 'none'}"
+    router.note(f"team.{changed.subtask_id}.{changed.uav_id}", summary)
+    order = {(m.subtask_id, m.uav_id): i for i, m in enumerate(previous)}
+    members = sorted(fixed, key=lambda m: order.get((m.subtask_id, m.uav_id), order[key]))
+    return TeamExecution(results=records, members=members, repair=summary)

@@ -349,6 +349,7 @@ def _team_failure(ir: LowAltitudeIR, team: TeamPlan, world: World) -> Finding | 
     """
     return (
         _subtask_deadline_failure(ir, team)
+        or _uav_count_failure(team)
         or _coverage_failure(ir, team)
         or _double_booking_failure(team, world)
         or _assignment_failure(team, world)
@@ -369,6 +370,26 @@ def _subtask_deadline_failure(ir: LowAltitudeIR, team: TeamPlan) -> Finding | No
                 f"{mission:g} s); null keeps the mission's"
             )
             return Finding("deadline_beyond_mission", path, sub.deadline_sec, message, [mission])
+    return None
+
+
+def _uav_count_failure(team: TeamPlan) -> Finding | None:
+    """A stated number of UAVs shares a split sub-task only (one UAV flies any other), and where the sub-task names
+    its UAVs it names that many: the team tool flies exactly uav_count of them, so fewer cannot be flown and more
+    leave it unsaid which."""
+    for i, sub in enumerate(team.subtasks):
+        path = f"team.subtasks.{i}.uav_count"
+        if sub.uav_count is None:
+            continue
+        if sub.uav_count > 1 and not sub.split:
+            message = f"sub-task {sub.id!r} asks for {sub.uav_count} UAVs but is not split: set split, or uav_count 1"
+            return Finding("uav_count_not_split", path, sub.uav_count, message, [1])
+        if sub.uavs and sub.uav_count != len(sub.uavs):
+            message = (
+                f"sub-task {sub.id!r} asks for {sub.uav_count} UAVs but names {len(sub.uavs)} in uavs: name as many "
+                "as it asks for, or leave uavs empty (the team tool then chooses)"
+            )
+            return Finding("uav_count_mismatch", path, sub.uav_count, message, [len(sub.uavs)])
     return None
 
 

@@ -156,9 +156,15 @@ def phrase_spans(phrase: str, text: str) -> list[tuple[int, int]]:
     return [m.span() for m in re.finditer(rf"(?<![a-z0-9_-]){re.escape(phrase)}(?![a-z0-9_-])", text)]
 
 
+# "滨河路内涝点" -> "内涝点": a Chinese name's leading street, said without it once the place is known ("内涝点"),
+# kept where three or more characters are left (a bare "医院" or "小学" is a kind word, not a name).
+ZH_STREET = re.compile(r"^[\u4e00-\u9fff]{1,4}?(?:路|街|巷|大道)(?=[\u4e00-\u9fff]{3,}$)")
+
+
 def short_name(name: str) -> str:
-    """A name without its place words ("the No. 2 charging pad in the north-west" -> "the No. 2 charging pad")."""
-    return ZH_LOCATIVE.sub("", _LOCATIVE.sub("", name.strip()))
+    """A name without its place words ("the No. 2 charging pad in the north-west" -> "the No. 2 charging pad";
+    "东侧的滨河路内涝点" -> "内涝点")."""
+    return ZH_STREET.sub("", ZH_LOCATIVE.sub("", _LOCATIVE.sub("", name.strip())))
 
 
 def _phrases(world: World) -> list[tuple[str, str]]:

@@ -120,6 +120,11 @@ _PIN_BEFORE = re.compile(
     + _UAV_WORD
     + r"$"
 )
+# UAVs named as the team that shares a task ("split it between uav_01 and uav_02", "among uav_04, uav_05 and
+# uav_06", "由uav_01和uav_02分装"): the words just before a UAV, other UAVs of the same list included. They fly.
+MEMBERS_LISTED_BEFORE = re.compile(
+    r"(?:\b(?:between|among|amongst|across)|由|让|派)\s*(?:(?:uav[_ -]?\w+|无人机\w+)\s*(?:,|and|&|和|与|及|、)\s*)*$"
+)
 _PIN_AFTER = re.compile(
     # the verbs in the third person too: "uav_07 films the site while uav_09 drops off the tools" names both to fly
     r"^\W{0,2}only\b|^\W{0,3}(?:should|must|will|can|could|is to|to|please|,)?\s*(?:fl(?:y|ies)|carr(?:y|ies)|takes?|"
@@ -432,6 +437,7 @@ def uav_roles_in(text: str, mentions: list[Mention]) -> dict[str, str]:
             roles.add("excluded")
         elif (
             _PIN_BEFORE.search(before)
+            or MEMBERS_LISTED_BEFORE.search(text[max(0, mention.start - 60) : mention.start])
             or _PIN_AFTER.match(after)
             or _ADDRESSED.match(text, mention.end)
             and not before.strip()

@@ -25,7 +25,13 @@ from language.defaults import CARGO_INTENTS, SITE_VISITS
 from language.mentions import Mention, find_mentions
 from language.polarity import clauses
 from language.quantities import Quantity, find_quantities, is_deadline, read_quantities, with_digits
-from language.stated import demands_marking_crossed, normalised, stated_constraints, uav_roles_in
+from language.stated import (
+    MEMBERS_LISTED_BEFORE,
+    demands_marking_crossed,
+    normalised,
+    stated_constraints,
+    uav_roles_in,
+)
 from tools.world import UAV, UAVStatus, World
 
 TeamKind = Literal["split_load", "parallel_sites", "coverage", "roles", "relay"]
@@ -269,6 +275,13 @@ _OBSERVE = re.compile(
     r"拍摄|拍照|航拍|录像|摄像|拍完|拍|监视|监控|盯着|观察|扫描|热成像|红外"
 )
 
+# The place just named, not named again: "film the site", "photos of the drop-off", "拍摄现场", or no place at all.
+_SAME_PLACE_AFTER = re.compile(
+    r"\s+(?:of |over |at )?(?:the (?:site|scene|drop-?off(?: point| site)?|delivery(?: point| site)?|destination|"
+    r"place|spot|location|handover)\b|it\b)|现场|送货现场|目的地|"
+    r"\s*(?:[.;!。；！]|$)"  # "同时拍摄。", "and another films.": filming with no object films the one site
+)
+
 # Words that move a cargo (not "send a drone to film X": a UAV is sent on every errand).
 _CARGO_VERB = re.compile(
     r"\bdeliver\w*|\bbring\w*|\bbrought\b|\bcarr(?:y|ies|ied|ying)\b|\bdrop(?:s|ped|ping)? (?:\w+ )?off\b|\bship\w*|"
@@ -283,12 +296,6 @@ _MEMBER_VERB_AFTER = re.compile(
 )
 
 _ALTERNATIVES = re.compile(r"\bor\b|\beither\b|或")
-
-# UAVs named as the team that shares a task ("split it between uav_01 and uav_02", "among uav_04, uav_05 and
-# uav_06", "由uav_01和uav_02分装"): the words just before a UAV, other UAVs of the same list included.
-_MEMBERS_LISTED_AFTER = re.compile(
-    r"(?:\b(?:between|among|amongst|across)|由|让|派)\s*(?:(?:uav[_ -]?\w+|无人机\w+)\s*(?:,|and|&|和|与|及|、)\s*)*$"
-)
 
 # The sensors a task asks for: a camera to film, a thermal camera, a defibrillator bay for an AED, a winch.
 SENSOR_WORDS: dict[str, str] = {
@@ -358,7 +365,7 @@ class _Words:
                     uav_roles.get(m.ids[0]) == "unaccounted"
                     and bool(
                         _MEMBER_VERB_AFTER.match(text, m.end)
-                        or _MEMBERS_LISTED_AFTER.search(text[max(0, m.start - 60) : m.start])
+                        or MEMBERS_LISTED_BEFORE.search(text[max(0, m.start - 60) : m.start])
                     )
                 )
             )
@@ -552,6 +559,10 @@ def _observed_place(words: _Words) -> str | None:
         gaps += [(match.start() - m.end, m) for m in words.places if 0 <= match.start() - m.end <= 12]
         if gaps:
             return min(gaps, key=lambda gap: gap[0])[1].ids[0]
+    for match in _OBSERVE.finditer(words.text):  # "film the drop-off", "拍摄现场": the one place the cargo goes
+        if _SAME_PLACE_AFTER.match(words.text, match.end()):
+            _, sites = _origin_and_sites(words)
+            return sites[0] if len(sites) == 1 else None
     return None
 
 

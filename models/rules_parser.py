@@ -297,6 +297,7 @@ def plan_team(
         task.entities.candidate_uavs = list(dict.fromkeys([*task.entities.candidate_uavs, *members]))
     _fill_payloads(task, drafts)
     _fill_deadlines(task, drafts, stated)
+    _keep_stated_size(drafts, sketch)
     _point_entities_at_team(task, drafts, world, text)
     try:
         team = TeamPlan(subtasks=[SubTask(**draft) for draft in drafts])
@@ -307,6 +308,18 @@ def plan_team(
     task.notes.append(sketch.need())
     task.notes += [f"team: {note}" for note in sketch.notes]
     _keep_team_clear(task, team, world)
+
+
+def _keep_stated_size(drafts: list[dict[str, Any]], sketch: TeamSketch) -> None:
+    """A load split between as many UAVs as the words say ("between two drones", "分三架"): the count is the sub-task's
+    uav_count, so the team tool flies exactly that many. Sites, roles, coverage runs and relay legs are a sub-task per
+    UAV already (coverage is cut into sketch.min_uavs runs, the stated size where there is one). Where the words name
+    other UAVs than they count, no count is written: ir/fidelity.py's team_size_not_kept then asks the operator."""
+    size = sketch.stated_size()
+    if size is None or len(drafts) != 1 or not drafts[0]["split"]:
+        return
+    if not drafts[0]["uavs"] or len(drafts[0]["uavs"]) == size:
+        drafts[0]["uav_count"] = size
 
 
 def _drafts(sketch: TeamSketch) -> list[dict[str, Any]]:
@@ -724,9 +737,24 @@ def _exclude_failed_member(task: ParsedTask, world: World, cx: dict[str, Any], t
     return f"team {sub.id}: {uav} failed {cx.get('violated_rule') or 'battery'}; candidate UAVs without it"
 
 
+def _repair_one_member(task: ParsedTask, world: World, cx: dict[str, Any], text: str) -> list[str]:
+    """A member the repair node changes alone (`team_repair`: re-time, or reassign its sub-task): the execution keeps
+    every other member's UAV and route, so the IR changes only in who may fly. A reassigned member's UAV leaves the
+    team (_exclude_failed_member); a re-timed one changes nothing here. No team-wide repair (a higher floor, the
+    candidates cleared for a deadline) is made: it would re-plan every member."""
+    planned = cx["team_repair"]
+    member = f"team {planned.get('subtask_id')}: {planned.get('uav_id')}"
+    if planned.get("action") == "reassign":
+        _exclude_failed_member(task, world, cx, text)
+        return [f"{member} reassigned by the execution; candidate UAVs without it; the other members kept"]
+    return [f"{member} re-timed by the execution; the other members kept"]
+
+
 def apply_repair(task: ParsedTask, feedback: RepairFeedback, world: World) -> list[str]:
     """Applies what the counterexample suggests; returns what was changed (empty = nothing applicable)."""
     cx = feedback.counterexample
+    if task.team is not None and isinstance(cx.get("team_repair"), dict):
+        return _repair_one_member(task, world, cx, _failure_text(cx))
     failure = str(cx.get("failure_type") or cx.get("error_type") or cx.get("type") or "")
     rule = str(cx.get("violated_rule") or "")
     allowed = [str(a) for a in (feedback.allowed or cx.get("allowed") or [])]

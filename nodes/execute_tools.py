@@ -21,10 +21,10 @@ from nodes.failures import failure_from_tool
 from nodes.reading import reading_of
 from nodes.run_world import world_from_state
 from nodes.state import State
-from nodes.team import subtask_field
+from nodes.team import member_repair, subtask_field
 from tools.catalog import ACTION_TOOLS, ONE_UAV_TOOLS, default_registry, team_registry
 
-READS = ("ir", "world", "team_candidates", "reading", "instruction")
+READS = ("ir", "world", "team_candidates", "reading", "instruction", "feedback")
 
 
 def _execute_team(state: State, ctx: Context, ir: LowAltitudeIR) -> dict[str, Any]:
@@ -37,6 +37,7 @@ def _execute_team(state: State, ctx: Context, ir: LowAltitudeIR) -> dict[str, An
         only_tools=ACTION_TOOLS - ONE_UAV_TOOLS,
         seed=ctx.sim_seed,
         stress_level=ctx.stress_level,
+        repair=member_repair(state),  # a repair round's one member: the failed round's others kept
     )
     update: dict[str, Any] = {
         "tool_results": [r.result.model_dump(mode="json") for r in run.results],

@@ -13,7 +13,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from ir.decision import Decision, TeamMemberDecision
+from ir.decision import Decision, team_fields
 from ir.fidelity import StatedConstraints
 from ir.policy import check_r8
 from memory.from_runs import cases_from_run
@@ -114,24 +114,7 @@ def _team_certificate(state: State, ctx: Context) -> SafetyCertificate | None:
 
 def _team_plan(state: State) -> dict[str, Any]:
     """A fleet mission's decision fields: the members, the mission's arrival and energy, no single route."""
-    members = team_members(state)
-    etas = [m.eta_sec for m in members if m.eta_sec is not None]
-    return {
-        "team": [
-            TeamMemberDecision(
-                subtask_id=m.subtask_id,
-                role=m.role,
-                uav_id=m.uav_id,
-                waypoints=m.waypoints,
-                eta_sec=m.eta_sec,
-                energy_wh=m.energy_wh,
-                share_kg=m.share_kg,
-            )
-            for m in members
-        ],
-        "eta_sec": max(etas) if etas else None,
-        "energy_wh": round(sum(m.energy_wh or 0.0 for m in members), 2),
-    }
+    return team_fields(team_members(state))
 
 
 def _as_read(reading: StatedConstraints) -> list[str]:

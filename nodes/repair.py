@@ -7,10 +7,17 @@ A failure whose cause lies in the world (ir/repairs.py: a zone in the way, a UAV
 or a roof too close, a risk above the task's limit) gets its repair candidates, derived here and handed to the model
 in the counterexample (`repairs`) to choose from; when none is left that an earlier round has not tried, the run goes
 to fallback now: another round could only fail the same way.
+
+A fleet mission's member that fails the verify or simulate gate is repaired alone (`team_repair` in the
+counterexample, which execute_team reads back through nodes/team.member_repair): re-timed first when it failed on
+timing (separation from traffic, R2 against a track; a deadline, R4) and was not re-timed for it before, else its
+sub-task reassigned to another idle UAV; every other member keeps its UAV and route. Such a round runs even when the
+model writes the same IR again (a re-time changes no IR field).
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -23,10 +30,24 @@ from nodes.context import Context
 from nodes.reading import reading_of
 from nodes.run_world import world_from_state
 from nodes.state import State
+from nodes.team import team_members
 
 READS = tuple(
-    dict.fromkeys(("failure", "instruction", "retrieved", "world", "candidate", "attempts", "reading", *ATTEMPT_READS))
+    dict.fromkeys(
+        (
+            "failure",
+            "instruction",
+            "retrieved",
+            "world",
+            "candidate",
+            "attempts",
+            "reading",
+            "team_candidates",
+            *ATTEMPT_READS,
+        )
+    )
 )
+MEMBER_GATES = ("verify", "simulate")  # the gates that judge every member planned: one can be changed alone
 
 
 def _similar_repairs(state: State, ctx: Context, failure: dict[str, Any]) -> list[str]:
@@ -75,15 +96,88 @@ def _ran_before(state: State) -> bool:
     return any(_plan_of(attempt["ir"]) == _plan_of(state.get("ir")) for attempt in earlier)
 
 
+def _failed_member(ir: dict[str, Any] | None, failure: dict[str, Any]) -> tuple[str, str] | None:
+    """(sub-task, UAV) of the member a gate's failure names (nodes/team.member_named: field `team.subtasks.<i>`,
+    value the UAV), judged against the IR the failing round ran."""
+    cx = failure.get("counterexample") or {}
+    field = re.fullmatch(r"team\.subtasks\.(\d+)", str(cx.get("field") or ""))
+    subtasks = ((ir or {}).get("team") or {}).get("subtasks") or []
+    if failure.get("stage") not in MEMBER_GATES or field is None or int(field[1]) >= len(subtasks):
+        return None
+    return (str(subtasks[int(field[1])].get("id")), str(cx.get("value"))) if isinstance(cx.get("value"), str) else None
+
+
+def _member_repair(state: State, failure: dict[str, Any]) -> dict[str, Any] | None:
+    """The one change a member's gate failure gets (ir.team_execution.MemberRepair less the members): re-time it
+    when it failed on timing, separation from traffic or a deadline, and an earlier round did not already fail on
+    the same member (so re-timing was tried), else reassign its sub-task. None when the failure names no member of
+    the round's team."""
+    key = _failed_member(state.get("ir"), failure)
+    members = team_members(state)
+    if key is None or key not in {(m.subtask_id, m.uav_id) for m in members}:
+        return None
+    cx = failure.get("counterexample") or {}
+    rule, entity = cx.get("violated_rule"), cx.get("offending_entity")
+    world = world_from_state(state)
+    tracks = {t.id for t in world.traffic} | {m.track().id for m in members}
+    not_traffic = {b.id for b in world.buildings} | set(world.zone_index)
+    cause = "other"
+    if rule == "R2" and entity and entity not in not_traffic:  # a track, or an intruder met in simulation
+        cause = "separation"
+    elif rule == "R4":
+        cause = "deadline"
+    failed_before = any(
+        _failed_member(attempt.get("ir"), attempt.get("failure") or {}) == key
+        for attempt in state.get("attempts") or []
+        if attempt.get("round") != state.get("round", 0)
+    )
+    what = " ".join(
+        str(part)
+        for part in (
+            f"{failure.get('stage')}: {cx.get('failure_type') or failure.get('error_type')}",
+            f"({rule})" if rule else "",
+            f"with {entity}" if entity else "",
+            f"at t={cx['time_sec']:g} s" if isinstance(cx.get("time_sec"), int | float) else "",
+        )
+        if part
+    )
+    return {
+        "subtask_id": key[0],
+        "uav_id": key[1],
+        "action": "retime" if cause != "other" and not failed_before else "reassign",
+        "cause": cause,
+        "why": what,
+        "tracks": [entity] if cause == "separation" and entity in tracks else [],
+    }
+
+
+def _with_member_repair(failure: dict[str, Any], planned: dict[str, Any]) -> dict[str, Any]:
+    """The failure with its one-member repair: in the counterexample (`team_repair`, what the model and the next
+    execution read) and in words (`suggested_repair`, what the round's record keeps)."""
+    label = f"member {planned['subtask_id']} ({planned['uav_id']})"
+    how = (
+        "re-time it (a later or earlier departure of the same UAV), else reassign its sub-task"
+        if planned["action"] == "retime"
+        else "reassign its sub-task to another idle UAV"
+    )
+    suggestion = f"{label}: {how}; every other member keeps its UAV and route ({planned['why']})"
+    counterexample = {**(failure.get("counterexample") or {}), "team_repair": planned, "suggested_repair": suggestion}
+    return {**failure, "counterexample": counterexample}
+
+
 def repair(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     ctx = runtime.context
     failure = state.get("failure") or {}
     next_round = state.get("round", 0) + 1
     if next_round > ctx.max_repairs:
         return {**close_attempt(state), "round": next_round, "repair_exhausted": True}
-    # a fleet mission's failure names its member and the repair to make (ir/repairs.py derives one-UAV repairs);
-    # a team IR an earlier round already ran can only fail the same way again
-    team_rerun = bool(state.get("ir") and state["ir"].get("team") and _ran_before(state))
+    # a fleet mission's failure names its member and the repair to make (ir/repairs.py derives one-UAV repairs): a
+    # member a gate failed is changed alone, whatever IR the model writes; otherwise a team IR an earlier round
+    # already ran can only fail the same way again
+    planned = _member_repair(state, failure) if state.get("ir") and state["ir"].get("team") else None
+    if planned is not None:
+        failure = _with_member_repair(failure, planned)
+    team_rerun = bool(state.get("ir") and state["ir"].get("team") and planned is None and _ran_before(state))
     if team_rerun or (state.get("ir") and addressable(failure) and not state["ir"].get("team")):
         candidates = [] if team_rerun else _candidates(state, failure)
         if not candidates:

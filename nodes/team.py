@@ -4,17 +4,17 @@ member as known traffic)."""
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
-from ir.team_execution import TeamMember, others_as_traffic
+from pydantic import ValidationError
+
+from ir.team_execution import MemberRepair, TeamMember, others_as_traffic
+from ir.team_gates import member_overrides
 from nodes.context import Context
 from nodes.gates import gate_args
 from nodes.run_world import world_from_state
 from nodes.state import State
 from tools.world import World
-
-PLACE_ATOM = re.compile(r"\bat_([A-Za-z0-9_]+)")
 
 
 def carries_team(state: State) -> bool:
@@ -26,6 +26,21 @@ def team_members(state: State) -> list[TeamMember]:
     return [TeamMember.model_validate(m) for m in state.get("team_candidates") or []]
 
 
+def member_repair(state: State) -> MemberRepair | None:
+    """The one member the last repair re-times or reassigns (its feedback's `team_repair`, written by nodes/repair),
+    with what the failed round planned: its members (still the state's, as no round has executed since) and its IR.
+    None when the last repair planned no such thing: execute_team then plans the whole team."""
+    feedback = state.get("feedback") or {}
+    planned = (feedback.get("counterexample") or {}).get("team_repair")
+    members, previous_ir = state.get("team_candidates"), feedback.get("previous_ir")
+    if not isinstance(planned, dict) or not members or not isinstance(previous_ir, dict):
+        return None
+    try:
+        return MemberRepair.model_validate({**planned, "members": members, "previous_ir": previous_ir})
+    except ValidationError:  # not this code's record (an edited checkpoint): plan the whole team
+        return None
+
+
 def member_candidate(member: TeamMember) -> dict[str, Any]:
     """A member in the one-UAV candidate's shape, so the gates' arguments are built by the same code."""
     return {"uav_id": member.uav_id, "waypoints": member.waypoints, "goal": member.goal, "origin": member.origin}
@@ -35,37 +50,14 @@ def member_world(state: State, members: list[TeamMember], member: TeamMember) ->
     return others_as_traffic(world_from_state(state), members, member)
 
 
-def member_specs(specs: list[str], member: TeamMember, members: list[TeamMember]) -> list[str]:
-    """The IR's specs a member is held to: all but those that name a place (`at_<id>`; `at_goal` and `at_origin` are
-    the member's own ends) its sub-task does not visit while another member's does: reaching a site is the team's
-    job (fidelity checks that every named site is served), keeping out of a zone is every member's. A spec that
-    names a place no member visits stays with every member, so the verifier still fails it."""
-
-    def visits(who: TeamMember, spec: str) -> bool:
-        places = set(PLACE_ATOM.findall(spec)) - {"goal", "origin"}
-        return places <= set(who.stops)
-
-    return [spec for spec in specs if visits(member, spec) or not any(visits(other, spec) for other in members)]
-
-
 def member_gate_args(
     state: State, ctx: Context, tool: str, member: TeamMember, members: list[TeamMember]
 ) -> dict[str, Any]:
-    """gate_args for the member's route, with the sub-task's ends, deadline and share in place of the request's,
-    and the IR's specs the member is held to (member_specs)."""
-    args = gate_args({**state, "candidate": member_candidate(member)}, ctx, tool)
-    if tool == "verify_ltl_stl":
-        args.update(goal=member.goal, origin=member.origin)
-        for kind in ("ltl", "stl"):
-            if args.get(kind):
-                args[kind] = member_specs(args[kind], member, members)
-    if tool in ("verify_ltl_stl", "simulate_scenario", "risk_assess"):
-        args["payload_kg"] = member.share_kg
-    if tool in ("verify_ltl_stl", "simulate_scenario"):
-        args.pop("deadline_sec", None)
-        if member.deadline_sec is not None:
-            args["deadline_sec"] = member.deadline_sec
-    return args
+    """gate_args for the member's route, turned into the member's (ir/team_gates: its sub-task's ends, deadline and
+    share, the IR's specs it is held to)."""
+    return member_overrides(
+        gate_args({**state, "candidate": member_candidate(member)}, ctx, tool), tool, member, members
+    )
 
 
 def subtask_field(state: State, subtask_id: str) -> str:

@@ -6,7 +6,8 @@
   baseline for extra flight time).
 - A run: each stream through operations mode with the model under test, on its own ledger.
 - Metrics, judged here from the decisions and the ledger's rows: share of requests served, 4D conflicts between
-  approved intents (pairwise, brute force; must be 0), extra flight time versus flying alone (arrival on the
+  approved intents (pairwise, brute force; must be 0; a fleet mission's members are intents of their own, so pairs
+  within a team count too), extra flight time versus flying alone (a fleet mission: its last member's; arrival on the
   stream's clock minus arrival when flown alone at its request time), pre-emptions, and decision latency per
   request against the number of active intents (least-squares slope).
 """
@@ -71,10 +72,20 @@ def _stream_sample(spec: OpsSplitSpec, index: int, master_seed: int, scratch_dir
     }
 
 
+def _flights(decision: dict[str, Any]) -> list[list[list[float]]]:
+    """An executed decision's routes: its own, or each member's of a fleet mission (whose own is empty)."""
+    return [m["waypoints"] for m in decision.get("team") or []] or [decision["waypoints"]]
+
+
+def _arrival(decision: dict[str, Any]) -> float:
+    """When an executed request is done: its landing, or a fleet mission's last member's."""
+    return max(route[-1][3] for route in _flights(decision))
+
+
 def _extra_flight(decisions: list[dict[str, Any]], alone: dict[str, float | None]) -> float | None:
     """Mean over the served requests of (arrival in the stream - arrival flown alone at the request's time)."""
     extra = [
-        d["waypoints"][-1][3] - alone[d["request_id"]]
+        _arrival(d) - alone[d["request_id"]]
         for d in decisions
         if d["status"] == "execute" and alone.get(d["request_id"]) is not None
     ]
@@ -84,7 +95,7 @@ def _extra_flight(decisions: list[dict[str, Any]], alone: dict[str, float | None
 def _alone(world: World, request: dict[str, Any], db: Path) -> float | None:
     """When the request would arrive flown alone, at its own request time, on the empty airspace."""
     decided = run_stream(world, [request], "oracle", db)["decisions"][0]
-    return decided["waypoints"][-1][3] if decided["status"] == "execute" else None
+    return _arrival(decided) if decided["status"] == "execute" else None
 
 
 def run_stream(world: World, requests: list[dict[str, Any]], model: str, db: Path, **settings: Any) -> dict[str, Any]:
@@ -143,7 +154,7 @@ def stream_metrics(decisions: list[dict[str, Any]], rows: list[dict[str, Any]]) 
         "served_share": round(len(served) / len(asked), 4) if asked else 0.0,
         "conflicting_intent_pairs": conflicts,
         "pre_emptions": sum(len(d["pre_empted"]) for d in decisions),
-        "later_starts": sum(1 for d in served if d["waypoints"][0][3] > d["at_sec"]),
+        "later_starts": sum(1 for d in served if min(route[0][3] for route in _flights(d)) > d["at_sec"]),
         "median_latency_sec": round(statistics.median(lat for _, lat in latencies), 4) if latencies else None,
         "max_active_intents": max((a for a, _ in latencies), default=0),
         "latency_by_active_intents": latencies,

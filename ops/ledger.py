@@ -6,6 +6,11 @@ Two volumes conflict when their footprints intersect (shapely's exact predicate;
 ranges overlap and their time spans overlap. `admit` reads the active intents, checks the new one against them and
 inserts it in one write transaction (SQLite `BEGIN IMMEDIATE`, PostgreSQL `LOCK TABLE ... EXCLUSIVE`), so two
 processes on one ledger can never both approve conflicting intents.
+
+A fleet mission is a set of intents, one per member (`team_id` the id they share, each intent's id
+`<team_id>.<member>`): `admit_all` checks and inserts all of them in one such transaction, all or none. The members
+must be pairwise conflict-free by the same check (the team's planner separated them); a set whose members conflict
+is never admitted (`MembersConflict`). An emergency withdraws a team whole or not at all.
 """
 
 from __future__ import annotations
@@ -64,6 +69,15 @@ class OperationalIntent(BaseModel):
     landing_xy: tuple[float, float] | None = Field(default=None, description="where the UAV is once it has ended")
     battery_after: float | None = Field(default=None, description="its battery ratio on landing (the certificate's R5)")
     note: str = ""
+    # a fleet mission's member: left out of a one-UAV intent's row, which stays as it was
+    team_id: str | None = Field(
+        default=None,
+        exclude_if=lambda team_id: team_id is None,
+        description="the fleet mission this member flies in: the id its member intents share, admitted all or none",
+    )
+    subtask_id: str | None = Field(
+        default=None, exclude_if=lambda subtask_id: subtask_id is None, description="the member's team sub-task"
+    )
 
     @property
     def t_start(self) -> float:
@@ -82,6 +96,7 @@ class Conflict(BaseModel):
     leg: int = Field(description="the new intent's leg (-1 for a UAV booked twice)")
     other_leg: int = Field(description="the approved intent's leg (-1 for a UAV booked twice)")
     from_sec: float = Field(description="when the two start to share the airspace, or the UAV")
+    of: str | None = Field(default=None, description="the new intent that conflicts (which member, for a team)")
 
     def describe(self) -> str:
         what = "its UAV" if self.kind == "uav" else "airspace"
@@ -141,6 +156,31 @@ def conflicts(
 
 def overlap_in_time(a: LegVolume, b: LegVolume) -> bool:
     return a.t_start < b.t_end and b.t_start < a.t_end
+
+
+def conflicts_among(intents: Sequence[OperationalIntent]) -> list[Conflict]:
+    """Every conflict between two intents of one set, by `conflicts` itself (`of` the one checked against the
+    other): a team's members must have none."""
+    found = []
+    for index, intent in enumerate(intents):
+        others = intents[index + 1 :]
+        found += [
+            c.model_copy(update={"of": intent.intent_id}) for c in conflicts(intent.volumes, others, intent.uav_id)
+        ]
+    return found
+
+
+class MembersConflict(ValueError):
+    """A set of intents whose own members conflict by the ledger's check: never admitted. The team's planner and
+    verifier keep members apart, so this is a defect upstream, not a busy airspace."""
+
+    def __init__(self, found: list[Conflict]):
+        self.conflicts = found
+        first: dict[tuple[str | None, str], float] = {}
+        for c in found:  # each pair once, from when they first share airspace
+            first[(c.of, c.intent_id)] = min(first.get((c.of, c.intent_id), c.from_sec), c.from_sec)
+        pairs = "; ".join(f"{of} and {other} from t={t:g} s" for (of, other), t in first.items())
+        super().__init__(f"the set's own intents conflict by the ledger's check: {pairs}")
 
 
 class LedgerError(Exception):
@@ -242,6 +282,12 @@ class Ledger:
         with self._transaction() as cursor:
             return self._select(cursor, "1 = 1", [])
 
+    def team(self, team_id: str) -> list[OperationalIntent]:
+        """A fleet mission's member intents, withdrawn ones too (their ids start with the team's id)."""
+        with self._transaction() as cursor:
+            rows = self._select(cursor, f"intent_id LIKE {self._mark}", [f"{team_id}.%"])
+        return [i for i in rows if i.team_id == team_id]  # LIKE reads `_` in an id as a wildcard
+
     def ended_before(self, now_sec: float) -> list[OperationalIntent]:
         """Intents flown to their end by `now_sec` (not withdrawn), the latest last: a UAV's last one says where it
         waits."""
@@ -255,38 +301,67 @@ class Ledger:
         """Insert `intent` if it conflicts with no intent holding airspace; else insert nothing and return the
         conflicts. `pre_empting` names intents it may withdraw, checked here, in the same transaction: only those
         of lower priority, not started by the time it starts, and actually in its way are withdrawn."""
+        return self.admit_all([intent], pre_empting)
+
+    def admit_all(self, intents: Sequence[OperationalIntent], pre_empting: Sequence[str] = ()) -> Admission:
+        """Insert every one of `intents` (a fleet mission's members) if none conflicts with an intent holding
+        airspace, else none, in one transaction: the conflicts name the member (`of`). Pre-emption as `admit`'s,
+        for the set: the set's earliest start is when it starts, and a team in the way is withdrawn whole (every
+        member named, lower priority, not started) or not at all. Raises MembersConflict, admitting nothing, when
+        two of `intents` conflict with each other."""
+        if not intents:
+            raise ValueError("admit_all needs at least one intent")
+        if found := conflicts_among(intents):
+            raise MembersConflict(found)
+        t_start, t_end = min(i.t_start for i in intents), max(i.t_end for i in intents)
+        priority = max(i.priority for i in intents)
         with self._transaction(exclusive=True) as cursor:
-            holding = self._select(cursor, *self._holding(intent.t_start, intent.t_end))
-            in_the_way = {c.intent_id for c in conflicts(intent.volumes, holding, intent.uav_id)}
-            withdrawn = [
-                i for i in holding
-                if i.intent_id in pre_empting and i.intent_id in in_the_way
-                and i.priority < intent.priority and i.t_start > intent.t_start
-            ]  # fmt: skip
+            holding = self._select(cursor, *self._holding(t_start, t_end))
+            in_the_way = {c.intent_id for i in intents for c in conflicts(i.volumes, holding, i.uav_id)}
+
+            def may_end(i: OperationalIntent) -> bool:
+                return i.intent_id in pre_empting and i.priority < priority and i.t_start > t_start
+
+            withdrawn = [i for i in holding if i.intent_id in in_the_way and may_end(i)]
+            teams = {i.team_id for i in withdrawn if i.team_id is not None}
+            if teams:  # a team holds its airspace whole: withdrawn only if every member may end
+                rows = self._select(cursor, *self._holding(float("-inf"), float("inf")))
+                for team_id in teams:
+                    team = [m for m in rows if m.team_id == team_id]
+                    withdrawn = [w for w in withdrawn if w.team_id != team_id]
+                    if all(may_end(m) for m in team):
+                        withdrawn += team
             ids = {i.intent_id for i in withdrawn}
-            found = conflicts(intent.volumes, [i for i in holding if i.intent_id not in ids], intent.uav_id)
+            kept = [i for i in holding if i.intent_id not in ids]
+            found = [
+                c.model_copy(update={"of": i.intent_id}) for i in intents for c in conflicts(i.volumes, kept, i.uav_id)
+            ]
             if found:
-                return Admission(conflicts=found)
+                return Admission(conflicts=sorted(found, key=lambda c: (c.from_sec, c.intent_id, c.leg)))
+            by = intents[0]
             for ended in withdrawn:
-                note = (
-                    f"{PRE_EMPTED} {intent.intent_id} (request {intent.request_id}, {priority_words(intent.priority)})"
-                )
+                name = by.team_id or by.intent_id
+                note = f"{PRE_EMPTED} {name} (request {by.request_id}, {priority_words(by.priority)})"
                 cursor.execute(
                     f"UPDATE {TABLE} SET state = {self._mark}, note = {self._mark} WHERE intent_id = {self._mark}",
                     [IntentState.ended.value, note, ended.intent_id],
                 )
-            cursor.execute(
-                f"INSERT INTO {TABLE} VALUES ({', '.join(self._mark for _ in range(6))})",
-                [
-                    intent.intent_id,
-                    intent.state.value,
-                    intent.t_start,
-                    intent.t_end,
-                    intent.note,
-                    intent.model_dump_json(exclude={"state", "note"}),
-                ],
-            )
+            for intent in intents:
+                self._insert(cursor, intent)
             return Admission(pre_empted=sorted(ids))
+
+    def _insert(self, cursor: Any, intent: OperationalIntent) -> None:
+        cursor.execute(
+            f"INSERT INTO {TABLE} VALUES ({', '.join(self._mark for _ in range(6))})",
+            [
+                intent.intent_id,
+                intent.state.value,
+                intent.t_start,
+                intent.t_end,
+                intent.note,
+                intent.model_dump_json(exclude={"state", "note"}),
+            ],
+        )
 
     def clear(self) -> int:
         """Delete every intent (`ops --fresh-ledger`): the airspace starts empty; the checkpoints stay. How many."""

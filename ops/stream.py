@@ -13,6 +13,11 @@ operational intent, admitted to the ledger atomically with its certificate's dig
 - Priority: an emergency whose only plans conflict with lower-priority intents that have not started may pre-empt
   them, only when the operator approves; the pre-empted intents end in the same transaction that admits the
   emergency, and each pre-empted mission is re-planned at once, its owner told why.
+- A fleet mission (a team execute) is one intent per member, admitted all or none in one transaction
+  (`Ledger.admit_all`), with the same re-plans as one flight's (the measured buffers, later starts, pre-emption);
+  a conflict names the member and the approved intent, and members that conflict with each other are a defect
+  upstream: nothing is admitted. A member's legs are held in time slices (standards.volumes.member_volumes, as its
+  F3548 export holds them), fine enough to show the time separation the team planner kept between members.
 """
 
 from __future__ import annotations
@@ -29,11 +34,13 @@ from shapely.geometry import Polygon
 from graph.runner import run_task_values
 from ir.model import LowAltitudeIR
 from ir.plan_execution import execute_plan
+from ir.team_execution import execute_team, subtask_deadline
 from nodes.context import Context
-from ops.ledger import PRIORITIES, Conflict, Ledger, OperationalIntent, conflicts, priority_words
-from standards.volumes import Buffers, LegVolume, leg_volumes, simulated_buffers
-from tools.catalog import ACTION_TOOLS, default_registry
+from ops.ledger import PRIORITIES, Conflict, Ledger, MembersConflict, OperationalIntent, conflicts, priority_words
+from standards.volumes import Buffers, LegVolume, leg_volumes, member_volumes, simulated_buffers
+from tools.catalog import ACTION_TOOLS, ONE_UAV_TOOLS, default_registry, team_registry
 from tools.certificate import SafetyCertificate
+from tools.team_traffic import member_track_id, with_members_as_traffic
 from tools.world import Reservation, TimeWindow, UAVStatus, World
 
 PLANNING = Buffers(
@@ -56,13 +63,32 @@ class OpsRequest(BaseModel):
     gold_ir: dict[str, Any] | None = Field(default=None, description="the oracle model's answer (benchmark streams)")
 
 
+class OpsMember(BaseModel):
+    """One member of an admitted fleet mission: its own intent in the ledger."""
+
+    subtask_id: str
+    role: str
+    uav_id: str | None
+    intent_id: str
+    waypoints: list[list[float]] = Field(description="[x, y, z, t], t on the stream's clock")
+
+
 class OpsDecision(BaseModel):
     request_id: str
     status: str = Field(description="execute | human_confirm | safe_refusal | pre_empted")
     reason: str
-    uav_id: str | None = None
-    waypoints: list[list[float]] = Field(default_factory=list, description="[x, y, z, t], t on the stream's clock")
-    intent_id: str | None = None
+    uav_id: str | None = Field(default=None, description="None for a fleet mission: its members' are in `team`")
+    waypoints: list[list[float]] = Field(
+        default_factory=list, description="[x, y, z, t], t on the stream's clock; empty for a fleet mission"
+    )
+    intent_id: str | None = Field(
+        default=None, description="the admitted intent; for a fleet mission the team id its member intents share"
+    )
+    team: list[OpsMember] = Field(
+        default_factory=list,
+        exclude_if=lambda team: not team,
+        description="an admitted fleet mission's members, each with its own intent",
+    )
     blocked_by: list[str] = Field(default_factory=list, description="approved intents in the way")
     pre_empted: list[str] = Field(default_factory=list, description="intents this emergency ended")
     replaces: str | None = Field(default=None, description="the pre-empted intent this re-plan stands for")
@@ -94,19 +120,22 @@ class OpsRunner:
         self.ledger.advance_clock(request.at_sec)
         approved = self.ledger.active(request.at_sec)
         outcome = self._plan_and_admit(request, approved, pre_empting=[])
-        if outcome.intent is not None or not outcome.blocked_by_intents:
+        if outcome.admitted or not outcome.blocked_by_intents:
             return [outcome.decision(request, len(approved), started)]
         if request.priority == "emergency":
             lower = [
                 i for i in outcome.blocked_by_intents
                 if i.priority < PRIORITIES["emergency"] and i.t_start > request.at_sec
             ]  # fmt: skip
-            if len(lower) == len(outcome.blocked_by_intents) and self.approve_pre_emption(request, lower):
-                ended = [i.intent_id for i in lower]
+            teams = self._with_teams(lower)  # a team is pre-empted whole: the operator is asked about every member
+            free = all(i.priority < PRIORITIES["emergency"] and i.t_start > request.at_sec for i in teams)
+            if len(lower) == len(outcome.blocked_by_intents) and free and self.approve_pre_emption(request, teams):
+                ended = [i.intent_id for i in teams]
                 taking_over = self._plan_and_admit(request, approved, pre_empting=ended)
-                if taking_over.intent is not None:
+                if taking_over.admitted:
                     decisions = [taking_over.decision(request, len(approved), started)]
-                    for intent in (i for i in lower if i.intent_id in taking_over.pre_empted):
+                    withdrawn = [i for i in teams if i.intent_id in taking_over.pre_empted]
+                    for intent in {i.team_id or i.intent_id: i for i in withdrawn}.values():  # a team re-planned once
                         decisions += self._replan(intent, request)
                     return decisions
         # a later start: once the intents in the way have released the airspace, or the first busy UAV has landed;
@@ -120,24 +149,33 @@ class OpsRunner:
                 break
             delay = next_delay
             attempt = self._plan_and_admit(request, approved, pre_empting=[], delay=delay)
-            if attempt.intent is not None:
+            if attempt.admitted:
                 return [attempt.decision(request, len(approved), started)]
             outcome.later_starts.append(attempt)
             if not attempt.blocked_by_intents:
                 break
         return [outcome.decision(request, len(approved), started)]
 
+    def _with_teams(self, intents: list[OperationalIntent]) -> list[OperationalIntent]:
+        """`intents` with every other member of the fleet missions among them (held in the ledger)."""
+        found = {i.intent_id: i for i in intents}
+        for team_id in dict.fromkeys(i.team_id for i in intents if i.team_id is not None):
+            found.update({m.intent_id: m for m in self.ledger.team(team_id) if not m.note})
+        return list(found.values())
+
     def _replan(self, intent: OperationalIntent, by: OpsRequest) -> list[OpsDecision]:
         """The pre-empted mission again, from its own instruction and arrival (so its own deadline), departing no
-        earlier than the emergency that took its airspace; its owner is told why."""
+        earlier than the emergency that took its airspace; its owner is told why. A fleet mission (any one member's
+        intent given) is told and re-planned once, as the team."""
         started = time.perf_counter()
+        name = intent.team_id or intent.intent_id
         told = OpsDecision(
             request_id=intent.request_id,
             status="pre_empted",
-            reason=f"intent {intent.intent_id} was pre-empted by emergency request {by.request_id} at t={by.at_sec:g} s "
-            "(operator approved); the mission is re-planned around it",
-            uav_id=intent.uav_id,
-            intent_id=intent.intent_id,
+            reason=f"{'fleet mission' if intent.team_id else 'intent'} {name} was pre-empted by emergency request "
+            f"{by.request_id} at t={by.at_sec:g} s (operator approved); the mission is re-planned around it",
+            uav_id=None if intent.team_id else intent.uav_id,
+            intent_id=name,
             at_sec=by.at_sec,
             active_intents=0,
             latency_sec=0.0,
@@ -151,7 +189,7 @@ class OpsRunner:
         approved = self.ledger.active(by.at_sec)
         replanned = self._plan_and_admit(again, approved, pre_empting=[], delay=by.at_sec - again.at_sec)
         decision = replanned.decision(again, len(approved), started)
-        decision.replaces = intent.intent_id
+        decision.replaces = name
         return [told, decision]
 
     # --- planning ---------------------------------------------------------------------------------------------
@@ -173,18 +211,18 @@ class OpsRunner:
             if (late := _misses_deadline(run, delay)) is not None:
                 run.status, run.reason = "human_confirm", late
                 return run
-            members = ((run.values.get("decision") or {}).get("team")) or []
-            if members:  # a team would be a set of intents admitted all or none: not built, so none is admitted
+            intents, measured = self._intents(request, run)
+            try:
+                admitted = self.ledger.admit_all(intents, pre_empting=pre_empting)
+            except MembersConflict as exc:  # never admitted, never re-planned: the team's own gates let it through
                 run.status = "human_confirm"
                 run.reason = (
-                    f"a fleet mission of {len(members)} UAVs executes in a single run, but operations mode does not "
-                    "admit a team's intents yet: nothing is admitted to the ledger"
+                    f"a defect upstream: the fleet mission's members passed the team's planner and verifier, yet {exc}; "
+                    "nothing is admitted to the ledger"
                 )
                 return run
-            intent, measured = self._intent(request, run)
-            admitted = self.ledger.admit(intent, pre_empting=pre_empting)
             if not admitted.conflicts:
-                run.intent, run.pre_empted = intent, admitted.pre_empted
+                run.intents, run.pre_empted = intents, admitted.pre_empted
                 return run
             run.conflicts = admitted.conflicts
             dims = ("lateral_m", "vertical_m", "delay_sec")
@@ -198,7 +236,7 @@ class OpsRunner:
             )
         run.status = "human_confirm"
         run.reason = "every plan found conflicts with approved intents: " + "; ".join(
-            dict.fromkeys(c.describe() for c in run.conflicts)
+            dict.fromkeys(_conflict_words(c) for c in run.conflicts)
         )
         # read again: the intent in the way may be one another process admitted after this request looked
         named = {c.intent_id for c in run.conflicts}
@@ -243,10 +281,44 @@ class OpsRunner:
             departs=departs,
         )  # fmt: skip
 
-    def _intent(self, request: OpsRequest, run: _Run) -> tuple[OperationalIntent, Buffers]:
+    def _intents(self, request: OpsRequest, run: _Run) -> tuple[list[OperationalIntent], Buffers]:
+        """The execute's intents and the buffers measured for them: one intent, or one per member of a fleet
+        mission (`<team id>.<sub-task>:<UAV>`, the member as counterexamples name it), each member's buffers
+        measured in the world it was certified in (the other members as traffic), its legs held in time slices
+        (standards.volumes.member_volumes, as its F3548 export holds them); the largest buffers returned."""
         certificate = SafetyCertificate.model_validate(run.values["decision"]["certificate"])
-        measured = simulated_buffers(run.world, certificate)
-        volumes = [shifted(v, run.departs) for v in leg_volumes(certificate.trajectory.waypoints, measured)]
+        if certificate.members is None:
+            intent, measured = self._intent(request, run.world, certificate, run.departs)
+            return [intent], measured
+        team_id = f"oi_{uuid.uuid4().hex[:12]}"
+        intents, buffers = [], []
+        for member in certificate.members:
+            others = [m.track_of() for m in certificate.members if m is not member]
+            world = with_members_as_traffic(run.world, others)
+            intent, measured = self._intent(request, world, member.certificate, run.departs, member_volumes)
+            name = member_track_id(member.subtask_id, member.certificate.trajectory.uav_id)
+            update = {"intent_id": f"{team_id}.{name}", "team_id": team_id, "subtask_id": member.subtask_id}
+            intents.append(intent.model_copy(update=update))
+            buffers.append(measured)
+        largest = Buffers(
+            lateral_m=max(b.lateral_m for b in buffers),
+            vertical_m=max(b.vertical_m for b in buffers),
+            delay_sec=max(b.delay_sec for b in buffers),
+            basis="the largest of the members' measured buffers",
+        )
+        return intents, largest
+
+    def _intent(
+        self,
+        request: OpsRequest,
+        world: World,
+        certificate: SafetyCertificate,
+        departs: float,
+        volumes_of: Callable[[list[list[float]], Buffers], list[LegVolume]] = leg_volumes,
+    ) -> tuple[OperationalIntent, Buffers]:
+        """One UAV's intent; `volumes_of` member_volumes for a fleet mission's member."""
+        measured = simulated_buffers(world, certificate)
+        volumes = [shifted(v, departs) for v in volumes_of(certificate.trajectory.waypoints, measured)]
         reserve, left = certificate.rule_set.get("battery_reserve_ratio"), certificate.verdicts.get("R5", {})
         intent = OperationalIntent(
             request_id=request.request_id or "",
@@ -271,15 +343,26 @@ class OpsRunner:
             ir = LowAltitudeIR.model_validate(last_ir)
         except ValueError:
             return []
-        free = execute_plan(ir, self._world_at(approved, run.departs), default_registry(), only_tools=ACTION_TOOLS)
-        route = next((r for r in reversed(free.results) if r.tool == "plan_route" and r.result.ok), None)
-        if route is None:
-            return []  # no plan even with the airspace to itself: the intents are not what blocks it
-        waypoints = (route.result.result or {}).get("waypoints") or []
-        if len(waypoints) < 2:
-            return []
-        volumes = [shifted(v, run.departs) for v in leg_volumes(waypoints, PLANNING)]
-        named = {c.intent_id for c in conflicts(volumes, approved)}
+        world = self._world_at(approved, run.departs)
+        if ir.team is not None:  # every member's route, planned as the team's run plans them
+            excluded = (run.values.get("reading") or {}).get("excluded_uavs") or ()
+            team = execute_team(
+                ir, world, team_registry(), excluded=excluded, only_tools=ACTION_TOOLS - ONE_UAV_TOOLS
+            )  # fmt: skip
+            routes = [m.waypoints for m in team.members] if team.ok else []
+            volumes_of = member_volumes  # as the members' intents would hold them
+        else:
+            free = execute_plan(ir, world, default_registry(), only_tools=ACTION_TOOLS)
+            route = next((r for r in reversed(free.results) if r.tool == "plan_route" and r.result.ok), None)
+            routes = [(route.result.result or {}).get("waypoints") or []] if route is not None else []
+            volumes_of = leg_volumes
+        # no plan even with the airspace to itself: the intents are not what blocks it
+        named = {
+            c.intent_id
+            for waypoints in routes
+            if len(waypoints) >= 2
+            for c in conflicts([shifted(v, run.departs) for v in volumes_of(waypoints, PLANNING)], approved)
+        }
         return [i for i in approved if i.intent_id in named]
 
     def _flying(self, run: _Run, approved: list[OperationalIntent]) -> list[OperationalIntent]:
@@ -306,7 +389,7 @@ class _Run:
     values: dict[str, Any]
     thread_id: str
     departs: float = 0.0
-    intent: OperationalIntent | None = None
+    intents: list[OperationalIntent] = field(default_factory=list)  # admitted: one, or a fleet mission's members
     pre_empted: list[str] = field(default_factory=list)  # what the admission withdrew for it
     conflicts: list[Conflict] = field(default_factory=list)
     in_the_way: list[OperationalIntent] = field(default_factory=list)  # their volumes block the plan
@@ -314,22 +397,44 @@ class _Run:
     later_starts: list[_Run] = field(default_factory=list)  # departing later, tried and refused too
 
     @property
+    def admitted(self) -> bool:
+        return bool(self.intents)
+
+    @property
     def blocked_by_intents(self) -> list[OperationalIntent]:
         tried = [self, *self.later_starts]
         return list({i.intent_id: i for run in tried for i in [*run.in_the_way, *run.flying]}.values())
 
     def decision(self, request: OpsRequest, active: int, started: float) -> OpsDecision:
-        waypoints = []
-        uav_id = None
-        if self.intent is not None:
-            trajectory = self.values["decision"]["certificate"]["trajectory"]
-            waypoints = [[x, y, z, t + self.departs] for x, y, z, t in trajectory["waypoints"]]  # as its volumes are
-            uav_id = trajectory["uav_id"]
+        waypoints: list[list[float]] = []
+        uav_id = intent_id = None
+        team = []
+        if self.admitted:
+            decision = self.values["decision"]
+            trajectory = decision["certificate"]["trajectory"]
+            if decision.get("team"):
+                intent_id = self.intents[0].team_id
+                by_name = {i.intent_id.removeprefix(f"{intent_id}."): i.intent_id for i in self.intents}
+                team = [
+                    OpsMember(
+                        subtask_id=m["subtask_id"],
+                        role=m["role"],
+                        uav_id=m["uav_id"],
+                        intent_id=by_name[member_track_id(m["subtask_id"], m["uav_id"])],
+                        waypoints=[[x, y, z, t + self.departs] for x, y, z, t in m["waypoints"]],
+                    )
+                    for m in decision["team"]
+                ]
+            else:
+                waypoints = [[x, y, z, t + self.departs] for x, y, z, t in trajectory["waypoints"]]  # as its volumes
+                uav_id, intent_id = trajectory["uav_id"], self.intents[0].intent_id
         blocked = [i.intent_id for i in self.blocked_by_intents]
         reason = self.reason
-        if self.intent is not None and self.departs > request.at_sec:
+        if self.admitted and self.departs > request.at_sec:
             reason = f"departs at t={self.departs:g} s, once the approved intents in the way have released the airspace"
-        if blocked and self.intent is None:
+        if self.admitted and team:
+            reason = f"a fleet mission of {len(team)} UAVs, one intent each, admitted together; {reason}"
+        if blocked and not self.admitted:
             names = ", ".join(
                 f"{i.intent_id} ({i.owner}, {priority_words(i.priority)})" for i in self.blocked_by_intents
             )
@@ -340,13 +445,12 @@ class _Run:
                 )
         return OpsDecision(
             request_id=request.request_id or "",
-            status="execute"
-            if self.intent is not None
-            else ("human_confirm" if self.status == "execute" else self.status),
+            status="execute" if self.admitted else ("human_confirm" if self.status == "execute" else self.status),
             reason=reason,
             uav_id=uav_id,
             waypoints=waypoints,
-            intent_id=self.intent.intent_id if self.intent else None,
+            intent_id=intent_id,
+            team=team,
             blocked_by=blocked,
             pre_empted=self.pre_empted,
             at_sec=request.at_sec,
@@ -357,18 +461,38 @@ class _Run:
 
 
 def _misses_deadline(run: _Run, delay: float) -> str | None:
-    """A later start must still meet the request's own deadline, which counts from its arrival."""
+    """A later start must still meet the request's own deadline, which counts from its arrival: for a fleet
+    mission, every member its own sub-task's deadline (else the IR's)."""
     if delay <= 0:
         return None
     last_ir = _last_ir(run) or {}
-    deadline = (last_ir.get("constraints") or {}).get("deadline_sec")
-    arrival = run.values["decision"]["certificate"]["trajectory"]["waypoints"][-1][3] + delay
-    if deadline is not None and arrival > deadline:
-        return (
-            f"departing once the approved intents in the way have passed ({delay:g} s later) arrives at "
-            f"t={arrival:g} s, after the deadline of {deadline:g} s"
-        )
+    decision = run.values["decision"]
+    if decision.get("team"):
+        ir = LowAltitudeIR.model_validate(last_ir)  # a team execute's own IR: valid, or it would not have flown
+        subtasks = {s.id: s for s in (ir.team.subtasks if ir.team else [])}
+        ends = [
+            (f"member {member_track_id(m['subtask_id'], m['uav_id'])} ", m["waypoints"][-1][3],
+             subtask_deadline(ir, subtasks[m["subtask_id"]]) if m["subtask_id"] in subtasks
+             else ir.constraints.deadline_sec)
+            for m in decision["team"]
+        ]  # fmt: skip
+    else:
+        deadline = (last_ir.get("constraints") or {}).get("deadline_sec")
+        ends = [("", decision["certificate"]["trajectory"]["waypoints"][-1][3], deadline)]
+    for who, end, deadline in ends:
+        arrival = end + delay
+        if deadline is not None and arrival > deadline:
+            return (
+                f"departing once the approved intents in the way have passed ({delay:g} s later) {who}arrives at "
+                f"t={arrival:g} s, after the deadline of {deadline:g} s"
+            )
     return None
+
+
+def _conflict_words(conflict: Conflict) -> str:
+    """A conflict as a reason says it: for a fleet mission's member, which member."""
+    member = conflict.of.partition(".")[2] if conflict.of and "." in conflict.of else ""
+    return f"member {member} ({conflict.of}) with {conflict.describe()}" if member else conflict.describe()
 
 
 def _named_by_decision(run: _Run, approved: list[OperationalIntent]) -> list[OperationalIntent]:
@@ -405,7 +529,7 @@ def with_reservations(world: World, approved: list[OperationalIntent], at_sec: f
             # request's cost on a full ledger
             reservations.append(
                 Reservation.model_construct(
-                    id=f"{intent.intent_id}_leg{volume.leg}",
+                    id=f"{intent.intent_id}_leg{volume.label}",
                     polygon=[(round(x, DIGITS), round(y, DIGITS)) for x, y in list(footprint.exterior.coords)[:-1]],
                     alt_min_m=max(0.0, volume.lower_m - allowance.vertical_m),
                     alt_max_m=volume.upper_m + allowance.vertical_m,

@@ -7,6 +7,10 @@ the certified route; the run's one mission clock (t = 0 and where it comes from)
 and times rest on. A WPL file has no place for any of it (QGroundControl reads 12 tab-separated fields on every line
 after the header), so its provenance is the sidecar `<file>.cloudbrain.json`.
 
+A fleet mission (a team execute, issue 42) is one flight plan per member (`plan_team_export`): the team's certificate
+re-checked once as a whole, then each member exported as one UAV is, on the same mission clock, its provenance naming
+its sub-task and the team's trajectory digest (`team_member`). If one member cannot be exported, none is.
+
 A certified trajectory runs from the ground to the ground (tools.trajectory.flight_phases): the mission takes off
 (NAV_TAKEOFF to the top of the climb), flies the en-route waypoints and lands (NAV_LAND at the last point), with a
 DO_CHANGE_SPEED before every leg whose speed changes, in the frame its speed type names: ground speed (horizontal
@@ -28,8 +32,9 @@ import numpy as np
 from shapely.geometry import LineString
 
 from standards.frame import GeoFrame, StandardsError, rfc3339
-from standards.volumes import Buffers, LegVolume, leg_volumes, simulated_buffers, uncovered_legs
-from tools.certificate import SafetyCertificate, check_certificate, sha256_of, world_digest
+from standards.volumes import Buffers, LegVolume, leg_volumes, member_volumes, simulated_buffers, uncovered_legs
+from tools.certificate import MemberCertificate, SafetyCertificate, check_certificate, sha256_of, world_digest
+from tools.team_traffic import with_members_as_traffic
 from tools.trajectory import GROUND_M, flight_phases
 from tools.world import World
 
@@ -65,6 +70,8 @@ class FlightExport:
     clock_source: str = "the world's clock origin"
     exported_at: datetime = field(default_factory=lambda: datetime.now(UTC))
     notes: list[str] = field(default_factory=list)  # what a writer states beyond the frame's assumptions
+    member: MemberCertificate | None = None  # a fleet mission's member: this intent is its flight alone
+    team: SafetyCertificate | None = None  # ... and the team's certificate it is a member of
 
     @property
     def waypoints(self) -> list[list[float]]:
@@ -86,7 +93,7 @@ class FlightExport:
 
     def provenance(self) -> dict[str, Any]:
         trajectory = self.certificate.trajectory.model_dump(mode="json")
-        return {
+        document = {
             "generator": "cloudbrain export",
             "certified_trajectory": trajectory,
             "trajectory_sha256": sha256_of(trajectory),
@@ -104,6 +111,24 @@ class FlightExport:
             "buffers": self.buffers.model_dump(),
             "assumptions": [*self.frame.assumptions, *self.notes],
         }
+        if membership := self.membership():  # a one-UAV export has no such key
+            document["team_member"] = membership
+        return document
+
+    def membership(self) -> dict[str, Any] | None:
+        """Which member of which team this intent flies: its sub-task, role, share and UAV, every member's, and the
+        team certificate's trajectory digest (over every member's trajectory, sub-task, role and share). None for
+        a one-UAV export."""
+        if self.member is None or self.team is None:
+            return None
+        return {
+            "subtask_id": self.member.subtask_id,
+            "role": self.member.role,
+            "share_kg": self.member.share_kg,
+            "uav_id": self.certificate.trajectory.uav_id,
+            "members": [f"{m.subtask_id}:{m.certificate.trajectory.uav_id}" for m in self.team.members or []],
+            "team_trajectory_sha256": self.team.digests.trajectory_sha256,
+        }
 
 
 def plan_export(
@@ -116,24 +141,89 @@ def plan_export(
 ) -> FlightExport:
     """The export of a certified execute: the certificate must be this world's and re-check (both gates re-run),
     and every leg must lie in its volume, or nothing is written. `frame.clock_origin` is the run's one mission
-    clock (t = 0), `clock_source` where it comes from."""
-    if world_digest(world) != certificate.digests.world_sha256:
-        raise StandardsError("the certificate is not this world's (world sha256 differs): export with its own world")
-    if certificate.members is not None:  # no single trajectory: each member would be an intent of its own
-        flown = ", ".join(f"{m.subtask_id} ({m.certificate.trajectory.uav_id})" for m in certificate.members)
+    clock (t = 0), `clock_source` where it comes from. A fleet mission is exported by `plan_team_export`."""
+    _same_world(world, certificate)
+    if certificate.members is not None:  # no single trajectory: each member is an intent of its own
         raise StandardsError(
-            f"the run is a fleet mission of {len(certificate.members)} UAVs ({flown}); a flight plan per member is "
-            "not exported yet, so nothing is written"
+            f"the run is a fleet mission of {len(certificate.members)} UAVs ({_flown(certificate)}): it is exported "
+            "as one flight plan per member (plan_team_export), not as one"
         )
     check = check_certificate(certificate, world)
     if not check.valid:
         raise StandardsError(f"the certificate does not re-check: {check.differences[0]}")
-    buffers = simulated_buffers(world, certificate)
-    volumes = leg_volumes(certificate.trajectory.waypoints, buffers)
+    return _flight_export(world, world, certificate, frame, priority, clock_source, now or datetime.now(UTC))
+
+
+def plan_team_export(
+    world: World,
+    certificate: SafetyCertificate,
+    frame: GeoFrame,
+    priority: int = 0,
+    clock_source: str = "the world's clock origin",
+    now: datetime | None = None,
+) -> list[FlightExport]:
+    """The exports of a certified fleet mission, one per member in the certificate's order: the team's certificate
+    must be this world's and re-check as a whole (every member's gates re-run with the others as traffic), then each
+    member is exported as a one-UAV execute is (its buffers from its own stress scenarios, flown in the world it
+    was certified in: the others as traffic; every leg in its volumes) on the one mission clock `frame` gives, so a
+    member that departs later has volumes that start later. A member's legs are held in time slices
+    (standards.volumes.member_volumes), so its intent shows the time separation the team planner kept from the
+    others. If one member cannot be exported, none is."""
+    _same_world(world, certificate)
+    if certificate.members is None:
+        raise StandardsError("the run is not a fleet mission: it is exported as one flight plan (plan_export)")
+    check = check_certificate(certificate, world)  # once for the team: each member's re-check needs the others
+    if not check.valid:
+        raise StandardsError(f"the certificate does not re-check: {check.differences[0]}")
+    exported_at = now or datetime.now(UTC)  # one instant for every member's "already ended"
+    members = certificate.members
+    plans = []
+    for member in members:
+        flown_in = with_members_as_traffic(world, [m.track_of() for m in members if m is not member])
+        try:
+            plan = _flight_export(
+                world, flown_in, member.certificate, frame, priority, clock_source, exported_at, member, certificate
+            )
+        except StandardsError as exc:
+            raise member_refusal(member, exc) from None
+        plans.append(plan)
+    return plans
+
+
+def member_refusal(member: MemberCertificate, exc: StandardsError) -> StandardsError:
+    """A member's export refused, named, for the whole team: a team's files are written all or none."""
+    label = f"{member.subtask_id} ({member.certificate.trajectory.uav_id})"
+    return StandardsError(f"member {label}: {exc}; nothing is written for any member")
+
+
+def _same_world(world: World, certificate: SafetyCertificate) -> None:
+    if world_digest(world) != certificate.digests.world_sha256:
+        raise StandardsError("the certificate is not this world's (world sha256 differs): export with its own world")
+
+
+def _flown(certificate: SafetyCertificate) -> str:
+    return ", ".join(f"{m.subtask_id} ({m.certificate.trajectory.uav_id})" for m in certificate.members or [])
+
+
+def _flight_export(
+    world: World,
+    flown_in: World,
+    certificate: SafetyCertificate,
+    frame: GeoFrame,
+    priority: int,
+    clock_source: str,
+    exported_at: datetime,
+    member: MemberCertificate | None = None,
+    team: SafetyCertificate | None = None,
+) -> FlightExport:
+    """One UAV's export from its re-checked certificate: `flown_in` is the world its stress scenarios were
+    certified in (the world itself, or for a team member the world with the other members as traffic)."""
+    buffers = simulated_buffers(flown_in, certificate)
+    volumes = (leg_volumes if member is None else member_volumes)(certificate.trajectory.waypoints, buffers)
     if failures := uncovered_legs(volumes, certificate.trajectory.waypoints):
         raise StandardsError(f"the volumes do not hold the route: {failures[0]}")
-    plan = FlightExport(world, frame, certificate, buffers, volumes, priority, clock_source)
-    plan.exported_at = now or datetime.now(UTC)
+    plan = FlightExport(world, frame, certificate, buffers, volumes, priority, clock_source, member=member, team=team)
+    plan.exported_at = exported_at
     if plan.has_ended:
         plan.note(
             f"the flight's time is past: it ended at {rfc3339(frame.instant(plan.ends_sec))}, before this export "
@@ -423,7 +513,8 @@ def _mavlink(plan: FlightExport) -> str:
 def _geojson(plan: FlightExport) -> str:
     """RFC 7946: positions [lon, lat, height above the WGS84 ellipsoid] where the world gives the ellipsoid
     height, else [lon, lat] (RFC 7946 heights are ellipsoidal: none is better than a wrong one); the AGL altitudes
-    in the properties either way. The route, then each leg's volume (exterior rings counterclockwise)."""
+    in the properties either way. The route, then each leg's volume (a fleet mission member's: each slice's,
+    `volume_<leg>.<slice>`), exterior rings counterclockwise."""
     frame = plan.frame
     heights = frame.knows_wgs84
     if not heights:
@@ -451,6 +542,8 @@ def _geojson(plan: FlightExport) -> str:
         ring = [list(frame.lon_lat(x, y)) for x, y in volume.ring]
         ring = _wound(ring, counter_clockwise=True)
         properties: dict[str, Any] = {"kind": "volume", "leg": volume.leg}
+        if volume.part is not None:  # a fleet mission member's time slice of the leg
+            properties["part"] = volume.part
         properties |= {"lower_agl_m": volume.lower_m, "upper_agl_m": volume.upper_m}
         if heights:
             properties["lower_wgs84_m"] = round(frame.wgs84_height(volume.lower_m), 3)
@@ -460,7 +553,7 @@ def _geojson(plan: FlightExport) -> str:
         features.append(
             {
                 "type": "Feature",
-                "id": f"volume_{volume.leg}",
+                "id": f"volume_{volume.label}",
                 "geometry": {"type": "Polygon", "coordinates": [[*ring, ring[0]]]},
                 "properties": properties,
             }
@@ -485,7 +578,10 @@ def _kml(plan: FlightExport) -> str:
         plan.note("ground elevation unknown: the KML route is relativeToGround, its altitudes AGL")
     root = ET.Element(f"{{{KML}}}kml")
     document = ET.SubElement(root, f"{{{KML}}}Document")
-    ET.SubElement(document, f"{{{KML}}}name").text = f"CloudBrain execute in {plan.world.world_id}"
+    name = f"CloudBrain execute in {plan.world.world_id}"
+    if plan.member is not None:
+        name += f", member {plan.member.subtask_id} ({plan.member.role}) of a fleet mission"
+    ET.SubElement(document, f"{{{KML}}}name").text = name
     placemark = ET.SubElement(document, f"{{{KML}}}Placemark")
     ET.SubElement(placemark, f"{{{KML}}}name").text = f"route of {plan.certificate.trajectory.uav_id}"
     span = ET.SubElement(placemark, f"{{{KML}}}TimeSpan")
@@ -503,6 +599,10 @@ def _kml(plan: FlightExport) -> str:
     values = {key: str(provenance[key]) for key in ("trajectory_sha256", "world_sha256", "clock_origin_utc")}
     values["mission_clock_source"] = provenance["mission_clock"]["source"]
     values["assumptions"] = "; ".join(provenance["assumptions"]) or "none"
+    if membership := provenance.get("team_member"):
+        values["team_subtask_id"] = membership["subtask_id"]
+        values["team_members"] = ", ".join(membership["members"])
+        values["team_trajectory_sha256"] = membership["team_trajectory_sha256"]
     for key, value in values.items():
         data = ET.SubElement(extended, f"{{{KML}}}Data", name=key)
         ET.SubElement(data, f"{{{KML}}}value").text = value

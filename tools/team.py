@@ -2,8 +2,11 @@
 
 A request is a list of sub-tasks (origin -> waypoints -> destination, a payload, a deadline, required sensors, and
 sub-tasks it must follow). Each non-split sub-task gets exactly one UAV; a split sub-task's payload is divided among
-1..max_uavs_per_split UAVs that each fly the same leg with their share. A UAV serves at most one sub-task: no UAV is
-booked twice, so a UAV never chains two sub-tasks (a relay is two UAVs meeting at a pad).
+1..max_uavs_per_split UAVs that each fly the same leg with their share, or among exactly `uav_count` UAVs where the
+request states how many (max_uavs_per_split then does not apply). With a stated count every member carries at least
+half an even share (payload / uav_count / 2): without a floor the cheapest split would leave a member grams, or
+nothing, and the count would be kept in name only. A UAV serves at most one sub-task: no UAV is booked twice, so a UAV
+never chains two sub-tasks (a relay is two UAVs meeting at a pad).
 
 Feasibility of one UAV on one sub-task is exactly assign_uav's (tools/assignment.evaluate: status, payload, battery
 reserve, wind + gusts, repositioning leg included), plus the sub-task's sensors. For a split sub-task the share is a
@@ -27,16 +30,18 @@ Timing model (all UAVs are told at t = 0, now, and take off at once from where t
 
 Solution: a mixed-integer linear program (scipy.optimize.milp, HiGHS), always, so the one path the tool takes is the
 one the reference test checks: x[u, s] binary for feasible pairs only, share[u, s] <= max_share(u, s) * x[u, s] for
-split sub-tasks, finish times F(s) >= eta(u, s) x[u, s] and F(s) >= F(q) + leg(u, s) x[u, s] for q in after(s) (no
-big-M needed: with x = 0 the second says F(s) >= F(q), which holds anyway), makespan T >= F(s); the primary objective
+split sub-tasks (and share[u, s] >= floor(s) * x[u, s], sum over u of x[u, s] = uav_count, where a count is stated),
+finish times F(s) >= eta(u, s) x[u, s] and F(s) >= F(q) + leg(u, s) x[u, s] for q in after(s) (no big-M needed: with
+x = 0 the second says F(s) >= F(q), which holds anyway), makespan T >= F(s); the primary objective
 is minimised, then the secondary with the primary held at its optimum. `brute_force_team` enumerates every assignment
 instead; it lives here, beside the solver, so the benchmark's perf code can use it as a reference too.
 
 No team: the failure names the binding constraint, checked in this order: the named candidates lack a team the rest
 of the fleet holds (recoverable, as assign_uav's low_battery_candidates); no idle UAV at all; per sub-task alone,
-its sensors, then its payload against the capable UAVs' capacity, then battery or wind on the leg; then the fleet
-size (the sub-tasks need more distinct UAVs than can fly them); then the deadline (the team that minimises the worst
-lateness still misses sub-task S by N s).
+its sensors, then a stated count against the idle UAVs with those sensors (fleet size), then its payload against the
+capable UAVs' capacity, then a stated count against the UAVs able to carry a share (fleet size), then battery or wind
+on the leg; then the fleet size (the sub-tasks need more distinct UAVs than can fly them); then the deadline (the
+team that minimises the worst lateness still misses sub-task S by N s).
 """
 
 from __future__ import annotations
@@ -73,6 +78,9 @@ BATTERY_SHARE_MARGIN_KG = (
     1e-3  # shares are reported and flown in grams: one at its battery limit, rounded, stays within
 )
 
+# With a stated uav_count each member carries at least this fraction of an even share (see the module docstring).
+COUNTED_SHARE_FLOOR = 0.5
+
 TeamObjective = Literal["min_makespan", "min_energy"]
 
 
@@ -103,6 +111,29 @@ class TeamSubtask(BaseModel):
     uavs: list[str] = Field(
         default_factory=list, description="UAV ids that alone may fly it (pinned by the request); empty = any"
     )
+    # Left out of a dump when None, as in the IR's sub-task (ir.model.SubTask), which converts to this one to one.
+    uav_count: int | None = Field(
+        default=None,
+        ge=1,
+        exclude_if=lambda count: count is None,
+        description="split only: exactly this many UAVs share it, each carrying at least half an even share "
+        "(max_uavs_per_split does not apply); null = as many as the objective prefers, up to max_uavs_per_split",
+    )
+
+    @property
+    def share_floor_kg(self) -> float:
+        """The least share a member carries: half an even share where a count is stated, else nothing."""
+        if not self.split or self.uav_count is None:
+            return 0.0
+        return COUNTED_SHARE_FLOOR * self.payload_kg / self.uav_count
+
+    def group_sizes(self, max_uavs_per_split: int) -> range:
+        """How many UAVs may fly it."""
+        if not self.split:
+            return range(1, 2)
+        if self.uav_count is not None:
+            return range(self.uav_count, self.uav_count + 1)
+        return range(1, max_uavs_per_split + 1)
 
 
 class AssignTeamArgs(BaseModel):
@@ -214,6 +245,13 @@ def _validated(world: World, args: AssignTeamArgs) -> tuple[list[TeamSubtask], l
             suggested_actions=["give every sub-task its own id"],
         )
     for subtask in args.subtasks:
+        if subtask.uav_count is not None and subtask.uav_count > 1 and not subtask.split:
+            raise ToolFailure(
+                "invalid_team_request",
+                f"sub-task {subtask.id} asks for {subtask.uav_count} UAVs but is not split: one UAV flies it",
+                recoverable=True,
+                suggested_actions=[f"mark {subtask.id} split to share it, or drop uav_count"],
+            )
         for ref in (subtask.origin, *subtask.waypoints, subtask.destination):
             if ref not in world.entity_index:
                 raise unknown_id_failure("entity", ref, world.entity_index)
@@ -279,6 +317,12 @@ def _pairing(world: World, uav: UAV, subtask: TeamSubtask, reserve: float) -> Pa
     reasons = list(empty.reasons)
     if not reasons and subtask.payload_kg > 0 and max_share <= SHARE_EPSILON_KG:
         reasons.append(f"payload capacity {uav.payload_capacity_kg:g} kg: it cannot carry a share")
+    elif not reasons and max_share < subtask.share_floor_kg:
+        limit = "its battery reserve" if battery_limit < most else "its payload capacity"
+        reasons.append(
+            f"share: it carries at most {max_share:.2f} kg ({limit}), less than the {subtask.share_floor_kg:.2f} kg "
+            f"each of the {subtask.uav_count} UAVs sharing {subtask.id} carries at least"
+        )
     return Pairing(uav, subtask, empty.eta_sec, leg_sec, empty.energy_wh, per_kg, max(max_share, 0.0), reasons)
 
 
@@ -292,14 +336,17 @@ def team_instance(world: World, args: AssignTeamArgs) -> TeamInstance:
 # --- evaluating a team ----------------------------------------------------------------------------------------------
 
 
-def _cheapest_shares(pairings: list[Pairing], payload_kg: float) -> dict[str, float] | None:
-    """A split sub-task's shares among `pairings` at the least energy: the cheapest kilogram first (exact: one
-    covering constraint over bounded shares is a fractional knapsack). None if they cannot carry it all."""
-    shares = {p.uav.id: 0.0 for p in pairings}
-    left = payload_kg
+def _cheapest_shares(pairings: list[Pairing], payload_kg: float, floor_kg: float = 0.0) -> dict[str, float] | None:
+    """A split sub-task's shares among `pairings` at the least energy: every member its floor, then the cheapest
+    kilogram first (exact: one covering constraint over bounded shares is a fractional knapsack). None if they cannot
+    carry it all."""
+    if any(p.max_share_kg < floor_kg for p in pairings):
+        return None
+    shares = {p.uav.id: floor_kg for p in pairings}
+    left = payload_kg - floor_kg * len(pairings)
     for p in sorted(pairings, key=lambda p: (p.energy_per_kg_wh, p.uav.id)):
-        take = min(p.max_share_kg, left)
-        shares[p.uav.id], left = take, left - take
+        take = min(p.max_share_kg - floor_kg, left)
+        shares[p.uav.id], left = floor_kg + take, left - take
     return shares if left <= SHARE_EPSILON_KG else None
 
 
@@ -312,10 +359,10 @@ def team_solution(instance: TeamInstance, members: dict[str, list[str]]) -> Team
     for subtask in instance.subtasks:
         pairings = [instance.pairs[u, subtask.id] for u in members[subtask.id]]
         if subtask.split:
-            shares = _cheapest_shares(pairings, subtask.payload_kg)
+            shares = _cheapest_shares(pairings, subtask.payload_kg, subtask.share_floor_kg)
             if shares is None:
                 return None
-            if subtask.payload_kg > 0:  # a member carrying nothing only adds its flight
+            if subtask.payload_kg > 0:  # a member carrying nothing only adds its flight (never with a count's floor)
                 pairings = [p for p in pairings if shares[p.uav.id] > SHARE_EPSILON_KG]
                 shares = {p.uav.id: shares[p.uav.id] for p in pairings}
         else:
@@ -367,13 +414,15 @@ class _Program:
         for subtask in instance.subtasks:
             chosen = by_subtask[subtask.id]
             finish = self.finish_column[subtask.id]
+            sizes = subtask.group_sizes(instance.args.max_uavs_per_split)
+            self.rows.append(({i: 1.0 for i in chosen}, sizes[0], sizes[-1]))
             if subtask.split:
-                self.rows.append(({i: 1.0 for i in chosen}, 1.0, instance.args.max_uavs_per_split))
                 self.rows.append(({self.share_column[i]: 1.0 for i in chosen}, subtask.payload_kg, subtask.payload_kg))
-                for i in chosen:  # a share only on a UAV that flies
+                for i in chosen:  # a share only on a UAV that flies, and at least the floor on one that does
                     self.rows.append(({self.share_column[i]: 1.0, i: -self.pairings[i].max_share_kg}, -np.inf, 0.0))
-            else:
-                self.rows.append(({i: 1.0 for i in chosen}, 1.0, 1.0))
+                    if subtask.share_floor_kg > 0:
+                        row = {self.share_column[i]: 1.0, i: -subtask.share_floor_kg}
+                        self.rows.append((row, 0.0, np.inf))
             for i in chosen:
                 self.rows.append(({finish: 1.0, i: -self.pairings[i].eta_sec}, 0.0, np.inf))
                 for earlier in subtask.after:
@@ -466,9 +515,7 @@ def brute_force_team(world: World, args: AssignTeamArgs) -> TeamSolution | None:
 
     def choices(subtask: TeamSubtask, free: set[str]) -> list[tuple[str, ...]]:
         usable = [p.uav.id for p in instance.pairs_of(subtask) if p.uav.id in free]
-        if not subtask.split:
-            return [(u,) for u in usable]
-        sizes = range(1, min(args.max_uavs_per_split, len(usable)) + 1)
+        sizes = subtask.group_sizes(args.max_uavs_per_split)
         return [group for k in sizes for group in itertools.combinations(usable, k)]
 
     def extend(index: int, free: set[str], members: dict[str, list[str]]) -> None:
@@ -583,7 +630,8 @@ def _reason_kind(reason: str) -> str:
 def _subtask_alone_failure(instance: TeamInstance, subtask: TeamSubtask, idle: list[UAV]) -> ToolFailure | None:
     """Why no idle UAV (or, split, no allowed group of them) can fly `subtask` even with the rest of the request
     gone; None if some can."""
-    most = instance.args.max_uavs_per_split if subtask.split else 1
+    most = subtask.group_sizes(instance.args.max_uavs_per_split)[-1]
+    counted = subtask.split and subtask.uav_count is not None
     idle = [u for u in idle if not subtask.uavs or u.id in subtask.uavs]  # a pinned sub-task is its UAVs' alone
     if not idle:
         return ToolFailure(
@@ -608,10 +656,12 @@ def _subtask_alone_failure(instance: TeamInstance, subtask: TeamSubtask, idle: l
             ],
             result={"binding_constraint": "sensors", "subtask_id": subtask.id},
         )
+    if counted and len(fitted) < most:
+        return _count_failure(instance, subtask, [u.id for u in fitted], "idle UAVs" + _with(subtask), {})
     strongest = sorted(fitted, key=lambda u: (-u.payload_capacity_kg, u.id))[:most]
     capacities = [u.payload_capacity_kg for u in strongest]
     if sum(capacities) < subtask.payload_kg:
-        kind = "idle UAV" + (f" with {', '.join(subtask.required_sensors)}" if subtask.required_sensors else "")
+        kind = "idle UAV" + _with(subtask)
         lift = (
             f"the {kind}s it may share ({', '.join(u.id for u in strongest)}) lift {sum(capacities):g} kg together"
             if subtask.split
@@ -621,10 +671,8 @@ def _subtask_alone_failure(instance: TeamInstance, subtask: TeamSubtask, idle: l
             lift += f"; excluded: {', '.join(u.id for u in instance.excluded)}"
         actions = ["reduce the payload", "ground transfer", "ask a human operator"]
         if sum(u.payload_capacity_kg for u in fitted) >= subtask.payload_kg:
-            actions.insert(
-                0,
-                f"raise max_uavs_per_split above {most}" if subtask.split else "mark it split to share the load",
-            )
+            more = f"share it among more than {most} UAVs" if counted else f"raise max_uavs_per_split above {most}"
+            actions.insert(0, more if subtask.split else "mark it split to share the load")
         return ToolFailure(
             "payload_exceeds_capacity",
             f"sub-task {subtask.id}'s payload {subtask.payload_kg:g} kg is more than {lift}",
@@ -638,6 +686,10 @@ def _subtask_alone_failure(instance: TeamInstance, subtask: TeamSubtask, idle: l
         )
     pairings = [instance.pairs[u.id, subtask.id] for u in fitted]
     carried = sorted((p.max_share_kg for p in pairings if p.feasible), reverse=True)
+    if counted and 0 < len(carried) < most:  # some fly a share, not as many as asked: the count binds
+        able = [p.uav.id for p in pairings if p.feasible]
+        why = {p.uav.id: "; ".join(p.reasons) for p in pairings if not p.feasible}
+        return _count_failure(instance, subtask, able, "idle UAVs able to carry a share", why)
     if carried and (not subtask.split or sum(carried[:most]) >= subtask.payload_kg - SHARE_EPSILON_KG):
         return None
     lifters = [p for p in pairings if p.uav.payload_capacity_kg >= subtask.payload_kg or subtask.split]
@@ -666,9 +718,41 @@ def _subtask_alone_failure(instance: TeamInstance, subtask: TeamSubtask, idle: l
     )
 
 
+def _with(subtask: TeamSubtask) -> str:
+    return f" with {', '.join(subtask.required_sensors)}" if subtask.required_sensors else ""
+
+
+def _count_failure(
+    instance: TeamInstance, subtask: TeamSubtask, able: list[str], kind: str, why: dict[str, str]
+) -> ToolFailure:
+    """A split sub-task asks for more UAVs than can fly it: the fleet size binds (`why`: the others' reasons)."""
+    count = subtask.uav_count
+    listed = f" ({', '.join(able)})" if able else ""
+    message = f"sub-task {subtask.id} asks for exactly {count} UAVs; {kind}: {len(able)}{listed}"
+    if subtask.uavs:
+        message += f", of those pinned to it ({', '.join(subtask.uavs)})"
+    if why:
+        message += "; the others: " + "; ".join(f"{u}: {reason}" for u, reason in why.items())
+    if instance.excluded:
+        message += f"; excluded: {', '.join(u.id for u in instance.excluded)}"
+    return ToolFailure(
+        "fleet_too_small",
+        message,
+        recoverable=False,
+        suggested_actions=[
+            f"share it among {len(able)} UAVs" if len(able) > 1 else "leave the number of UAVs to the team tool",
+            "wait for more UAVs to become idle",
+            "ask a human operator",
+        ],
+        result={"binding_constraint": "fleet_size", "subtask_id": subtask.id, "uavs_needed": count, "uavs_able": able},
+    )
+
+
 def _fewest_uavs(instance: TeamInstance, subtask: TeamSubtask) -> int:
     if not subtask.split:
         return 1
+    if subtask.uav_count is not None:
+        return subtask.uav_count
     carried = sorted((p.max_share_kg for p in instance.pairs_of(subtask)), reverse=True)
     total = itertools.accumulate(carried)
     return next(k for k, kg in enumerate(total, 1) if kg >= subtask.payload_kg - SHARE_EPSILON_KG)
@@ -746,8 +830,9 @@ SPEC = ToolSpec(
     name="assign_team",
     description=(
         "Choose a team of idle UAVs for a request of several sub-tasks (split loads, parallel sites, sensor roles, "
-        "relays via `after`): each UAV on one sub-task, exact optimum for min_makespan | min_energy; says why each "
-        "UAV was or was not chosen, or which constraint leaves no team."
+        "relays via `after`): each UAV on one sub-task, a split load shared by exactly `uav_count` UAVs where given, "
+        "exact optimum for min_makespan | min_energy; says why each UAV was or was not chosen, or which constraint "
+        "leaves no team."
     ),
     args_model=AssignTeamArgs,
     body=assign_team,

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from benchmark.check_splits import _leakage, check_sample
+from benchmark.fleet import FLEET_SCENARIO
 from benchmark.generator import DEFAULT_SEED, derive_seed, generate_one, jobs_for
 from benchmark.layouts import SEEN_LAYOUTS, UNSEEN_LAYOUTS
 from benchmark.splits import SPLITS, draw_difficulty, scenario_schedule
@@ -36,7 +37,7 @@ def test_schedule_hits_the_shares_exactly(name):
     assert len(schedule) == spec.size
     for scenario, share in spec.scenario_shares.items():
         assert abs(schedule.count(scenario) - share * spec.size) < 1
-    assert set(schedule) <= set(SCENARIO_SHARES)
+    assert set(schedule) <= {*SCENARIO_SHARES, FLEET_SCENARIO}
 
 
 def test_standard_splits_use_the_spec_shares_and_unseen_layouts_only_where_held_out():

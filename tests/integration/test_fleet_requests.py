@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import math
+import re
+import sqlite3
 
 import pytest
 
@@ -84,24 +86,61 @@ def test_uavs_named_for_their_sites_fly_to_those_sites(instruction):
 
 
 @pytest.mark.parametrize(
-    ("instruction", "asked", "flown"),
+    ("instruction", "count", "payload_kg"),
     [
-        ("Split 4 kg of sandbags from the sandbag depot between two drones and fly them to the flood site.", 2, 1),
-        (
-            "Drop a 2 kg rescue kit at the crash on the eastern ring road and have a second drone with a camera film "
-            "the scene while it's delivered.",
-            2,
-            1,
-        ),
-        ("从五金仓库运7公斤工具到港口街工地，不要用uav_09，分两架运。", 2, 3),
+        ("Split 4 kg of sandbags from the sandbag depot between two drones and fly them to the flood site.", 2, 4.0),
+        ("Take 8 kg of sandbags from the sandbag depot to the flood site, use three drones.", 3, 8.0),
     ],
 )
-def test_a_team_of_another_size_than_the_words_ask_for_is_not_flown(instruction, asked, flown):
-    """The team tool picks the fewest UAVs the load allows; a team of another size than the request states ("two
-    drones", "a second drone", "分两架") is the operator's, named, never flown as if it were what was asked."""
+def test_a_load_split_between_as_many_drones_as_the_words_say_is_flown_by_that_many(instruction, count, payload_kg):
+    """The stated team size is the split sub-task's uav_count: the team tool flies exactly that many, though fewer
+    could carry it (4 kg fits one 5 kg UAV; 8 kg two), each with a real share of the load."""
+    out = run_task(_world("examples/fleet_city.json"), instruction, context=CONTEXT, db=None)
+    assert out.status == "execute", out.decision.get("reason")
+    team = out.decision["team"]
+    assert len({m["uav_id"] for m in team}) == len(team) == count
+    assert sum(m["share_kg"] for m in team) == pytest.approx(payload_kg, abs=1e-3)
+    assert all(m["share_kg"] >= payload_kg / count / 2 - 1e-3 for m in team), team
+
+
+def test_more_drones_than_can_fly_the_load_ends_with_the_operator_naming_the_fleet_size():
+    """Six drones asked for 4 kg: four idle UAVs can carry a share from the sandbag depot (the rest lack the battery
+    for one), so the team tool names the fleet size and the run asks the operator, never flying fewer."""
+    instruction = "Split 4 kg of sandbags from the sandbag depot between six drones and fly them to the flood site."
+    out = run_task(_world("examples/fleet_city.json"), instruction, context=CONTEXT, db=None)
+    assert out.status == "human_confirm" and not out.decision.get("team"), out.decision
+    assert out.failure["error_type"] == "fleet_too_small"
+    assert "asks for exactly 6 UAVs; idle UAVs able to carry a share: 4" in out.decision["reason"]
+
+
+def test_a_team_of_another_size_than_the_words_ask_for_is_not_flown():
+    """Coverage is a sub-task per UAV, one site at least each: five camera drones asked for four sites fly as four.
+    A team of another size than the request states ("five drones", "a second drone", "分两架") is the operator's,
+    named, never flown as if it were what was asked."""
+    instruction = (
+        "Flood watch: I need photos of the sluice gate, the pumping station, the old bridge pier and the east levee "
+        "inspection points within 2 minutes. Split them between five camera drones."
+    )
     out = run_task(_world("examples/fleet_city.json"), instruction, context=CONTEXT, db=None)
     assert out.status == "human_confirm" and out.failure["error_type"] == "team_size_not_kept", out.decision
-    assert f"asks for {asked} UAVs; the team flies {flown}" in out.decision["reason"]
+    assert "asks for 5 UAVs; the team flies 4" in out.decision["reason"]
+
+
+def test_filming_the_scene_is_filming_the_drop_off():
+    """'film the scene' names no place: it is the one place the cargo goes (language/team.py), so the second drone
+    films the crash while the first delivers; before, the film sub-task was lost and a 1-UAV team asked the operator."""
+    world = _world("examples/fleet_city.json")
+    instruction = (
+        "Drop a 2 kg rescue kit at the crash on the eastern ring road and have a second drone with a camera film "
+        "the scene while it's delivered."
+    )
+    out = run_task(world, instruction, context=CONTEXT, db=None)
+    assert out.status == "execute", out.decision.get("reason")
+    roles = {m["role"]: m for m in out.decision["team"]}
+    assert set(roles) == {"deliver", "film"} and roles["film"]["uav_id"] != roles["deliver"]["uav_id"]
+    crash = world.entity_index["accident_site_1"].position
+    for member in roles.values():
+        assert math.dist(member["waypoints"][-1][:2], crash) <= world.arrival_tolerance_m
 
 
 SPLIT_LOAD = (
@@ -110,23 +149,37 @@ SPLIT_LOAD = (
 )
 
 
-def test_a_team_execute_is_not_exported_as_one_flight_plan_nor_admitted_to_the_ledger(capsys, tmp_path):
-    """What is not built yet for teams (a flight plan per member, a team's intents admitted all or none) is a clear
-    refusal with nothing written, never a crash or a plan of one member standing for the mission."""
+def test_a_team_execute_is_exported_and_admitted_to_the_ledger_per_member(capsys, tmp_path):
+    """A team's execute is exported as one F3548 intent per member, never as one plan of one member standing for
+    the mission (tests/integration/test_team_export.py checks the files), and operations mode admits it as one
+    intent per member (tests/integration/test_ops_team.py checks the admission)."""
     fleet, db, out = str(ROOT / "examples" / "fleet_city.json"), str(tmp_path / "runs.sqlite"), tmp_path / "plan.json"
     common = ("--model", "rules", "--without", "memory", "--db", db)
     code, said, _ = run_cli(capsys, "run", "--world", fleet, "--instruction", SPLIT_LOAD, "--thread", "team", *common)
     assert code == 0 and said.startswith("EXECUTE: a team of 2 UAVs") and "None flies" not in said
     assert said.count("(deliver): uav_") == 2  # one line per member, each naming its UAV
-    code, _, err = run_cli(
-        capsys, "export", "--db", db, "--thread", "team", "--world", fleet, "--format", "f3548", "--out", str(out)
-    )
-    assert code == 2 and "fleet mission of 2 UAVs" in err and not out.exists()
+    code, said, _ = run_cli(
+        capsys, "export", "--db", db, "--thread", "team", "--world", fleet, "--format", "f3548", "--out", str(out),
+        "--start", "2100-01-01T09:00:00Z",
+    )  # fmt: skip
+    written = sorted(p.name for p in tmp_path.glob("plan*"))
+    assert code == 0 and said.startswith("f3548: a fleet mission of 2 UAVs") and not out.exists()
+    assert len(written) == 2 and all(re.fullmatch(r"plan\.t\d+\.uav_\d+\.json", name) for name in written)
+    for name in written:
+        intent = json.loads((tmp_path / name).read_text("utf-8"))
+        assert intent["details"]["volumes"] and intent["cloudbrain"]["team_member"]["uav_id"] in name
     requests = tmp_path / "requests.jsonl"
     requests.write_text(json.dumps({"at_sec": 0, "request_id": "bags", "instruction": SPLIT_LOAD}) + "\n", "utf-8")
     code, out_text, _ = run_cli(
         capsys, "ops", "--world", fleet, "--requests", str(requests), *common, "--fresh-ledger", "--json"
     )
     (decision,) = json.loads(out_text)["decisions"]
-    assert code == 4 and decision["status"] == "human_confirm" and decision["intent_id"] is None
-    assert "does not admit a team's intents" in decision["reason"]
+    # the two members fly in trail along one corridor; their legs held in time slices, their intents keep apart by
+    # the ledger's own check, and the team is admitted whole: one row per member, under the team's id
+    assert code == 0 and decision["status"] == "execute", decision["reason"]
+    assert decision["intent_id"] and decision["uav_id"] is None and len(decision["team"]) == 2
+    with sqlite3.connect(db) as connection:
+        rows = connection.execute("SELECT intent_id, body FROM operational_intents ORDER BY intent_id").fetchall()
+    assert sorted(m["intent_id"] for m in decision["team"]) == [intent_id for intent_id, _ in rows]
+    assert all(re.fullmatch(rf"{decision['intent_id']}\.t\d+:uav_\d+", intent_id) for intent_id, _ in rows)
+    assert {json.loads(body)["team_id"] for _, body in rows} == {decision["intent_id"]}

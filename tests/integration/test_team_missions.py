@@ -22,6 +22,7 @@ from nodes.context import Context
 from tests.support.cli import run_json
 from tests.support.ir_fixtures import GOOD_IR, SEED_INSTRUCTION
 from tests.support.paths import DOWNTOWN, ROOT
+from tests.support.team_geometry import closest_approach_in_the_world
 from tools.catalog import ACTION_TOOLS, ONE_UAV_TOOLS, team_registry
 from tools.certificate import SafetyCertificate, check_certificate, issue_team_certificate
 from tools.world import World
@@ -36,7 +37,6 @@ TOOL_PLAN = [
     {"id": "s2", "tool": "assign_uav", "args": {}, "depends_on": ["s1"]},
     {"id": "s3", "tool": "plan_route", "args": {}, "depends_on": ["s2"]},
 ]
-GRID_STEP_SEC = 0.05
 
 
 def _team_ir(
@@ -141,34 +141,6 @@ def team_runs(fleet_city: World, tmp_path_factory: pytest.TempPathFactory) -> di
     }
 
 
-def _in_the_world(track: np.ndarray) -> np.ndarray:
-    """The track with the member's time on the ground: at its start from t = 0, at its landing point for a day."""
-    first, last = track[0], track[-1]
-    return np.vstack([[*first[:3], 0.0], track, [*last[:3], last[3] + 86_400.0]])
-
-
-def _closest_approach(first: list[list[float]], second: list[list[float]], world: World) -> float:
-    """The least 3D distance between two members over the mission, each parked at its start before it departs and
-    at its landing point after it lands, at every moment at least one of the two is in the air (two parked UAVs are
-    no conflict); each track interpolated on one fine common time grid."""
-    a, b = _in_the_world(np.asarray(first, dtype=float)), _in_the_world(np.asarray(second, dtype=float))
-    end = max(a[-2, 3], b[-2, 3]) + 1.0
-    times = np.append(np.arange(0.0, end, GRID_STEP_SEC), end)
-
-    def at(track: np.ndarray) -> np.ndarray:
-        return np.column_stack([np.interp(times, track[:, 3], track[:, axis]) for axis in range(3)])
-
-    pa, pb = at(a), at(b)
-
-    def grounded(points: np.ndarray) -> np.ndarray:
-        return np.array([z <= world.surface_height_m((x, y)) + 0.05 for x, y, z in points])
-
-    airborne = ~(grounded(pa) & grounded(pb))
-    if not airborne.any():
-        return float("inf")
-    return float(np.linalg.norm(pa - pb, axis=1)[airborne].min())
-
-
 @pytest.mark.parametrize("request_id", list(TEAMS))
 def test_a_team_executes_with_members_apart_verified_simulated_and_certified(request_id, team_runs, fleet_city):
     out = team_runs[request_id]
@@ -190,7 +162,7 @@ def test_a_team_executes_with_members_apart_verified_simulated_and_certified(req
     assert carried == pytest.approx(expect.get("payload_kg", 0.0), abs=1e-3)
     separation = out.ir["constraints"]["min_separation_m"]
     for first, second in combinations(team, 2):
-        gap = _closest_approach(first["waypoints"], second["waypoints"], fleet_city)
+        gap = closest_approach_in_the_world(first["waypoints"], second["waypoints"], fleet_city)
         assert gap >= separation, f"{first['uav_id']} and {second['uav_id']} come {gap:.1f} m close"
         landed = np.linalg.norm(np.subtract(first["waypoints"][-1][:2], second["waypoints"][-1][:2]))
         assert landed >= separation, f"{first['uav_id']} and {second['uav_id']} land {landed:.1f} m apart"

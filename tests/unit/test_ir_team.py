@@ -74,7 +74,7 @@ STORED_IR_SHA256 = "66e21ff2a0c4d42ed5634ee0e43645e6826dbcde1721ad956e6c8daeca71
 # (`uavs`: the UAVs pinned to it).
 TEAM_TOOL_SUBTASK_ARGS = {
     "id", "origin", "destination", "waypoints", "payload_kg", "deadline_sec", "required_sensors", "after", "split",
-    "uavs",
+    "uavs", "uav_count",
 }  # fmt: skip
 
 
@@ -159,9 +159,27 @@ def test_a_subtask_converts_to_the_team_tools_arguments_one_to_one():
     assert set(SubTask.model_fields) - {"role"} == TEAM_TOOL_SUBTASK_ARGS
     team_tool = pytest.importorskip("tools.team")
     assert set(team_tool.TeamSubtask.model_fields) == TEAM_TOOL_SUBTASK_ARGS
-    for sub in LowAltitudeIR.model_validate(sandbags_ir()).team.subtasks:
-        args = team_tool.TeamSubtask.model_validate(sub.model_dump(exclude={"role"}))
-        assert args.model_dump() == sub.model_dump(exclude={"role"})
+    counted = changed("team.subtasks", [subtask(id="bags", payload_kg=8.0, split=True, uav_count=2)])
+    for ir in (sandbags_ir(), counted):
+        for sub in LowAltitudeIR.model_validate(ir).team.subtasks:
+            args = team_tool.TeamSubtask.model_validate(sub.model_dump(exclude={"role"}))
+            assert args.model_dump() == sub.model_dump(exclude={"role"})
+
+
+def test_a_subtask_without_a_team_size_dumps_as_before_it_existed_and_with_one_reads_back(world, registry):
+    report = validate_ir(sandbags_ir(), world, registry)
+    assert report.valid, report.message
+    before = {"id", "role", "origin", "destination", "waypoints", "payload_kg", "deadline_sec", "required_sensors",
+              "after", "split", "uavs"}  # fmt: skip
+    # no `uav_count: null`: a team IR stored before it existed dumps, and digests, the same
+    assert [set(sub) for sub in report.ir.model_dump(mode="json")["team"]["subtasks"]] == [before] * 3
+    assert "uav_count" not in report.ir.model_dump_json()
+    shared = subtask(id="bags", payload_kg=8.0, split=True, uav_count=2)
+    counted = validate_ir(changed("team.subtasks", [shared]), world, registry)
+    assert counted.valid, counted.message
+    dumped = counted.ir.model_dump(mode="json")
+    assert dumped["team"]["subtasks"][0]["uav_count"] == 2
+    assert LowAltitudeIR.model_validate(dumped) == counted.ir
 
 
 # --- teams that validate --------------------------------------------------------------------------------------
@@ -330,6 +348,23 @@ FAILURES: list[tuple[str, str, dict[str, Any], str, Any]] = [
         "team.subtasks.1.origin",
         "depot_1",  # bags_a ends at the site, not at depot_1: the load is not there to carry on
     ),
+    (
+        "constraint_grounding",
+        "uav_count_not_split",
+        changed("team.subtasks.2.uav_count", 2),
+        "team.subtasks.2.uav_count",
+        2,
+    ),
+    (
+        "constraint_grounding",
+        "uav_count_mismatch",
+        changed(
+            "team.subtasks", [subtask(id="bags", payload_kg=8.0, split=True, uavs=["uav_03", "uav_09"], uav_count=3)]
+        ),
+        "team.subtasks.0.uav_count",
+        3,
+    ),
+    ("schema", "out_of_range", changed("team.subtasks.2.uav_count", 0), "team.subtasks.2.uav_count", 0),
     ("schema", "wrong_enum", changed("team.subtasks.0.role", "carry"), "team.subtasks.0.role", "carry"),
     ("schema", "unknown_field", changed("team.subtasks.0.uav_id", "uav_03"), "team.subtasks.0.uav_id", "uav_03"),
 ]

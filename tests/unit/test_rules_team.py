@@ -150,6 +150,33 @@ def test_the_uavs_named_to_share_a_load_fly_it(text, members):
     assert split.split and split.uavs == members and split.payload_kg == 8.0
 
 
+@pytest.mark.parametrize(
+    ("text", "count"),
+    [
+        ("Split 4 kg of sandbags from the sandbag depot between two drones and fly them to the flood site.", 2),
+        ("Take 8 kg of sandbags from the sandbag depot to the flood site, use three drones.", 3),
+        ("从五金仓库运7公斤工具到港口街工地，不要用uav_09，分两架运。", 2),
+        ("Split 8 kg of sandbags from the sandbag depot to the flood site between uav_01 and uav_02.", 2),
+        ("Flood site needs 9 kilos of sandbags from the sandbag depot, within 10 minutes please.", None),  # implied
+    ],
+)
+def test_a_split_load_is_shared_by_as_many_uavs_as_the_words_say(text, count):
+    """The stated team size is the split sub-task's uav_count (the team tool then flies exactly that many); a split
+    the world implies, with no number in the words, leaves it to the team tool."""
+    (split,) = _fleet(text).team.subtasks
+    assert split.split and split.uav_count == count
+
+
+def test_coverage_is_cut_into_as_many_runs_as_the_words_ask_for_uavs():
+    """Coverage needs no count: one sub-task per UAV (coverage-1 asks for two; here, three), each flown by one."""
+    sites = (
+        "Flood watch: I need photos of the sluice gate, the pumping station, the old bridge pier and the east levee "
+        "inspection points within 2 minutes. Split them between three camera drones."
+    )
+    ir = _fleet(sites)
+    assert len(ir.team.subtasks) == 3 and all(s.uav_count is None for s in ir.team.subtasks)
+
+
 # --- no team ----------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize(
     "text",

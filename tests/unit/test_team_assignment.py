@@ -91,6 +91,8 @@ def team_requests(draw) -> tuple[list[UAV], dict]:
                 "deadline_sec": draw(st.none() | st.floats(60.0, 300.0)),
                 "required_sensors": draw(st.sampled_from([[], [], [], [], [], ["camera"], ["thermal"]])),
                 "after": draw(st.sampled_from([[], earlier[-1:], earlier])),
+                # a stated team size on some split loads (a count of 1 on a single UAV's sub-task is allowed too)
+                "uav_count": draw(st.sampled_from([None, 1, 2, 2, 3] if split else [None, None, None, 1])),
             }
         )
     args = {
@@ -110,7 +112,11 @@ def _assert_valid_team(world: World, args: team.AssignTeamArgs, solution: team.T
     assert len(flown) == len(set(flown)) and not set(flown) & set(args.excluded)
     for subtask in args.subtasks:
         shares = solution.shares_kg[subtask.id]
-        assert len(shares) == 1 or (subtask.split and len(shares) <= args.max_uavs_per_split)
+        if subtask.uav_count is not None:  # exactly as many as stated, each with at least half an even share
+            assert len(shares) == subtask.uav_count
+            assert all(share >= subtask.payload_kg / subtask.uav_count / 2 - 1e-6 for share in shares.values())
+        else:
+            assert len(shares) == 1 or (subtask.split and len(shares) <= args.max_uavs_per_split)
         if subtask.split:
             assert math.isclose(sum(shares.values()), subtask.payload_kg, abs_tol=1e-6)
         for uav_id, share in shares.items():
@@ -147,6 +153,60 @@ def test_the_milp_finds_the_optimum_brute_force_finds(downtown, request_):
     assert tool.result["makespan_sec"] == round(solved.makespan_sec, 1)
 
 
+@st.composite
+def counted_split_requests(draw) -> tuple[list[UAV], dict]:
+    """A split load with a stated team size on a fleet that can often fly it (idle UAVs with charge and lift, south of
+    the gusts), beside a sub-task competing for the same UAVs or not: random fleets above rarely have a team of
+    exactly the stated size, so most counted draws there end in a failure."""
+    fleet = [
+        _uav(
+            f"u{i}",
+            draw(st.integers(5, 75)) * 10.0,
+            draw(st.integers(5, 40)) * 10.0,
+            battery_ratio=draw(st.floats(0.7, 1.0)),
+            battery_capacity_wh=draw(st.sampled_from([300.0, 400.0])),
+            payload_capacity_kg=draw(st.sampled_from([1.0, 2.0, 3.0, 5.0])),
+            cruise_speed_mps=draw(st.sampled_from([8.0, 12.0, 16.0])),
+        )
+        for i in range(draw(st.integers(3, 6)))
+    ]
+    load = {
+        "id": "load",
+        "origin": draw(st.sampled_from(PLACES)),
+        "destination": draw(st.sampled_from(PLACES)),
+        "payload_kg": draw(st.sampled_from([2.0, 4.0, 6.0, 8.0])),
+        "split": True,
+        "uav_count": draw(st.integers(1, 4)),
+        "deadline_sec": draw(st.none() | st.floats(120.0, 400.0)),
+    }
+    other = {"id": "other", "origin": draw(st.sampled_from(PLACES)), "destination": draw(st.sampled_from(PLACES))}
+    subtasks = [load, *draw(st.sampled_from([[], [other], [{**other, "after": ["load"]}]]))]
+    args = {
+        "subtasks": subtasks,
+        "objective": draw(st.sampled_from(["min_makespan", "min_energy"])),
+        "max_uavs_per_split": draw(st.sampled_from([1, 2, 4])),  # a stated count does not heed it
+    }
+    return fleet, args
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(counted_split_requests())
+def test_the_milp_keeps_a_stated_team_size_as_brute_force_does(downtown, request_):
+    fleet, raw = request_
+    world, args = downtown.updated(fleet=fleet), team.AssignTeamArgs.model_validate(raw)
+    solved, reference = team.optimal_team(world, args), team.brute_force_team(world, args)
+    assert (solved is None) == (reference is None)
+    tool = ToolRegistry([team.SPEC]).call("assign_team", world, raw)
+    assert tool.ok == (reference is not None), tool.error
+    if reference is None:
+        assert tool.result["binding_constraint"] in {"payload", "battery", "fleet_size", "deadline"}
+        return
+    _assert_valid_team(world, args, solved)
+    assert len(reference.shares_kg["load"]) == raw["subtasks"][0]["uav_count"]
+    for got, best in zip(solved.key(args.objective), reference.key(args.objective)):
+        assert math.isclose(got, best, rel_tol=1e-6, abs_tol=1e-6)
+
+
 # --- behaviours -------------------------------------------------------------------------------------------------------
 
 SPLIT_LOAD = {"id": "load", "origin": "hospital_A", "destination": "metro_station_4", "payload_kg": 8.0, "split": True}
@@ -179,6 +239,76 @@ def test_a_split_load_gets_the_minimal_makespan_team_that_covers_it(call, downto
     assert math.isclose(
         team.brute_force_team(world, args).makespan_sec, team.optimal_team(world, args).makespan_sec, rel_tol=1e-9
     )
+
+
+def test_a_stated_team_size_is_flown_exactly_even_where_fewer_would_do(call, downtown):
+    """4 kg that the 5 kg UAV lifts alone, asked of two and of three UAVs: exactly that many fly, each with at least
+    half an even share (a member with grams aboard would keep the count in name only), whatever max_uavs_per_split."""
+    fleet = [
+        _uav("big", 100.0, 100.0, payload_capacity_kg=5.0, battery_capacity_wh=300.0),
+        _uav("a", 130.0, 100.0),
+        _uav("b", 200.0, 200.0),
+    ]
+    world = downtown.updated(fleet=fleet)
+    load = {**SPLIT_LOAD, "payload_kg": 4.0}
+    assert _members(call(world, subtasks=[load]))["load"] == {"big": 4.0}  # no count: the one UAV that lands first
+    for count in (1, 2, 3):
+        result = call(world, subtasks=[{**load, "uav_count": count}], max_uavs_per_split=1)
+        assert result.ok, result.error
+        shares = _members(result)["load"]
+        assert len(shares) == count and math.isclose(sum(shares.values()), 4.0, abs_tol=1e-3)
+        assert all(share >= 4.0 / count / 2 - 1e-3 for share in shares.values()), shares
+        args = team.AssignTeamArgs(subtasks=[{**load, "uav_count": count}], max_uavs_per_split=1)
+        solved, reference = team.optimal_team(world, args), team.brute_force_team(world, args)
+        assert reference is not None and len(reference.shares_kg["load"]) == count
+        assert solved.key("min_makespan") == pytest.approx(reference.key("min_makespan"), rel=1e-9)
+
+
+def test_a_uav_that_can_carry_only_a_sliver_is_no_member_of_a_counted_team(call, downtown):
+    """With three UAVs asked for 6 kg each carries at least 1 kg: the 0.5 kg UAV is left out, and says why."""
+    fleet = [_uav("a", 130.0, 100.0), _uav("b", 150.0, 100.0), _uav("c", 170.0, 100.0)]
+    fleet.append(_uav("tiny", 110.0, 100.0, payload_capacity_kg=0.5))
+    load = {**SPLIT_LOAD, "payload_kg": 6.0, "uav_count": 3}
+    result = call(downtown.updated(fleet=fleet), subtasks=[load])
+    assert result.ok, result.error
+    assert set(_members(result)["load"]) == {"a", "b", "c"}
+    assert "carries at most 0.50 kg (its payload capacity), less than the 1.00 kg" in _not_chosen(result)["tiny"]
+
+
+def test_a_stated_team_size_beyond_the_uavs_able_to_fly_it_names_the_fleet_size(call, downtown):
+    fleet = [_uav("a", 130.0, 100.0), _uav("b", 150.0, 100.0), _uav("busy", 170.0, 100.0, status="busy")]
+    fleet.append(_uav("windy", 110.0, 100.0, max_wind_mps=5.0))  # the 7 m/s south of the gusts grounds it
+    world = downtown.updated(fleet=fleet)
+    load = {**SPLIT_LOAD, "payload_kg": 4.0}
+    result = call(world, subtasks=[{**load, "uav_count": 3}])
+    assert not result.ok and result.error.type == "fleet_too_small"
+    assert result.result == {
+        "binding_constraint": "fleet_size",
+        "subtask_id": "load",
+        "uavs_needed": 3,
+        "uavs_able": ["a", "b"],
+    }
+    assert result.error.message.startswith("sub-task load asks for exactly 3 UAVs; idle UAVs able to carry a share: 2")
+    assert "windy: wind" in result.error.message
+    assert result.error.suggested_actions[0] == "share it among 2 UAVs"
+    assert call(world, subtasks=[{**load, "uav_count": 2}]).ok  # the two that can fly it
+    more = call(world, subtasks=[{**load, "uav_count": 4}])  # more than the idle UAVs there are
+    assert more.result["binding_constraint"] == "fleet_size" and "idle UAVs: 3 (a, b, windy)" in more.error.message
+
+
+def test_a_stated_team_size_too_small_for_the_load_names_the_payload(call, downtown):
+    world = downtown.updated(fleet=[_uav(u, 100.0 + 20 * i, 100.0) for i, u in enumerate("abc")])
+    result = call(world, subtasks=[{**SPLIT_LOAD, "payload_kg": 7.0, "uav_count": 2}])
+    assert not result.ok and result.result["binding_constraint"] == "payload"
+    assert result.error.message.endswith("the idle UAVs it may share (a, b) lift 6 kg together")
+    assert result.error.suggested_actions[0] == "share it among more than 2 UAVs"
+
+
+def test_a_count_of_several_on_a_subtask_that_is_not_split_is_refused(call, downtown):
+    task = {"id": "go", "origin": "hospital_A", "destination": "school_2", "payload_kg": 1.0, "uav_count": 2}
+    result = call(downtown.updated(fleet=[_uav("a", 110.0, 100.0)]), subtasks=[task])
+    assert not result.ok and result.error.type == "invalid_team_request"
+    assert "asks for 2 UAVs but is not split" in result.error.message
 
 
 def test_a_weak_battery_still_carries_the_share_it_can(call, downtown):
