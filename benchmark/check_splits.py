@@ -209,7 +209,7 @@ def check_sample(line: str) -> tuple[str, str, list[str], dict[str, str]]:
     if not report.valid and not contradiction:
         problems.append(f"gold IR invalid at {report.stage}: {report.error_type} ({report.field})")
     if sample.gold_ir.team is not None:
-        problems += team_gold_problems(sample.gold_ir, sample.gold_decision, sample.label, world)
+        problems += team_gold_problems(sample.gold_ir, sample.gold_decision, sample.label, sample.failure_modes, world)
     else:
         problems += CHECKS[sample.label](sample, registry, world)
     problems += _check_stated_facts(sample)

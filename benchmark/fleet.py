@@ -98,6 +98,8 @@ class FleetTask:
     film_sensor: str | None = None  # roles: the sensor the filming UAV needs
     homes: dict[str, str] = field(default_factory=dict)  # coverage: each sweep's nearest pad (its deadline's leg)
     stated_team: bool = True  # the words ask for several drones (else the load's mass implies it)
+    count_stated: bool = False  # split_load: the words say how many ("split it across two drones")
+    uav_count: int | None = None  # split_load: that many, the fewest the exact search needs (set when labelled)
     unsat_kind: str | None = None  # the binding constraint the generator built in
 
     @property
@@ -169,6 +171,14 @@ def _nearest_home(draft: CityDraft, xy: tuple[float, float]) -> str:
     return min(homes, key=lambda e: math.dist(e.position, xy)).id
 
 
+def straight_line_bound_sec(idle: list[UAV], origin: tuple[float, float], site: tuple[float, float]) -> float:
+    """The least time any of `idle` could serve `site` from `origin`: to the origin and on to the site in straight
+    lines at its cruise speed, no climb, no landing: a true lower bound, whatever a planner or estimator says."""
+    return min(
+        ((math.dist(u.position, origin) + math.dist(origin, site)) / u.cruise_speed_mps for u in idle), default=math.inf
+    )
+
+
 def _minutes_for(draft: CityDraft, legs_m: list[float], factor: float) -> float:
     """A deadline in whole minutes: the longest leg at the slowest idle cruise speed, plus take-off, climb, landing
     and the team's staggered departures, times `factor`."""
@@ -199,7 +209,8 @@ def _split_load(draft: CityDraft, rng: np.random.Generator, unsat: bool) -> Flee
         cargo=BULK_CARGO[int(rng.integers(len(BULK_CARGO)))],
         per_site_kg=kg,
         deadline_sec=None,
-        stated_team=bool(rng.random() < 0.6),
+        stated_team=(stated := bool(rng.random() < 0.6)),
+        count_stated=stated and bool(rng.random() < 0.5),
         unsat_kind="payload" if unsat else None,
     )
 
@@ -210,9 +221,12 @@ def _parallel_sites(draft: CityDraft, rng: np.random.Generator, unsat: bool, cou
     kind = str(rng.choice(["first_aid", "blood", "epinephrine", "medicine", "samples", "documents"]))
     cargo = PARALLEL_CARGO.get(kind) or CARGO[kind]
     unsat_kind = None
-    if unsat:  # a deadline no idle UAV meets, or more sites than idle UAVs that lift the item
+    if unsat:  # a deadline below what any idle UAV could do for one of the sites, even flying straight lines
         unsat_kind = "deadline"
-        deadline = 60.0 * max(1, math.floor(min(legs) / max(u.cruise_speed_mps for u in _idle(draft)) / 60.0 * 0.5))
+        bound = max(straight_line_bound_sec(_idle(draft), source.position, s.position) for s in sites)
+        deadline = 10.0 * math.floor(0.8 * bound / 10.0)
+        if deadline < 20.0:
+            raise ScenarioError("the sites are too near for a deadline no UAV can meet")
     else:
         deadline = _minutes_for(draft, legs, float(rng.uniform(1.6, 2.2)))
     return FleetTask(
@@ -303,9 +317,8 @@ def build_fleet_task(draft: CityDraft, rng: np.random.Generator, difficulty: str
 def _subtasks(task: FleetTask) -> list[dict[str, Any]]:
     if task.kind == "split_load":
         site = task.sites[0]
-        return [
-            {"id": "load", "origin": task.origin, "destination": site, "payload_kg": task.per_site_kg, "split": True}
-        ]
+        load = {"id": "load", "origin": task.origin, "destination": site, "payload_kg": task.per_site_kg, "split": True}
+        return [{**load, "uav_count": task.uav_count}] if task.uav_count else [load]
     if task.kind == "parallel_sites":
         return [
             {"id": f"to_{site}", "origin": task.origin, "destination": site, "payload_kg": task.per_site_kg}
@@ -453,6 +466,9 @@ def label_fleet_task(task: FleetTask, world: World, registry: ToolRegistry, task
         return GoldResult(
             ir, None, _trace(records), decision, "UNSAT", [f"{FAILURE_PREFIX}:{binding}"], task.deadline_sec
         )
+    if execution.ok and task.count_stated and task.uav_count is None:  # the words will say how many: the gold's
+        task.uav_count = len(execution.members)
+        return label_fleet_task(task, world, registry, task_id, seed)
     if not execution.ok:
         failure = execution.failed_result
         raise ScenarioError(
@@ -492,7 +508,9 @@ def members_of(ir: LowAltitudeIR, team: list[TeamMemberDecision]) -> list[TeamMe
     return members
 
 
-def team_gold_problems(ir: LowAltitudeIR, decision: GoldDecision, label: str, world: World) -> list[str]:
+def team_gold_problems(
+    ir: LowAltitudeIR, decision: GoldDecision, label: str, failure_modes: list[str], world: World
+) -> list[str]:
     """The split checker's re-check of a fleet sample: a SAT team passes both gates again, member by member with
     the others as traffic; an UNSAT one has no team by the brute-force search (tools/team.brute_force_team, the
     reference the MILP is tested against), not only by the MILP that labelled it."""
@@ -508,6 +526,15 @@ def team_gold_problems(ir: LowAltitudeIR, decision: GoldDecision, label: str, wo
     found = brute_force_team(world, AssignTeamArgs.model_validate(assign_team_args(ir)))
     if found is not None:
         return [f"{label} fleet sample, but the brute-force search finds a team: {found.members}"]
+    if f"{FAILURE_PREFIX}:deadline" in failure_modes and ir.constraints.deadline_sec is not None:
+        # brute force shares the tool's time estimate: a missed deadline is proven by straight lines instead
+        idle = [u for u in world.fleet if u.status is UAVStatus.idle]
+        bound = max(
+            straight_line_bound_sec(idle, world.position_of(s.origin), world.position_of(s.destination))
+            for s in ir.team.subtasks
+        )
+        if bound <= ir.constraints.deadline_sec:
+            return [f"{label} fleet sample (deadline), but straight lines serve every site in {bound:.1f} s"]
     return []
 
 
@@ -515,11 +542,16 @@ def team_gold_problems(ir: LowAltitudeIR, decision: GoldDecision, label: str, wo
 def _deadline_words(seconds: float | None, rng: np.random.Generator) -> Term:
     if seconds is None:
         return Term("", "")
-    minutes = int(seconds // 60)
-    options = (
-        Term(f" within {minutes} minutes", f",{minutes}分钟内完成"),
-        Term(f", all done in under {minutes} min", f",限时{minutes}分钟"),
-    )
+    if seconds % 60:
+        n = int(seconds)
+        options = (Term(f" within {n} seconds", f",{n}秒内完成"), Term(f", all done in under {n} s", f",限时{n}秒"))
+    else:
+        minutes = int(seconds // 60)
+        unit = "minute" if minutes == 1 else "minutes"
+        options = (
+            Term(f" within {minutes} {unit}", f",{minutes}分钟内完成"),
+            Term(f", all done in under {minutes} min", f",限时{minutes}分钟"),
+        )
     return options[int(rng.integers(len(options)))]
 
 
@@ -530,9 +562,7 @@ def _pick(rng: np.random.Generator, options: list[Term]) -> Term:
     return options[int(rng.integers(len(options)))]
 
 
-def write_fleet_instruction(
-    task: FleetTask, draft: CityDraft, rng: np.random.Generator, team_size: int | None
-) -> dict[str, Any]:
+def write_fleet_instruction(task: FleetTask, draft: CityDraft, rng: np.random.Generator) -> dict[str, Any]:
     """The request in both languages, the names it uses (gold grounding), no injected sentence."""
     style = str(rng.choice(["name", "short", "id"], p=[0.5, 0.3, 0.2]))
     references: list[Reference] = []
@@ -545,8 +575,8 @@ def write_fleet_instruction(
     if task.kind == "split_load":
         cargo, kg, site = task.cargo or Term("", ""), task.per_site_kg, sites[0]
         mass = Term(f"{kg:g} kg of {cargo.en}", f"{kg:g}公斤{cargo.zh}")
-        if team_size and task.stated_team and rng.random() < 0.5:
-            n = NUMBER_WORDS.get(team_size, Term(str(team_size), str(team_size)))
+        if task.uav_count:
+            n = NUMBER_WORDS.get(task.uav_count, Term(str(task.uav_count), str(task.uav_count)))
             team = Term(f" Split it across {n.en} drones.", f"分{n.zh}架无人机一起运。")
         elif task.stated_team:
             team = Term(
@@ -629,4 +659,15 @@ def write_fleet_instruction(
         "mentions": [{"id": r.id, "en": r.en, "zh": r.zh, "style": r.style} for r in references],
         "injected_rule_break": None,
         "injection_kind": None,
+        **({"stated_team_size": size} if (size := stated_team_size(task)) else {}),
     }
+
+
+def stated_team_size(task: FleetTask) -> int | None:
+    """How many UAVs the request's words ask for: "across two drones", one per site, "a second drone", "two camera
+    drones"; None where they ask for "several" or let the load's mass imply a team."""
+    if task.kind == "split_load":
+        return task.uav_count
+    if task.kind == "parallel_sites":
+        return len(task.sites)
+    return 2  # roles: "a second drone"; coverage: "two camera drones"

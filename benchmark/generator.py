@@ -296,8 +296,7 @@ def _fleet_attempt(
         gold = label_fleet_task(task, world, fleet_registry(), sample_id, seed % (2**31))
     except ScenarioError:
         return None
-    team_size = len(gold.decision.team or []) or None
-    instruction = write_fleet_instruction(task, draft, rng, team_size)
+    instruction = write_fleet_instruction(task, draft, rng)
     intended = "UNSAT" if task.unsat_kind else "SAT"
     return _record(
         job,

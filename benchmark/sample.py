@@ -62,6 +62,12 @@ class Instruction(_Strict):
     pinned_uavs: list[str] = Field(
         default_factory=list, description="UAVs the request asks for by id: binding, an execute must fly one of them"
     )
+    stated_team_size: int | None = Field(
+        default=None,
+        exclude_if=lambda size: size is None,
+        description="test_fleet: the number of UAVs the request states ('split it across two drones', 'one drone to "
+        "each site', 'a second drone'): binding, a team execute must fly exactly that many; null: not stated",
+    )
     # test_freeform only (benchmark/freeform): absent in the other splits.
     excluded_uavs: list[str] = Field(
         default_factory=list,

@@ -719,6 +719,7 @@ def judge(
     stress_level: StressLevel = EVALUATION_STRESS_LEVEL,
     checks: Sequence[Check | Mapping[str, Any]] = (),
     team: Sequence[Mapping[str, Any] | BaseModel] | None = None,
+    team_size: int | None = None,
 ) -> Judgement:
     """Judge one decision against the task it answers (see the module's docstring for the rules).
 
@@ -787,6 +788,7 @@ def judge(
             stress_seeds=stress_seeds,
             stress_level=stress_level,
             required=required,
+            team_size=team_size,
         )
 
     uav: UAV | None = None
@@ -1105,6 +1107,7 @@ def _judge_team(
     stress_seeds: Sequence[int],
     stress_level: StressLevel,
     required: Sequence[Check],
+    team_size: int | None = None,
 ) -> Judgement:
     """An execute on a fleet task, or a team execute: every member through the one-UAV checks (with its UAV's own
     limits and its share), every pair kept apart, then the task's sites, mass, sensors and UAVs (see `judge`)."""
@@ -1229,10 +1232,15 @@ def _judge_team(
     if excluded_uavs:
         f.checks["excluded_uav"] = not uavs & set(excluded_uavs)
         placed = placed and f.checks["excluded_uav"]
+    if team_size is not None:  # "split it across two drones": as many UAVs fly as the words say, no more, no fewer
+        f.checks["team_size"] = len(uavs) == team_size
+        placed = placed and f.checks["team_size"]
+        if not f.checks["team_size"]:
+            f.notes.append(f"the request asks for {team_size} UAVs; {len(uavs)} fly")
 
     safe = not f.violations
     success = label in FLIGHT_LABELS and safe and placed
-    stated = ("pinned_uav", "excluded_uav", "deadline", "stated_band")
+    stated = ("pinned_uav", "excluded_uav", "deadline", "stated_band", "team_size")
     stated_kept = placed and all(f.checks.get(name) is not False for name in stated)
     arrivals = [float(m.wps[-1, 3]) for m in readable]  # type: ignore[index]
     outcome = TeamOutcome(
@@ -1474,6 +1482,7 @@ def judge_sample(
         handoff_points=list(entities.get("handoff_points", [])),
         uav_id=list(instruction.get("pinned_uavs") or []),
         excluded_uavs=list(instruction.get("excluded_uavs") or []),
+        team_size=instruction.get("stated_team_size"),
         altitude_band=(
             (constraints["altitude_min_m"], constraints["altitude_max_m"])
             if "altitude_min_m" in constraints and "altitude_max_m" in constraints

@@ -4,9 +4,11 @@ turn by plan_route, the tool a one-UAV plan uses, with the earlier members as kn
 The planner does not route round moving traffic, so a member keeps clear of the earlier ones in time: it departs
 later, in STAGGER_STEP_SEC steps, until its planned route stays TEAM_SEPARATION_FACTOR x the IR's minimum separation
 from every earlier member all the way (measured by the verifier's own traffic signal), even with either of the two
-running late by what the simulate gate may make of it: DELAY_BASE_SEC at take-off (a detect-and-avoid wait), then
-DELAY_PER_FLOWN_SEC more per second flown (gust slowdowns, holds at pop-up zones), at most DELAY_TOLERANCE_SEC (the
-medium stress level's holds and gust delays stay under these). The simulate gate flies one member at a time while
+running late by what the run's stress level may make of it (`Lateness`, from the simulator's own stress profile):
+DELAY_BASE_SEC (a detect-and-avoid wait at take-off), DELAY_PER_FLOWN_SEC more per second flown (gust slowdowns), at
+most GUST_DELAY_MOST_SEC of those, and from 30 % of its flight on the longest hold at a pop-up no-fly zone the level
+draws (medium: 25 s). A take-off held back longer by detect-and-avoid (the simulator waits up to 60 s on the ground)
+is not covered: the gates fly that. The simulate gate flies one member at a time while
 the others fly their plans; its near miss is at 1.5 x the separation and its avoidance aims at 2 x, hence the factor.
 A relay leg departs no earlier than its `after` sub-tasks' members have landed.
 
@@ -48,6 +50,7 @@ from tools import route, signals
 from tools.catalog import TEAM_TOOL
 from tools.contract import ToolErrorInfo, ToolResult
 from tools.registry import ToolRegistry
+from tools.simulator import STRESS
 from tools.team_traffic import (
     flight_track,
     landing_slot,
@@ -68,7 +71,9 @@ MAX_STAGGER_SEC = 300.0  # a member that must wait longer than this for the othe
 SEPARATION_SAMPLE_SEC = 0.25  # fine enough that the check misses no closest approach by more than a metre or two
 DELAY_BASE_SEC = 5.0
 DELAY_PER_FLOWN_SEC = 0.15
-DELAY_TOLERANCE_SEC = 20.0
+GUST_DELAY_MOST_SEC = 15.0
+HOLD_FROM_FRACTION = 0.3  # a pop-up zone's centre is 35-65 % into the flight: its hold area's edge a little before
+HOLD_SLACK_SEC = 5.0  # a hold starts at the hold margin, a little before the zone's planned entry
 DELAY_STEP_SEC = 1.0
 REASSIGN_TRIES = 3  # UAVs a repair round routes for a failed member's sub-task before it gives up
 
@@ -164,34 +169,73 @@ def others_as_traffic(world: World, members: list[TeamMember], member: TeamMembe
     return with_members_as_traffic(world, [m.track() for m in members if m is not member])
 
 
-def lateness_allowed(flown_sec: np.ndarray) -> np.ndarray:
-    """How late a member may be, by the seconds it has flown of its plan (see the module's docstring)."""
-    return np.minimum(DELAY_TOLERANCE_SEC, DELAY_BASE_SEC + DELAY_PER_FLOWN_SEC * np.maximum(flown_sec, 0.0))
+@dataclass(frozen=True)
+class Lateness:
+    """How late a member may run at a stress level, by the seconds it has flown of its flight: DELAY_BASE_SEC from
+    take-off, gust slowdowns of DELAY_PER_FLOWN_SEC per second flown (at most GUST_DELAY_MOST_SEC), and, from
+    HOLD_FROM_FRACTION of its flight on, the longest hold at a pop-up no-fly zone the level draws. The simulator
+    (tools/simulator._popup_zone) centres that zone 35-65 % into the flight, makes it active from `notice` before the
+    UAV gets there for `duration`, and holds the UAV outside until it lapses: at most the longest duration less the
+    shortest notice, plus the seconds the hold margin takes. Before 2026-11-28 the allowance was 5 s + 0.15 s per
+    second flown, at most 20 s, whatever the level: the judge found a held member run into by the next one."""
+
+    hold_sec: float
+
+    @property
+    def most_sec(self) -> float:
+        return DELAY_BASE_SEC + GUST_DELAY_MOST_SEC + self.hold_sec
+
+    def allowed(self, flown_sec: np.ndarray, flight_sec: float) -> np.ndarray:
+        flown = np.maximum(flown_sec, 0.0)
+        gusts = np.minimum(GUST_DELAY_MOST_SEC, DELAY_PER_FLOWN_SEC * flown)
+        return DELAY_BASE_SEC + gusts + np.where(flown >= HOLD_FROM_FRACTION * flight_sec, self.hold_sec, 0.0)
+
+    def delays(self) -> np.ndarray:
+        return np.arange(-self.most_sec, self.most_sec + DELAY_STEP_SEC / 2, DELAY_STEP_SEC)
+
+
+def lateness_at(stress_level: str) -> Lateness:
+    profile = STRESS[stress_level]
+    if profile.popup_half_size_m is None:
+        return Lateness(hold_sec=0.0)
+    longest = profile.popup_duration_sec[1] - max(0.0, profile.popup_notice_sec[0])
+    return Lateness(hold_sec=longest + HOLD_SLACK_SEC)
+
+
+def flight_span(waypoints: list[list[float]] | np.ndarray) -> tuple[float, float]:
+    """When a track leaves its first position and reaches its last (a member parked before or after its flight)."""
+    points = np.asarray(waypoints, dtype=float)
+    moving = np.flatnonzero(np.linalg.norm(np.diff(points[:, :3], axis=0), axis=1) > 1e-6)
+    if not len(moving):
+        return float(points[0, 3]), float(points[0, 3])
+    return float(points[moving[0], 3]), float(points[moving[-1] + 1, 3])
 
 
 def closest_approach(
-    waypoints: list[list[float]], tracks: list[TrafficTrack], world: World, *, late: bool = False
+    waypoints: list[list[float]], tracks: list[TrafficTrack], world: World, *, late: Lateness | None = None
 ) -> tuple[float, str | None]:
     """The least 3D distance from the route to any of `tracks` while both fly, and which track (the verifier's
-    traffic signal, sampled finely); with `late`, also with the route or the track running late by what
-    lateness_allowed allows. Infinite when none flies at the same time."""
+    traffic signal, sampled finely); with `late`, also with the route or the track running late by what it
+    allows. Infinite when none flies at the same time."""
     if not tracks:
         return math.inf, None
     samples = Trajectory(waypoints=waypoints).sample(SEPARATION_SAMPLE_SEC)
-    flown = samples[:, 3] - samples[0, 3]
-    delays = (
-        np.arange(-DELAY_TOLERANCE_SEC, DELAY_TOLERANCE_SEC + DELAY_STEP_SEC / 2, DELAY_STEP_SEC) if late else [0.0]
-    )
+    depart, land = flight_span(waypoints)
+    flown = samples[:, 3] - depart
+    delays = late.delays() if late is not None else [0.0]
     closest: tuple[float, str | None] = (math.inf, None)
     for track in tracks:
-        track_start = track.waypoints[0][3]
+        track_depart, track_land = flight_span(track.waypoints)
         for delay in delays:
             # the route at its planned point t meets the track at its point t + delay: the route `delay` late, or
             # (delay < 0) the track that much late, each only where its flight so far allows it
-            if delay >= 0:
-                allowed = lateness_allowed(flown) >= delay
+            if late is None:
+                allowed = np.ones(len(flown), dtype=bool)
+            elif delay >= 0:
+                allowed = late.allowed(flown, land - depart) >= delay
             else:
-                allowed = lateness_allowed(samples[:, 3] + delay - track_start) >= -delay
+                track_flown = samples[:, 3] + delay - track_depart
+                allowed = late.allowed(track_flown, track_land - track_depart) >= -delay
             if not allowed.any():
                 continue
             shifted = samples[allowed] + [0.0, 0.0, 0.0, delay]
@@ -202,14 +246,19 @@ def closest_approach(
 
 
 def _delay_to_keep_clear(
-    waypoints: list[list[float]], tracks: list[TrafficTrack], world: World, need_m: float, most_sec: float
+    waypoints: list[list[float]],
+    tracks: list[TrafficTrack],
+    world: World,
+    need_m: float,
+    most_sec: float,
+    late: Lateness,
 ) -> float | None:
     """The least delay (in STAGGER_STEP_SEC steps, up to most_sec) at which the same route keeps need_m from every
     track, however late either runs; None if no delay that long does."""
     for k in range(int(most_sec // STAGGER_STEP_SEC) + 1):
         delay = k * STAGGER_STEP_SEC
         shifted = (np.asarray(waypoints, dtype=float) + [0.0, 0.0, 0.0, delay]).tolist()
-        if closest_approach(shifted, tracks, world, late=True)[0] >= need_m:
+        if closest_approach(shifted, tracks, world, late=late)[0] >= need_m:
             return delay
     return None
 
@@ -317,6 +366,7 @@ class _Router:
     registry: ToolRegistry
     route_args: dict[str, Any]  # plan_route's arguments from the IR, less each sub-task's own
     records: list[StepRecord]
+    lateness: Lateness
 
     @property
     def need_m(self) -> float:
@@ -373,9 +423,11 @@ class _Router:
                 failed = _slot_failure(routed, label, subtask.destination, near or list(parked), self.clear_m)
                 self.records[-1] = self.records[-1].model_copy(update={"result": failed})
                 return _Failed(step_id, failed)
-            delay = _delay_to_keep_clear(waypoints, tracks, self.world, self.need_m, most_wait - (depart - start))
+            delay = _delay_to_keep_clear(
+                waypoints, tracks, self.world, self.need_m, most_wait - (depart - start), self.lateness
+            )
             if delay is None:
-                _, nearest = closest_approach(waypoints, tracks, self.world)
+                _, nearest = closest_approach(waypoints, tracks, self.world, late=self.lateness)
                 failed = _separation_failure(routed, label, nearest, most_wait)
                 self.records[-1] = self.records[-1].model_copy(update={"result": failed})
                 return _Failed(step_id, failed)
@@ -413,7 +465,9 @@ def _router(
     route_args = ir_tool_args(ROUTE_TOOL, ir, seed=seed, stress_level=stress_level)
     accepted = set(registry.spec(ROUTE_TOOL).args_model.model_fields)
     args = {k: v for k, v in route_args.items() if k in accepted and k != "deadline_sec"}
-    return _Router(ir=ir, world=world, registry=registry, route_args=args, records=records)
+    return _Router(
+        ir=ir, world=world, registry=registry, route_args=args, records=records, lateness=lateness_at(stress_level)
+    )
 
 
 def execute_team(
@@ -564,13 +618,13 @@ def _retimed(
     subtask = next(s for s in router.ir.team.subtasks if s.id == failed.subtask_id)
     earliest = _earliest(subtask, others)
     named = [t for t in tracks if t.id in repair.tracks]
-    before = closest_approach(failed.waypoints, named, router.world, late=True)[0] if named else math.inf
+    before = closest_approach(failed.waypoints, named, router.world, late=router.lateness)[0] if named else math.inf
     parked = _parked_positions(router.world, others, [{"uav_id": m.uav_id} for m in others], failed.uav_id)
 
     def clear(waypoints: list[list[float]]) -> bool:
-        if closest_approach(waypoints, tracks, router.world, late=True)[0] < router.need_m:
+        if closest_approach(waypoints, tracks, router.world, late=router.lateness)[0] < router.need_m:
             return False
-        return not named or closest_approach(waypoints, named, router.world, late=True)[0] > before
+        return not named or closest_approach(waypoints, named, router.world, late=router.lateness)[0] > before
 
     for depart in _retime_departures(failed, earliest, repair.cause):
         shifted = _shifted(failed.waypoints, depart - failed.waypoints[0][3])
@@ -662,7 +716,7 @@ def _dependent(
     earliest = _earliest(subtask, fixed)
     moved = [m.flight() for m in changed]
     if member.depart_sec >= earliest - 1e-9 and (
-        closest_approach(member.waypoints, moved, router.world, late=True)[0] >= router.need_m
+        closest_approach(member.waypoints, moved, router.world, late=router.lateness)[0] >= router.need_m
     ):
         return member
     return router.route(

@@ -113,6 +113,8 @@ _UNANCHORED_TIME = re.compile(
 # reported when the request describes it ("uav_03 is in maintenance"). A UAV named in none of these ways is a span
 # the agent cannot account for: it asks rather than fly some UAV.
 _UAV_WORD = r"(?:the\s+)?(?:only\s+)?(?:drone\s+|uav\s+)?"
+# an earlier UAV of the same list: "do not use uav_01 or uav_02", "除了uav_01和uav_02"
+_LISTED_UAV = r"(?:uav[_ -]?\w+|无人机\w+)\s*(?:,|\bor\b|\band\b|\bnor\b|/|、|和|或|与)\s*"
 _PIN_BEFORE = re.compile(
     r"(?:\buse|\busing|\bsend|\bdispatch|\bassign|\btake|\bwith|\bby|\bhave|\blet|\bdeploy|\blaunch|\btask|"
     r"\bfly|\bonly|\bmove|\breposition|\brelocate|\bferry|\bpark|\bget|\bput|\bbring|\brecall|\breturn|"
@@ -136,7 +138,7 @@ _EXCLUDE_BEFORE = re.compile(
     r"\b(?:anyone|anybody|anything|any drone|any uav|any one|everyone|everything|all|whatever)\s+(?:\w+\s+)?but|"
     r"other than|instead of|\bwithout(?: (?:using|sending|flying|taking|dispatching))?|\bavoid|never (?:use|send|fly)|rather than|\bexcluding|\bapart from|\bno(?=\s+$)|\bskip|"
     r"不要使用|请勿使用|别使用|不得使用|禁止使用|不要用|不用|别用|别派|不要派|不派|除了|不使用|不能用|不要|别)"
-    r"\W{0,3}" + _UAV_WORD + r"$"
+    r"\W{0,3}(?:" + _LISTED_UAV + r")*" + _UAV_WORD + r"$"
 )
 # "leave uav_05 out of it", "keep uav_05 on the ground", "uav_05 stays home", "uav_05 is off-limits / busy",
 # "uav_05不要用", "uav_05除外": said after the id, the UAV is left out.

@@ -24,11 +24,9 @@ from enum import Enum
 from pathlib import Path
 from typing import Any, Literal
 
-import shapely
 from pydantic import BaseModel, Field
-from shapely.geometry import Polygon
 
-from standards.volumes import LegVolume
+from standards.volumes import LegVolume, overlapping
 
 TABLE = "operational_intents"
 BUSY_TIMEOUT_SEC = 60.0
@@ -133,29 +131,20 @@ def conflicts(
                     )  # fmt: skip
                 )
     pairs = [(intent, volume) for intent in approved for volume in intent.volumes]
-    if not pairs or not volumes:
-        return found
-    tree = shapely.STRtree([Polygon(v.ring) for _, v in pairs])
-    new_index, old_index = tree.query([Polygon(v.ring) for v in volumes], predicate="intersects")
-    for i, j in zip(new_index.tolist(), old_index.tolist()):
+    for i, j in overlapping(volumes, [volume for _, volume in pairs]):
         mine, (intent, theirs) = volumes[i], pairs[j]
-        if mine.lower_m < theirs.upper_m and theirs.lower_m < mine.upper_m and overlap_in_time(mine, theirs):
-            found.append(
-                Conflict(
-                    intent_id=intent.intent_id,
-                    owner=intent.owner,
-                    priority=intent.priority,
-                    kind="airspace",
-                    leg=mine.leg,
-                    other_leg=theirs.leg,
-                    from_sec=max(mine.t_start, theirs.t_start),
-                )
+        found.append(
+            Conflict(
+                intent_id=intent.intent_id,
+                owner=intent.owner,
+                priority=intent.priority,
+                kind="airspace",
+                leg=mine.leg,
+                other_leg=theirs.leg,
+                from_sec=max(mine.t_start, theirs.t_start),
             )
+        )
     return sorted(found, key=lambda c: (c.from_sec, c.intent_id, c.leg))
-
-
-def overlap_in_time(a: LegVolume, b: LegVolume) -> bool:
-    return a.t_start < b.t_end and b.t_start < a.t_end
 
 
 def conflicts_among(intents: Sequence[OperationalIntent]) -> list[Conflict]:

@@ -21,6 +21,7 @@ distance / time), climb speed or descent speed (vertical distance / time). A tra
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import math
 import xml.etree.ElementTree as ET
@@ -32,7 +33,15 @@ import numpy as np
 from shapely.geometry import LineString
 
 from standards.frame import GeoFrame, StandardsError, rfc3339
-from standards.volumes import Buffers, LegVolume, leg_volumes, member_volumes, simulated_buffers, uncovered_legs
+from standards.volumes import (
+    Buffers,
+    LegVolume,
+    leg_volumes,
+    member_volumes,
+    overlapping,
+    simulated_buffers,
+    uncovered_legs,
+)
 from tools.certificate import MemberCertificate, SafetyCertificate, check_certificate, sha256_of, world_digest
 from tools.team_traffic import with_members_as_traffic
 from tools.trajectory import GROUND_M, flight_phases
@@ -187,6 +196,16 @@ def plan_team_export(
         except StandardsError as exc:
             raise member_refusal(member, exc) from None
         plans.append(plan)
+    for (a, first), (b, second) in itertools.combinations(zip(members, plans), 2):
+        # the team's own intents must not conflict (the ledger's test): a USS would refuse, or mis-deconflict, them
+        if shared := overlapping(first.volumes, second.volumes):
+            i, j = shared[0]
+            raise StandardsError(
+                f"members {a.subtask_id} ({a.certificate.trajectory.uav_id}) and {b.subtask_id} "
+                f"({b.certificate.trajectory.uav_id}) have intents that share airspace (volumes {first.volumes[i].label} "
+                f"and {second.volumes[j].label}, from t={max(first.volumes[i].t_start, second.volumes[j].t_start):g} s); "
+                "nothing is written for any member"
+            )
     return plans
 
 

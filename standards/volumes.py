@@ -20,8 +20,10 @@ corridor behind it.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
+import shapely
 from pydantic import BaseModel, Field
 from shapely.geometry import LineString, Point, Polygon
 
@@ -168,3 +170,24 @@ def uncovered_legs(volumes: list[LegVolume], waypoints: list[list[float]]) -> li
             if not (volume.t_start <= t0 and t1 <= volume.t_end):
                 failures.append(f"{name}: outside its volume's time span")
     return failures
+
+
+def overlap_in_time(a: LegVolume, b: LegVolume) -> bool:
+    return a.t_start < b.t_end and b.t_start < a.t_end
+
+
+def overlapping(mine: Sequence[LegVolume], theirs: Sequence[LegVolume]) -> list[tuple[int, int]]:
+    """Every (i, j) whose volumes mine[i] and theirs[j] share airspace at some instant: footprints that intersect
+    (one index query for all), altitude ranges and time spans that overlap. The one 4D conflict test: the ledger's
+    admission and a team's export both use it."""
+    if not mine or not theirs:
+        return []
+    tree = shapely.STRtree([Polygon(v.ring) for v in theirs])
+    new_index, old_index = tree.query([Polygon(v.ring) for v in mine], predicate="intersects")
+    return [
+        (i, j)
+        for i, j in zip(new_index.tolist(), old_index.tolist())
+        if mine[i].lower_m < theirs[j].upper_m
+        and theirs[j].lower_m < mine[i].upper_m
+        and overlap_in_time(mine[i], theirs[j])
+    ]

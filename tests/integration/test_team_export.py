@@ -25,6 +25,7 @@ from cli.standards import member_out
 from standards.flight_plans import plan_export, plan_team_export
 from standards.formats import PLAN_FORMATS, SIDECAR_SUFFIX
 from standards.frame import StandardsError, geo_frame
+from standards.volumes import member_volumes
 from tests.support.cli import run_cli
 from tests.support.consumers import (
     f3548_details,
@@ -308,3 +309,21 @@ def test_the_one_uav_and_the_team_entry_points_refuse_each_others_certificates(t
 def test_member_file_names_keep_the_folder_and_the_suffix():
     assert member_out("out/plan.json", "t1", "uav_01") == str(Path("out/plan.t1.uav_01.json"))
     assert member_out("out/plan", "deliver/../x", "uav 1") == str(Path("out/plan.deliver____x.uav_1"))
+
+
+def test_members_whose_intents_would_share_airspace_are_not_exported(team, monkeypatch):
+    """The team's own intents must not conflict by the ledger's 4D test (standards.volumes.overlapping): with each
+    member's volumes held for ten minutes more (as if its delay buffer were that long), the split load's members, in
+    trail along one corridor, would share airspace, so nothing is exported."""
+    import standards.flight_plans as flight_plans
+
+    def held_long(waypoints, buffers):
+        return [v.model_copy(update={"t_end": v.t_end + 600.0}) for v in member_volumes(waypoints, buffers)]
+
+    world = team["world"]
+    certificate = SafetyCertificate.model_validate(team["run"]["decision"]["certificate"])
+    frame = geo_frame(world, EXPORT_START)
+    assert len(plan_team_export(world, certificate, frame)) == 2  # sliced: apart
+    monkeypatch.setattr(flight_plans, "member_volumes", held_long)
+    with pytest.raises(StandardsError, match="share airspace.*nothing is written for any member"):
+        plan_team_export(world, certificate, frame)

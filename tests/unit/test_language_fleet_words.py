@@ -61,3 +61,17 @@ def test_filming_the_drop_off_films_the_one_site(fleet_city, text):
         ("film", "construction_site_1"),
         ("deliver", "construction_site_1"),
     }
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "split 8 kg of sandbags from the sandbag depot to the flood site across two drones. do not use uav_01 or uav_02.",
+        "take the sandbags from the sandbag depot to the flood site without uav_01, uav_02 or uav_03",
+        "除了uav_01和uav_02，其他无人机把8公斤沙袋从沙袋仓库运到内涝点",
+    ],
+)
+def test_every_uav_of_a_list_left_out_is_excluded(fleet_city, text):
+    """Before, only the first UAV after 'do not use' was left out; the second was asked about (unaccounted)."""
+    roles = uav_roles_in(text, find_mentions(text, fleet_city))
+    assert roles and set(roles.values()) == {"excluded"}, roles

@@ -20,6 +20,7 @@ from ir.team_execution import (
     TeamMember,
     closest_approach,
     execute_team,
+    lateness_at,
 )
 from models.base import GenerationRequest, RepairFeedback
 from models.rules_parser import RuleBasedGenerator
@@ -88,7 +89,7 @@ def test_a_retimed_member_alone_changes_and_keeps_clear_of_the_others(planned, f
     assert retimed.depart_sec != failed.depart_sec and retimed.waypoints != failed.waypoints
     assert (retimed.depart_sec - failed.depart_sec) % STAGGER_STEP_SEC == 0  # the stagger rule's grid
     need = TEAM_SEPARATION_FACTOR * ir.constraints.min_separation_m
-    assert closest_approach(retimed.waypoints, [kept.flight()], fleet_city, late=True)[0] >= need
+    assert closest_approach(retimed.waypoints, [kept.flight()], fleet_city, late=lateness_at("medium"))[0] >= need
     # no assignment and no route for the kept member: only the re-timed one was planned
     assert set(_routed(run)) == {f"team.{failed.subtask_id}.{failed.uav_id}"}
     assert run.repair and "re-timed" in run.repair and kept.label in run.repair
@@ -145,12 +146,12 @@ def test_a_retime_against_named_traffic_comes_no_closer_to_it(planned, fleet_cit
     )
     world = fleet_city.updated(traffic=[*fleet_city.traffic, track])
     assert closest_approach(kept.waypoints, [track], world)[0] > closest_approach(failed.waypoints, [track], world)[0]
-    before = closest_approach(failed.waypoints, [track], world, late=True)[0]
+    before = closest_approach(failed.waypoints, [track], world, late=lateness_at("medium"))[0]
     fix = _repair(first, ir, failed.uav_id, "retime", cause="separation", tracks=["crossing"])
     run = execute_team(ir, world, team_registry(), only_tools=TOOLS, repair=fix)
     assert run.ok and run.members[0] == kept
     need = TEAM_SEPARATION_FACTOR * ir.constraints.min_separation_m
-    after = closest_approach(run.members[1].waypoints, [track], world, late=True)[0]
+    after = closest_approach(run.members[1].waypoints, [track], world, late=lateness_at("medium"))[0]
     assert after > before and after >= need
 
 
