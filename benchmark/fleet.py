@@ -79,7 +79,10 @@ PARALLEL_CARGO = {
     "samples": Cargo(Term("a sample kit", "一套采样工具"), 0.6),
     "documents": Cargo(Term("a document pouch", "一份文件袋"), 0.3),
 }
-TEAM_STRESS_SEEDS = CHECKED_STRESS_SEEDS
+# A SAT team must hold on twice the one-UAV gold's checked draws: every member is flown on each, so a team has more
+# ways to rest on a lucky draw (on the first held-out test_fleet, seed 90817, 2 of 163 SAT golds checked on three
+# draws failed the judge's: a member's battery reserve and a near miss with known traffic).
+TEAM_STRESS_SEEDS = (*CHECKED_STRESS_SEEDS, *(seed + len(CHECKED_STRESS_SEEDS) for seed in CHECKED_STRESS_SEEDS))
 GATES = ("verify_ltl_stl", "simulate_scenario")
 FAILURE_PREFIX = TEAM_INFEASIBLE  # failure mode team_infeasible:<binding constraint>
 
