@@ -162,9 +162,15 @@ ZH_STREET = re.compile(r"^[\u4e00-\u9fff]{1,4}?(?:路|街|巷|大道)(?=[\u4e00-
 
 
 def short_name(name: str) -> str:
-    """A name without its place words ("the No. 2 charging pad in the north-west" -> "the No. 2 charging pad";
-    "东侧的滨河路内涝点" -> "内涝点")."""
-    return ZH_STREET.sub("", ZH_LOCATIVE.sub("", _LOCATIVE.sub("", name.strip())))
+    """A name without its place words ("the No. 2 charging pad in the north-west" -> "the No. 2 charging pad")."""
+    return ZH_LOCATIVE.sub("", _LOCATIVE.sub("", name.strip()))
+
+
+def name_variants(name: str) -> tuple[str, ...]:
+    """The ways a request may say a name, longest first: whole, before its comma ("Central Hospital, south-west"),
+    without its place words, and (Chinese) without its street too ("滨河路内涝点" -> "内涝点")."""
+    short = short_name(name)
+    return (name, name.split(",")[0], short, ZH_STREET.sub("", short))
 
 
 def _phrases(world: World) -> list[tuple[str, str]]:
@@ -173,7 +179,7 @@ def _phrases(world: World) -> list[tuple[str, str]]:
     owners: dict[str, set[str]] = defaultdict(set)
     for entity in world.entities:
         for name in filter(None, (entity.name, *entity.names.values())):
-            for variant in (name, short_name(name), name.split(",")[0]):  # "Central Hospital, south-west"
+            for variant in name_variants(name):
                 owners[_phrase(variant)].add(entity.id)
     pairs = [(ref.lower(), ref) for ref in world.entity_index]
     return pairs + [(phrase, next(iter(refs))) for phrase, refs in owners.items() if phrase and len(refs) == 1]

@@ -18,7 +18,7 @@ from language.grounding import (
     PICKUP_CUE,
     WAIVED_BEFORE,
     after_role,
-    short_name,
+    name_variants,
 )
 from tools.world import World
 
@@ -249,7 +249,7 @@ def _words(identifier: str) -> tuple[str, ...]:
 
 def _name_variants(name: str) -> list[str]:
     name = name.replace("\u2019", "'").strip()
-    variants = (name, name.split(",")[0], short_name(name))
+    variants = name_variants(name)
     return [v for v in dict.fromkeys(re.sub(r"^the\s+", "", v.strip().lower()) for v in variants) if v]
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from language.grounding import short_name
+from language.grounding import name_variants
 from language.mentions import find_mentions
 from language.stated import stated_constraints, uav_roles_in
 from language.team import read_team
@@ -38,8 +38,9 @@ def test_uavs_offered_as_alternatives_are_not_pinned_by_the_list_rule(fleet_city
 
 
 def test_a_chinese_name_said_without_its_street_grounds(fleet_city):
-    assert short_name("滨河路内涝点") == "内涝点"
-    assert short_name("中山路医院") == "中山路医院"  # a bare kind word is left to the kind words
+    assert name_variants("滨河路内涝点")[-1] == "内涝点"
+    assert "市场街地铁站" in name_variants("城区的市场街地铁站")  # the street kept in a variant before the bare one
+    assert name_variants("中山路医院")[-1] == "中山路医院"  # a bare kind word is left to the kind words
     stated = stated_constraints("把10公斤沙袋从沙袋仓库运到内涝点，用三架无人机。", fleet_city)
     assert "flood_site_1" in stated.destinations and "flood_site_1" in stated.places
 
