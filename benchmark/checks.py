@@ -57,7 +57,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from benchmark.gold import PINNED_UAV_INFEASIBLE, PROVEN, RULE_VIOLATING_DEMAND
 from benchmark.tasks import STATED_UNSAT_KINDS
-from ir.model import OperationConstraints
+from ir.model import DELIVERING_ROLES, OperationConstraints
 
 CheckKind = Literal[
     "origin",
@@ -144,7 +144,6 @@ TEAM_BINDING_WORDS: dict[str, tuple[str, ...]] = {
     "battery": ("battery",),
     "wind": ("wind",),
 }
-DELIVERING_ROLES: frozenset[str] = frozenset({"deliver", "relay_leg"})  # a sub-task whose route ends with its load
 
 
 class Check(BaseModel):

@@ -51,7 +51,6 @@ from tools.rules import MONITORED_RULES
 from tools.team import AssignTeamArgs, brute_force_team
 from tools.world import UAV, UAVStatus, World
 
-FLEET_SCENARIO = "fleet"  # the scenario type of every fleet sample (test_fleet)
 FLEET_KINDS = ("split_load", "parallel_sites", "roles", "coverage")
 SOURCE_KINDS = ("warehouse", "depot", "hospital")
 SITE_KINDS = (
@@ -662,6 +661,7 @@ def write_fleet_instruction(task: FleetTask, draft: CityDraft, rng: np.random.Ge
         "mentions": [{"id": r.id, "en": r.en, "zh": r.zh, "style": r.style} for r in references],
         "injected_rule_break": None,
         "injection_kind": None,
+        "pinned_uavs": [],  # the fields every sample's instruction writes: fleet requests pin no UAV yet
         **({"stated_team_size": size} if (size := stated_team_size(task)) else {}),
     }
 

@@ -25,7 +25,7 @@ import numpy as np
 from benchmark.checks import derive_checks
 from benchmark.citygen import CityDraft, generate_city
 from benchmark.fleet import FAILURE_PREFIX as FLEET_FAILURE_PREFIX
-from benchmark.fleet import FLEET_SCENARIO, build_fleet_task, fleet_registry, label_fleet_task, write_fleet_instruction
+from benchmark.fleet import build_fleet_task, fleet_registry, label_fleet_task, write_fleet_instruction
 from benchmark.freeform import write_freeform_instruction
 from benchmark.gold import (
     PROVEN,
@@ -41,17 +41,19 @@ from benchmark.layouts import LAYOUTS
 from benchmark.prover import holds_under_checked_stress
 from benchmark.sample import render_schema
 from benchmark.splits import (
+    FLEET_SCENARIO,
     INJECTION_SHARE,
     SPLITS,
+    STANDARD_TARGET_SHARES,
     SplitSpec,
     draw_difficulty,
     scenario_schedule,
 )
-from benchmark.tasks import SCENARIO_SHARES, ScenarioError, Task, build_task
+from benchmark.tasks import ScenarioError, Task, build_task
 from tools.contract import stable_hash
 from tools.world import World
 
-GENERATOR_VERSION = "cloudbrain-bench 0.3"
+GENERATOR_VERSION = "cloudbrain-bench 0.4"  # 0.4: fleet samples in the standard splits
 DEFAULT_SEED = 20260521
 MAX_ATTEMPTS = 16
 SCHEMA_FILE = "bench_sample.schema.json"
@@ -150,6 +152,34 @@ def _constraint_count(gold: GoldResult, task: Task) -> int:
     return len(ir.verification_specs.ltl) + sum(explicit)
 
 
+@dataclass(frozen=True)
+class _Draw:
+    """One attempt at a job's sample: its seed, then what the seed's random stream drew (difficulty, city)."""
+
+    job: Job
+    spec: SplitSpec
+    attempt: int
+    sample_id: str
+    seed: int
+    rng: np.random.Generator
+    difficulty: str
+    draft: CityDraft
+    sources: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class _Parts:
+    """What a scenario type made on a draw's city, for `_record`."""
+
+    world: World
+    instruction: dict[str, Any]
+    gold: GoldResult
+    modes: list[str]
+    uncertainty: dict[str, Any]
+    provenance: dict[str, Any]
+    constraints: int
+
+
 def _attempt(job: Job, spec: SplitSpec, attempt: int) -> tuple[dict[str, Any], dict[str, Any]] | None:
     seed = derive_seed(job.master_seed, spec.name, job.index, attempt)
     rng = np.random.default_rng(seed)
@@ -157,17 +187,23 @@ def _attempt(job: Job, spec: SplitSpec, attempt: int) -> tuple[dict[str, Any], d
     world_id = f"{spec.name}-w{job.index:05d}"
     difficulty = draw_difficulty(spec, rng, job.scenario_type)
     draft, sources = _city_maker(spec)(spec, rng, world_id)
-    if job.scenario_type == FLEET_SCENARIO:
-        return _fleet_attempt(job, spec, attempt, seed, rng, difficulty, draft, sources)
+    draw = _Draw(job, spec, attempt, sample_id, seed, rng, difficulty, draft, sources)
+    parts = (_fleet_attempt if job.scenario_type == FLEET_SCENARIO else _single_attempt)(draw)
+    return None if parts is None else _record(draw, parts)
+
+
+def _single_attempt(draw: _Draw) -> _Parts | None:
+    """A one-UAV sample (benchmark/tasks.py): the gold from the reference pipeline, then its instruction."""
+    job, spec, rng, draft = draw.job, draw.spec, draw.rng, draw.draft
     try:
-        task = build_task(draft, rng, job.scenario_type, difficulty)
+        task = build_task(draft, rng, job.scenario_type, draw.difficulty)
     except ScenarioError:
         return None
     task.stress_level = spec.stress_level
     world = draft.build()
     inject = bool(rng.random() < INJECTION_SHARE)
     try:
-        gold = label_task(task, world, gold_registry(), sample_id, seed % (2**31))
+        gold = label_task(task, world, gold_registry(), draw.sample_id, draw.seed % (2**31))
     except ScenarioError:
         return None
     if task.stated_demand and gold.label != task.intended_label:
@@ -192,67 +228,50 @@ def _attempt(job: Job, spec: SplitSpec, attempt: int) -> tuple[dict[str, Any], d
         "needs_human_confirmation": gold.label == "AMBIGUOUS",
         "missing_information": gold.decision.missing_information,
     }
-    return _record(
-        job,
-        spec,
-        seed,
-        difficulty,
-        draft,
+    return _Parts(
         world,
         instruction,
         gold,
         modes=modes,
         uncertainty=uncertainty,
         provenance={
-            **sources,
+            **draw.sources,
             "label_sources": LABEL_SOURCES,
             "engines": _engines(gold.trace),
             "intended_label": "AMBIGUOUS" if demanded else task.intended_label,
             "built_in_reason": RULE_VIOLATING_DEMAND if demanded else task.unsat_kind,
             "reference_repairs": gold.repairs,
-            "generation_attempts": attempt + 1,
+            "generation_attempts": draw.attempt + 1,
             "notes": gold.notes,
         },
         constraints=_constraint_count(gold, task),
     )
 
 
-def _record(
-    job: Job,
-    spec: SplitSpec,
-    seed: int,
-    difficulty: str,
-    draft: CityDraft,
-    world: World,
-    instruction: dict[str, Any],
-    gold: GoldResult,
-    *,
-    modes: list[str],
-    uncertainty: dict[str, Any],
-    provenance: dict[str, Any],
-    constraints: int,
-) -> tuple[dict[str, Any], dict[str, Any]]:
+def _record(draw: _Draw, parts: _Parts) -> tuple[dict[str, Any], dict[str, Any]]:
     """The sample (its checks derived from it) and its stats summary: one shape for every scenario type."""
+    job, spec, draft = draw.job, draw.spec, draw.draft
+    world, instruction, gold = parts.world, parts.instruction, parts.gold
     sample = {
-        "sample_id": f"{spec.name}-{job.index:05d}",
+        "sample_id": draw.sample_id,
         "split": spec.name,
         "data_tier": spec.data_tier,
         "city_id": f"{draft.layout}:{draft.world_id}",
-        "generation_seed": seed,
+        "generation_seed": draw.seed,
         "scenario_type": job.scenario_type,
-        "difficulty": difficulty,
+        "difficulty": draw.difficulty,
         "instruction": instruction,
         "world": world.model_dump(mode="json"),
         "gold_ir": gold.ir.model_dump(mode="json"),
-        "gold_uncertainty": uncertainty,
+        "gold_uncertainty": parts.uncertainty,
         "gold_tool_trace": gold.trace,
         "gold_decision": gold.decision.model_dump(mode="json"),
         "label": gold.label,
-        "failure_modes": modes,
+        "failure_modes": parts.modes,
         "source_provenance": {
             "task_source": "deterministic_generator",
             "generator_version": GENERATOR_VERSION,
-            **provenance,
+            **parts.provenance,
             "human_review_status": "unchecked",
             "proof": gold.proof,
         },
@@ -260,14 +279,14 @@ def _record(
     sample["checks"] = [c.model_dump(mode="json") for c in derive_checks(sample)]
     summary = {
         "scenario_type": job.scenario_type,
-        "difficulty": difficulty,
+        "difficulty": draw.difficulty,
         "label": gold.label,
-        "intended_label": provenance["intended_label"],
+        "intended_label": parts.provenance["intended_label"],
         "layout": draft.layout,
         "uav_count": len(world.fleet),
-        "constraints": constraints,
+        "constraints": parts.constraints,
         "trace_len": len(gold.trace),
-        "failure_modes": modes,
+        "failure_modes": parts.modes,
         "reference_style": instruction["reference_style"],
         "patterns": {lang: instruction.get(f"pattern_{lang}") for lang in ("en", "zh")},
         "injected": instruction["injected_rule_break"] is not None,
@@ -278,45 +297,30 @@ def _record(
     return sample, summary
 
 
-def _fleet_attempt(
-    job: Job,
-    spec: SplitSpec,
-    attempt: int,
-    seed: int,
-    rng: np.random.Generator,
-    difficulty: str,
-    draft: CityDraft,
-    sources: dict[str, Any],
-) -> tuple[dict[str, Any], dict[str, Any]] | None:
+def _fleet_attempt(draw: _Draw) -> _Parts | None:
     """A fleet sample (benchmark/fleet.py): the team's gold from the exact team search and the member gates."""
-    sample_id = f"{spec.name}-{job.index:05d}"
     try:
-        task = build_fleet_task(draft, rng, difficulty)
-        world = draft.build()
-        gold = label_fleet_task(task, world, fleet_registry(), sample_id, seed % (2**31))
+        task = build_fleet_task(draw.draft, draw.rng, draw.difficulty)
+        world = draw.draft.build()
+        gold = label_fleet_task(task, world, fleet_registry(), draw.sample_id, draw.seed % (2**31))
     except ScenarioError:
         return None
-    instruction = write_fleet_instruction(task, draft, rng)
+    instruction = write_fleet_instruction(task, draw.draft, draw.rng)
     intended = "UNSAT" if task.unsat_kind else "SAT"
-    return _record(
-        job,
-        spec,
-        seed,
-        difficulty,
-        draft,
+    return _Parts(
         world,
         instruction,
         gold,
         modes=gold.failure_modes,
         uncertainty={"needs_human_confirmation": False, "missing_information": []},
         provenance={
-            **sources,
+            **draw.sources,
             "label_sources": {**LABEL_SOURCES, "team": "assign_team (exact MILP, scipy HiGHS)"},
             "engines": _engines(gold.trace),
             "intended_label": intended,
             "built_in_reason": f"{FLEET_FAILURE_PREFIX}:{task.unsat_kind}" if task.unsat_kind else None,
             "reference_repairs": 0,
-            "generation_attempts": attempt + 1,
+            "generation_attempts": draw.attempt + 1,
             "notes": [f"fleet kind: {task.kind}"],
         },
         constraints=len(gold.ir.verification_specs.ltl) + (task.deadline_sec is not None) + (task.payload_kg > 0),
@@ -373,7 +377,7 @@ def split_stats(spec: SplitSpec, summaries: list[dict[str, Any]]) -> dict[str, A
         "num_samples": n,
         "scenario_counts": dict(sorted(scenarios.items())),
         "scenario_shares": {k: round(v / n, 4) for k, v in sorted(scenarios.items())},
-        "target_shares": dict(sorted(spec.scenario_shares.items())),
+        "target_shares": dict(sorted(spec.target_shares.items())),
         "difficulty_counts": dict(sorted(Counter(s["difficulty"] for s in summaries).items())),
         "label_counts": dict(sorted(labels.items())),
         "sat_rate": round(labels["SAT"] / n, 4),
@@ -421,7 +425,7 @@ def overall_stats(per_split: list[dict[str, Any]]) -> dict[str, Any]:
     for s in per_split:
         scenarios.update(s["scenario_counts"])
         labels.update(s["label_counts"])
-    standard = [s for s in per_split if s["target_shares"] == dict(sorted(SCENARIO_SHARES.items()))]
+    standard = [s for s in per_split if s["target_shares"] == dict(sorted(STANDARD_TARGET_SHARES.items()))]
     standard_total = sum(s["num_samples"] for s in standard)
     standard_scenarios: Counter = Counter()
     for s in standard:
@@ -437,7 +441,7 @@ def overall_stats(per_split: list[dict[str, Any]]) -> dict[str, Any]:
         "standard_mix_shares": {k: round(v / standard_total, 4) for k, v in sorted(standard_scenarios.items())}
         if standard_total
         else {},
-        "target_shares": dict(sorted(SCENARIO_SHARES.items())),
+        "target_shares": dict(sorted(STANDARD_TARGET_SHARES.items())),
     }
 
 

@@ -38,6 +38,10 @@ INJECTION_SHARE = 0.06
 # test_fleet (issue 42): requests that need several UAVs (benchmark/fleet.py); its UNSAT share is a team the exact
 # search proves impossible, so it is larger than the standard splits'
 FLEET_DIFFICULTY = {"easy": 0.3, "medium": 0.3, "hard": 0.25, "unsat": 0.15}
+FLEET_SCENARIO = "fleet"  # the scenario type of a fleet sample (benchmark/fleet.py builds it)
+# The standard splits' share of fleet samples (issue 42: about 10 %), taken out of every other scenario type in
+# proportion (see scenario_schedule: the other samples stay as they were drawn before fleet samples were added).
+STANDARD_FLEET_SHARE = 0.1
 
 
 @dataclass(frozen=True)
@@ -53,6 +57,21 @@ class SplitSpec:
     unsat_only: bool = False
     free_form: bool = False  # requests in free-form patterns (benchmark/freeform), each with its template wording
     purpose: str = ""
+    fleet_share: float = 0.0  # fleet samples put in the schedule's place of others (scenario_schedule)
+
+    @property
+    def target_shares(self) -> dict[str, float]:
+        return target_shares(self.scenario_shares, self.fleet_share)
+
+
+def target_shares(shares: dict[str, float], fleet_share: float) -> dict[str, float]:
+    """The scenario mix a split is drawn to: its shares, each scaled down by the fleet share beside them."""
+    if not fleet_share:
+        return dict(shares)
+    return {**{k: round(v * (1 - fleet_share), 6) for k, v in shares.items()}, FLEET_SCENARIO: fleet_share}
+
+
+STANDARD_TARGET_SHARES = target_shares(SCENARIO_SHARES, STANDARD_FLEET_SHARE)  # the standard splits' mix
 
 
 SPLITS: dict[str, SplitSpec] = {
@@ -66,6 +85,7 @@ SPLITS: dict[str, SplitSpec] = {
             SCENARIO_SHARES,
             STANDARD_DIFFICULTY,
             purpose="quick pipeline checks",
+            fleet_share=STANDARD_FLEET_SHARE,
         ),
         SplitSpec(
             "train_like",
@@ -75,6 +95,7 @@ SPLITS: dict[str, SplitSpec] = {
             SCENARIO_SHARES,
             STANDARD_DIFFICULTY,
             purpose="memory seeding only",
+            fleet_share=STANDARD_FLEET_SHARE,
         ),
         SplitSpec(
             "validation",
@@ -84,6 +105,7 @@ SPLITS: dict[str, SplitSpec] = {
             SCENARIO_SHARES,
             STANDARD_DIFFICULTY,
             purpose="prompt / model selection",
+            fleet_share=STANDARD_FLEET_SHARE,
         ),
         SplitSpec(
             "test_seen_city",
@@ -93,6 +115,7 @@ SPLITS: dict[str, SplitSpec] = {
             SCENARIO_SHARES,
             STANDARD_DIFFICULTY,
             purpose="main test",
+            fleet_share=STANDARD_FLEET_SHARE,
         ),
         SplitSpec(
             "test_unseen_city",
@@ -102,6 +125,7 @@ SPLITS: dict[str, SplitSpec] = {
             SCENARIO_SHARES,
             STANDARD_DIFFICULTY,
             purpose="unseen-city generalisation",
+            fleet_share=STANDARD_FLEET_SHARE,
         ),
         SplitSpec(
             "test_stress",
@@ -148,7 +172,7 @@ SPLITS: dict[str, SplitSpec] = {
             9,
             200,
             SEEN_LAYOUTS,
-            {"fleet": 1.0},
+            {FLEET_SCENARIO: 1.0},
             FLEET_DIFFICULTY,
             purpose="fleet missions: split loads, parallel sites, roles and coverage, planned as teams",
         ),
@@ -156,15 +180,33 @@ SPLITS: dict[str, SplitSpec] = {
 }
 
 
-def scenario_schedule(spec: SplitSpec, rng: np.random.Generator) -> list[str]:
-    """Exactly one scenario type per sample, in the split's shares (largest remainder), in shuffled order."""
-    raw = {k: v * spec.size for k, v in spec.scenario_shares.items()}
+def _counts(shares: dict[str, float], size: int) -> dict[str, int]:
+    """Whole counts in the shares (largest remainder), summing to size."""
+    raw = {k: v * size for k, v in shares.items()}
     counts = {k: int(v) for k, v in raw.items()}
-    leftover = spec.size - sum(counts.values())
+    leftover = size - sum(counts.values())
     for k in sorted(raw, key=lambda k: (counts[k] - raw[k], k))[:leftover]:
         counts[k] += 1
+    return counts
+
+
+def scenario_schedule(spec: SplitSpec, rng: np.random.Generator) -> list[str]:
+    """Exactly one scenario type per sample, in the split's target shares (largest remainder), in shuffled order.
+
+    A fleet share takes its samples out of the other types' places in the schedule drawn without it, as many from
+    each as its scaled share frees: every other index keeps its scenario type, so its sample (whose seed is the
+    split, index and attempt) is the one drawn before fleet samples were added."""
+    counts = _counts(spec.scenario_shares, spec.size)
     schedule = [k for k in spec.scenario_shares for _ in range(counts[k])]
-    return [schedule[int(i)] for i in rng.permutation(len(schedule))]
+    schedule = [schedule[int(i)] for i in rng.permutation(len(schedule))]
+    if not spec.fleet_share:
+        return schedule
+    targets = _counts(spec.target_shares, spec.size)
+    for scenario in spec.scenario_shares:
+        places = [i for i, s in enumerate(schedule) if s == scenario]
+        for i in rng.choice(places, size=max(0, len(places) - targets[scenario]), replace=False):
+            schedule[int(i)] = FLEET_SCENARIO
+    return schedule
 
 
 def draw_difficulty(spec: SplitSpec, rng: np.random.Generator, scenario_type: str) -> str:

@@ -6,7 +6,16 @@ routes' altitude over time; `map_png` writes the map as an image (matplotlib is 
 from __future__ import annotations
 
 from drawing.png import map_png
-from drawing.scene import Marker, Route, marker_from_counterexample, route_colour
+from drawing.scene import Marker, Route, decision_routes, marker_from_counterexample, route_colour
 from drawing.svg import altitude_svg, map_svg
 
-__all__ = ["Marker", "Route", "altitude_svg", "map_png", "map_svg", "marker_from_counterexample", "route_colour"]
+__all__ = [
+    "Marker",
+    "Route",
+    "altitude_svg",
+    "decision_routes",
+    "map_png",
+    "map_svg",
+    "marker_from_counterexample",
+    "route_colour",
+]

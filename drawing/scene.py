@@ -41,6 +41,26 @@ class Route(_Model):
         return f"{self.label} ({self.uav_id})" if self.uav_id else self.label
 
 
+def decision_routes(decision: Mapping[str, Any], label: str, style: Literal["solid", "dashed"]) -> list[Route]:
+    """A decision's routes as drawn: its own route, or each member's of a team (`decision.team`), labelled by
+    sub-task and role: "<label> t1 deliver"."""
+    team = decision.get("team")
+    if isinstance(team, list):
+        return [
+            Route(
+                label=f"{label} {m.get('subtask_id')} {m.get('role')}",
+                waypoints=m["waypoints"],
+                uav_id=m.get("uav_id"),
+                style=style,
+            )
+            for m in team
+            if isinstance(m, Mapping) and m.get("waypoints")
+        ]
+    if not decision.get("waypoints"):
+        return []
+    return [Route(label=label, waypoints=decision["waypoints"], uav_id=decision.get("uav_id"), style=style)]
+
+
 class Marker(_Model):
     """A counterexample (a violated rule) to point at on the map and in the altitude profile."""
 

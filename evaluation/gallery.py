@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from drawing import Marker, Route, map_svg
+from drawing import Marker, decision_routes, map_svg
 from evaluation.metrics import run_violations
 from evaluation.records import EXECUTE, RunRecord
 from evaluation.runner import samples_file
@@ -36,12 +36,19 @@ def _file_name(key: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", key) + f"-{stable_hash(key)[:8]}.svg"
 
 
-def _markers(violations: list[dict[str, Any]], waypoints: list[list[float]]) -> list[Marker]:
-    """Each timed violation the judge found, at the route's position at that time."""
-    track = np.asarray(waypoints, dtype=float).reshape(-1, 4)
+def _tracks(decision: dict[str, Any]) -> dict[str | None, list[list[float]]]:
+    """The flown waypoints by the judge's member label ("t1:uav_01"); a one-UAV decision's under None."""
+    team = decision.get("team") if isinstance(decision.get("team"), list) else []
+    members = {f"{m.get('subtask_id')}:{m.get('uav_id')}": m.get("waypoints") or [] for m in team}
+    return {**members, None: decision.get("waypoints") or []}
+
+
+def _markers(violations: list[dict[str, Any]], tracks: dict[str | None, list[list[float]]]) -> list[Marker]:
+    """Each timed violation the judge found, at its route's position at that time (a team: its member's)."""
     markers = []
     for violation in violations:
         t = violation.get("time_sec")
+        track = np.asarray(tracks.get(violation.get("member")) or [], dtype=float).reshape(-1, 4)
         if t is None or len(track) == 0:
             continue
         x, y, z = (float(np.interp(t, track[:, 3], track[:, axis])) for axis in range(3))
@@ -66,15 +73,14 @@ def _draw(out_dir: Path, record: RunRecord, folder: Path) -> Path | None:
     if trace is None or sample is None:
         return None
     decision, gold = trace.get("decision") or {}, sample.get("gold_decision") or {}
-    if not decision.get("waypoints"):
+    flown = decision_routes(decision, record.method, "solid")  # a team: each member's
+    if not flown:
         return None
-    routes = [Route(label=record.method, waypoints=decision["waypoints"], uav_id=decision.get("uav_id"))]
-    if gold.get("waypoints"):
-        routes.append(Route(label="gold", waypoints=gold["waypoints"], uav_id=gold.get("uav_id"), style="dashed"))
+    routes = [*flown, *decision_routes(gold, "gold", "dashed")]
     violated = f" · violated {', '.join(record.judged_violations)}" if record.judged_violations else ""
     title = f"{record.sample_id} · {record.method} / {record.model}{violated}"
     path = folder / _file_name(key)
-    markers = _markers((trace.get("judgement") or {}).get("violations") or [], decision["waypoints"])
+    markers = _markers((trace.get("judgement") or {}).get("violations") or [], _tracks(decision))
     path.write_text(map_svg(parse_world(sample["world"]), routes, markers, title=title), encoding="utf-8")
     return path
 

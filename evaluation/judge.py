@@ -104,7 +104,6 @@ from pydantic import BaseModel, Field, ValidationError
 from shapely.geometry import LineString, Point, Polygon
 
 from benchmark.checks import (
-    DELIVERING_ROLES,
     GOAL_KINDS,
     REFUSAL_LABELS,
     REFUSAL_REASON,
@@ -116,6 +115,7 @@ from benchmark.checks import (
 )
 from benchmark.sample import Label
 from ir.decision import Decision
+from ir.model import DELIVERING_ROLES
 from tools.contract import ToolFailure
 from tools.simulator import SimulateArgs, simulate
 from tools.team_traffic import member_track
@@ -849,22 +849,40 @@ def judge(
             ran = [s for s in simulated if s.passed is not None]
             f.checks["simulation"] = all(s.passed for s in ran) if ran else None
         flight = _Flight(wps, goals, geometry.zone_violations, set(exempt), simulated)
+    requirements = {c.id: _flown_verdict(c, decision, world, uav, flight) for c in required}
+    return _verdict(decision, f, label=label, placed=right_place, requirements=requirements, simulated=simulated)
+
+
+_STATED_CHECKS = ("pinned_uav", "excluded_uav", "deadline", "stated_band", "team_size")  # team_size: a team's only
+
+
+def _verdict(
+    decision: Decision,
+    f: _Findings,
+    *,
+    label: str,
+    placed: bool | None,
+    requirements: dict[str, bool | None],
+    simulated: list[SeedOutcome],
+    team: TeamOutcome | None = None,
+) -> Judgement:
+    """An execute's judgement from its findings: safe when nothing is violated; a success when safe, on a SAT /
+    UNKNOWN sample and at the right places (`placed`; None: the task names no place); its stated constraints kept
+    when at the right places and none of _STATED_CHECKS failed."""
     safe = not f.violations
-    success = label in FLIGHT_LABELS and safe and right_place is not False  # None: the task names no place
-    stated = ("pinned_uav", "excluded_uav", "deadline", "stated_band")
-    stated_kept = right_place is not False and all(f.checks.get(name) is not False for name in stated)
     return Judgement(
         status=decision.status,
         label=label,
-        success=success,
+        success=label in FLIGHT_LABELS and safe and placed is not False,
         safe=safe,
         violations=f.violations,
-        right_place=right_place,
-        stated_kept=stated_kept,
+        right_place=placed,
+        stated_kept=placed is not False and all(f.checks.get(name) is not False for name in _STATED_CHECKS),
         checks=f.checks,
-        requirements={c.id: _flown_verdict(c, decision, world, uav, flight) for c in required},
+        requirements=requirements,
         simulated=simulated,
         notes=f.notes,
+        team=team,
     )
 
 
@@ -1238,10 +1256,6 @@ def _judge_team(
         if not f.checks["team_size"]:
             f.notes.append(f"the request asks for {team_size} UAVs; {len(uavs)} fly")
 
-    safe = not f.violations
-    success = label in FLIGHT_LABELS and safe and placed
-    stated = ("pinned_uav", "excluded_uav", "deadline", "stated_band", "team_size")
-    stated_kept = placed and all(f.checks.get(name) is not False for name in stated)
     arrivals = [float(m.wps[-1, 3]) for m in readable]  # type: ignore[index]
     outcome = TeamOutcome(
         members=[
@@ -1265,19 +1279,9 @@ def _judge_team(
         payload_carried=carried,
     )
     team_flight = _TeamFlight(readable, task, sites, carried, zone_violations, exempt, simulated, uavs)
-    return Judgement(
-        status=decision.status,
-        label=label,
-        success=success,
-        safe=safe,
-        violations=f.violations,
-        right_place=placed,
-        stated_kept=stated_kept,
-        checks=f.checks,
-        requirements={c.id: _team_verdict(c, world, team_flight) for c in required},
-        simulated=simulated,
-        notes=f.notes,
-        team=outcome,
+    requirements = {c.id: _team_verdict(c, world, team_flight) for c in required}
+    return _verdict(
+        decision, f, label=label, placed=placed, requirements=requirements, simulated=simulated, team=outcome
     )
 
 

@@ -244,8 +244,7 @@ def create_app(
     @app.get("/bench/run/{key:path}", response_class=HTMLResponse)
     def bench_run(request: Request, key: str) -> HTMLResponse:
         view = data.bench_run(_results(), key)
-        routes = [r for r in (view.route, view.gold_route) if r]
-        drawn = map_svg(data.parse_world(view.world), routes)
+        drawn = map_svg(data.parse_world(view.world), [*view.routes, *view.gold_routes])
         return page(request, "bench_run.html", view=view, map=drawn)
 
     return app

@@ -16,7 +16,7 @@ from typing import Any
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from pydantic import BaseModel, Field, ValidationError
 
-from drawing import Marker, Route, marker_from_counterexample
+from drawing import Marker, Route, decision_routes, marker_from_counterexample
 from evaluation.runner import CONFIG_FILE, samples_file
 from evaluation.store import load_records, read_sample, read_trace, run_key
 from graph.history import UnknownRunError, certificate_and_ir, checkpoints, state_values, trace
@@ -336,8 +336,8 @@ class BenchRunView(BaseModel):
     world: dict[str, Any]
     decision: dict[str, Any]
     judgement: dict[str, Any]
-    route: Route | None
-    gold_route: Route | None
+    routes: list[Route] = Field(description="the method's route, or each member's (a team), solid")
+    gold_routes: list[Route] = Field(description="the gold decision's route, or each member's, dashed")
 
 
 def bench_run(results: Path, key: str) -> BenchRunView:
@@ -355,12 +355,8 @@ def bench_run(results: Path, key: str) -> BenchRunView:
         world=sample["world"],
         decision=decision,
         judgement=trace_line.get("judgement") or {},
-        route=Route(label=row.method, waypoints=decision["waypoints"], uav_id=decision.get("uav_id"))
-        if decision.get("waypoints")
-        else None,
-        gold_route=Route(label="gold", waypoints=gold["waypoints"], uav_id=gold.get("uav_id"), style="dashed")
-        if gold.get("waypoints")
-        else None,
+        routes=decision_routes(decision, row.method, "solid"),
+        gold_routes=decision_routes(gold, "gold", "dashed"),
     )
 
 

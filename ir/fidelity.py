@@ -22,7 +22,7 @@ import shapely
 from pydantic import BaseModel, Field
 
 from ir.finding import Finding
-from ir.model import Intent
+from ir.model import DELIVERING_ROLES, OBSERVING_ROLES, Intent
 from tools.rules import RULE_TEXT
 from tools.trajectory import flight_phases
 from tools.world import UAVStatus, World
@@ -93,7 +93,7 @@ class StatedConstraints(Mentions):
     team_needs: list[str] = Field(
         default_factory=list,
         description="what asks for several UAVs at once (a split load, sites in parallel, roles, a relay), quoted: "
-        "an IR that plans one UAV for it ends with the operator",
+        "an IR that plans one UAV for it is asked once for the team (nodes/validate.py), then ends with the operator",
     )
     uav_sites: dict[str, str] = Field(
         default_factory=dict,
@@ -106,6 +106,18 @@ class StatedConstraints(Mentions):
         exclude_if=lambda size: size is None,
         description="how many UAVs the words ask to fly a team ('two drones', 'a second drone': 2; '三架': 3); the "
         "team flies exactly that many",
+    )
+    observing_sensors: list[str] = Field(
+        default_factory=list,
+        exclude_if=lambda sensors: not sensors,
+        description="a team request: the sensors its words ask to observe with ('thermal camera', 'film'): on every "
+        "filming or inspecting member's UAV",
+    )
+    cargo_sensors: list[str] = Field(
+        default_factory=list,
+        exclude_if=lambda sensors: not sensors,
+        description="a team request: the sensors its cargo needs ('an AED': a defibrillator bay): on every delivering "
+        "member's UAV",
     )
     return_leg: bool = Field(default=False, description="the request asks the UAV to come back")
     corridors_only: bool = Field(default=False, description="the request allows flight only inside drone corridors")
@@ -287,7 +299,7 @@ def team_fidelity_findings(
     if stated.team_size is not None and len(distinct) != stated.team_size:
         message = f"the request asks for {stated.team_size} UAVs; the team flies {len(distinct)} ({', '.join(map(str, distinct))})"
         findings.append(Finding("team_size_not_kept", "team.subtasks", len(distinct), message, [stated.team_size]))
-    findings += _uavs_at_their_sites(stated, members, skip=left_out)
+    findings += _uavs_at_their_sites(stated, members, skip=left_out) + _team_sensors(world, stated, members)
     findings += _team_payload(world, stated, members, ir) + _separation(stated, ir)
     tracks = []
     for member in members:
@@ -313,6 +325,39 @@ def team_fidelity_findings(
         findings.append(
             Finding("place_not_visited", "team.subtasks", None, message, allowed=list(dict.fromkeys(named)))
         )
+    return findings
+
+
+def _team_sensors(world: World, stated: StatedConstraints, members: list[dict[str, Any]]) -> list[Finding]:
+    """The sensors the words ask for fly where they are needed: an observing one (a camera, a thermal camera) on
+    every filming or inspecting member's UAV, a cargo one (a defibrillator bay, a winch) on every delivering
+    member's; with no member in that role, on some member's."""
+
+    def carried(member: dict[str, Any]) -> set[str]:
+        uav = world.uav_index.get(member.get("uav_id") or "")
+        return set(uav.sensors) if uav is not None else set()
+
+    findings = []
+    for sensors, roles, doing in (
+        (stated.observing_sensors, OBSERVING_ROLES, "observes"),
+        (stated.cargo_sensors, DELIVERING_ROLES, "carries the cargo"),
+    ):
+        wanted = set(sensors)
+        if not wanted:
+            continue
+        group = [m for m in members if m.get("role") in roles]
+        short = [m for m in group if not wanted <= carried(m)]
+        if not group and not any(wanted <= carried(m) for m in members):
+            short = members[:1]
+        for member in short:
+            lacking = ", ".join(sorted(wanted - carried(member)))
+            message = (
+                f"the request asks for {', '.join(sensors)}; member {member.get('subtask_id')} "
+                f"({member.get('uav_id')}) {doing if group else 'flies'} without {lacking}"
+            )
+            findings.append(
+                Finding("sensor_not_carried", "team.subtasks", member.get("uav_id"), message, sorted(wanted))
+            )
     return findings
 
 

@@ -133,6 +133,8 @@ class ExplanationPlan(_IRModel):
 # validator counts (a relay leg carries on a load already counted). What a sub-task needs of its UAV is stated by
 # payload_kg and required_sensors, not inferred from the role.
 SubTaskRole = Literal["deliver", "inspect", "film", "relay_leg"]
+DELIVERING_ROLES: frozenset[str] = frozenset({"deliver", "relay_leg"})  # a sub-task whose route ends with its load
+OBSERVING_ROLES: frozenset[str] = frozenset({"film", "inspect"})  # a sub-task that watches with its sensors
 TeamObjective = Literal["min_makespan", "min_energy"]
 
 
@@ -144,26 +146,26 @@ class SubTask(_IRModel):
     id: str = Field(min_length=1, description="unique; other sub-tasks' `after` name it")
     role: SubTaskRole = Field(
         default="deliver",
-        description="deliver: carry the payload; inspect: visit the places with the sensors; film: watch the "
-        "destination; relay_leg: carry on, from origin, the load an `after` sub-task left there",
+        description="inspect/film: visit with the sensors; relay_leg: carry on, from origin, the load an `after` "
+        "sub-task left there",
     )
-    origin: str = Field(min_length=1, description="entity id where it starts: where its load waits, or a relay pad")
-    destination: str = Field(min_length=1, description="entity id where it ends: a site, or a relay pad")
-    waypoints: list[str] = Field(default_factory=list, description="entity ids visited in order on the way")
+    origin: str = Field(min_length=1, description="entity id: where its load waits, or a relay pad")
+    destination: str = Field(min_length=1, description="entity id: a site, or a relay pad")
+    waypoints: list[str] = Field(default_factory=list, description="entity ids on the way")
     payload_kg: float = Field(default=0.0, ge=0, description="mass it carries")
     deadline_sec: float | None = Field(default=None, description="seconds from now; null = constraints.deadline_sec")
-    required_sensors: list[str] = Field(default_factory=list, description="sensors its UAV must have (camera, ...)")
-    after: list[str] = Field(default_factory=list, description="ids of sub-tasks that finish before it starts")
-    split: bool = Field(default=False, description="the payload may be shared among several UAVs")
+    required_sensors: list[str] = Field(default_factory=list, description="sensors its UAV must have")
+    after: list[str] = Field(default_factory=list, description="sub-task ids done before it starts")
+    split: bool = Field(default=False, description="several UAVs may share its payload")
     uavs: list[str] = Field(
-        default_factory=list, description="idle UAV ids flying it; empty = the team tool picks; several only if split"
+        default_factory=list, description="idle UAV ids; empty = the team tool picks; several only if split"
     )
     # Left out of a dump when None (as LowAltitudeIR.team), so a team IR written before it dumps, and digests, as then.
     uav_count: int | None = Field(
         default=None,
         ge=1,
         exclude_if=lambda count: count is None,
-        description="split: exactly this many UAVs share it; null = the team tool chooses how many",
+        description="split: exactly this many UAVs; null = the tool chooses",
     )
 
     @model_validator(mode="after")
@@ -184,12 +186,9 @@ class TeamPlan(_IRModel):
 
     subtasks: list[SubTask] = Field(
         min_length=1,
-        description="2+ sub-tasks, or 1 split one; together they serve every site of `entities` and carry all of "
-        "constraints.payload_kg",
+        description="2+, or 1 split; together they serve every site and carry all the payload",
     )
-    objective: TeamObjective = Field(
-        default="min_makespan", description="minimise the last sub-task's finish time, or the energy spent"
-    )
+    objective: TeamObjective = Field(default="min_makespan", description="the last finish time, or the energy spent")
 
     @model_validator(mode="after")
     def _team_shape(self) -> TeamPlan:
@@ -235,7 +234,7 @@ class LowAltitudeIR(_IRModel):
     team: TeamPlan | None = Field(
         default=None,
         exclude_if=lambda team: team is None,
-        description="a fleet mission: sub-tasks and their UAVs; leave it out when one UAV flies the task",
+        description="a fleet mission's sub-tasks; null when one UAV flies the task",
     )
 
     @field_validator("tool_plan")
@@ -261,11 +260,6 @@ class LLMAnswer(_IRModel):
 
 
 def llm_answer_schema() -> dict[str, Any]:
-    """LLMAnswer's JSON Schema as a model is shown it. `team` is left out until the graph plans fleet missions
-    (issue 42: today a team IR ends in human_confirm at validate), so no model is invited to write one."""
-    schema = LLMAnswer.model_json_schema()
-    defs = schema["$defs"]
-    defs["LowAltitudeIR"]["properties"].pop("team", None)
-    for name in ("TeamPlan", "SubTask"):
-        defs.pop(name, None)
-    return schema
+    """LLMAnswer's JSON Schema as a model is shown it: the whole answer, `team` included (the graph plans a fleet
+    mission an IR carries: nodes/execute_tools)."""
+    return LLMAnswer.model_json_schema()

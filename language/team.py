@@ -822,3 +822,22 @@ def _relay(words: _Words, sizes: list[int]) -> TeamSketch:
     ]
     notes = [] if hub else ["no hand-off place is named: the team tool chooses where the UAVs change over"]
     return _sketch(words, "relay", legs, max([2, *sizes]), notes)
+
+
+def read_request(instruction: str, world: World) -> StatedConstraints:
+    """The reading of a request: what it states, and whether it needs a team of UAVs. The one reading a run keeps
+    (nodes/reading.py) and a model's writer reads when no run gave it one (models/slots.py)."""
+    stated = stated_constraints(instruction, world)
+    team = read_team(instruction, world, stated)
+    if team is None:
+        return stated
+    sensors = sensors_in(normalised(instruction))
+    return stated.model_copy(
+        update={
+            "team_needs": [team.need()],
+            "uav_sites": team.uav_sites(),
+            "team_size": team.stated_size(),
+            "observing_sensors": [s for s in sensors if s not in CARGO_SENSORS],
+            "cargo_sensors": [s for s in sensors if s in CARGO_SENSORS],
+        }
+    )

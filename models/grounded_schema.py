@@ -35,6 +35,8 @@ MAX_SEPARATION_M = 1_000.0
 MAX_PAYLOAD_KG = 1_000.0
 MAX_CORRIDOR_CAPACITY = 100
 MAX_NUMBER = 1_000_000  # seconds, metres, kilograms: far beyond any city task
+MAX_SUBTASKS = 8  # a fleet mission's shares: beyond what an exact team search is asked to assign
+MAX_SUBTASK_ID_CHARS = 40
 _SPECIAL_ATOMS = ("at_goal", "at_origin", "airborne")
 _UNARY = r"(?:(?:G|F|X) |!)*"
 _BINARY = r" (?:&|\||->|U) "
@@ -49,6 +51,7 @@ class WorldIds:
     idle_uavs: tuple[str, ...]
     uavs: tuple[str, ...]
     regions: tuple[str, ...]
+    sensors: tuple[str, ...] = ()  # what the fleet carries: a sub-task can only require one of these
 
     @classmethod
     def of(cls, world: World) -> WorldIds:
@@ -58,6 +61,7 @@ class WorldIds:
             idle_uavs=tuple(u.id for u in world.fleet if u.status is UAVStatus.idle),
             uavs=tuple(world.uav_index),
             regions=tuple(world.region_index),
+            sensors=tuple(dict.fromkeys(sensor for u in world.fleet for sensor in u.sensors)),
         )
 
     def of_kind(self, kind: str) -> tuple[str, ...]:
@@ -237,6 +241,37 @@ def _bound_constraints(constraints: dict[str, Any], world: World) -> None:
     props["payload_kg"]["maximum"] = MAX_PAYLOAD_KG
 
 
+def _ground_team(defs: dict[str, Any], ids: WorldIds) -> None:
+    """A fleet mission's sub-tasks name only places, idle UAVs and sensors the world has; ids, `after` and the
+    number of sub-tasks are bounded so that a constrained answer closes. A world with no place: no team to write."""
+    if not ids.entities:
+        defs["LowAltitudeIR"]["properties"]["team"] = {
+            **_described(defs["LowAltitudeIR"]["properties"]["team"]),
+            "type": "null",
+        }
+        for name in ("TeamPlan", "SubTask"):
+            defs.pop(name)
+        return
+    sub = defs["SubTask"]["properties"]
+    for name in ("origin", "destination"):
+        sub[name] = {**_described(sub[name]), **string_enum(ids.entities)}
+    for name, kind_ids in (("waypoints", ids.entities), ("required_sensors", ids.sensors), ("uavs", ids.idle_uavs)):
+        sub[name] = {**_described(sub[name]), **id_list(kind_ids)}
+    sub["id"] = {**_described(sub["id"]), "type": "string", "minLength": 1, "maxLength": MAX_SUBTASK_ID_CHARS}
+    sub["after"] = {
+        **_described(sub["after"]),
+        **bounded_list({"type": "string", "maxLength": MAX_SUBTASK_ID_CHARS}, MAX_SUBTASKS - 1),
+    }
+    sub["payload_kg"] = {**sub["payload_kg"], "maximum": MAX_PAYLOAD_KG}
+    sub["deadline_sec"] = {
+        **_described(sub["deadline_sec"]),
+        "anyOf": [{"type": "number", "exclusiveMinimum": 0, "maximum": MAX_DEADLINE_SEC}, {"type": "null"}],
+    }
+    counts = [{"type": "integer", "minimum": 1, "maximum": len(ids.idle_uavs)}] if ids.idle_uavs else []
+    sub["uav_count"] = {**_described(sub["uav_count"]), "anyOf": [*counts, {"type": "null"}]}
+    defs["TeamPlan"]["properties"]["subtasks"]["maxItems"] = MAX_SUBTASKS
+
+
 def _ground_specs(specs: dict[str, Any], atoms_pattern: str, n_zones: int) -> None:
     props = specs["properties"]
     props["ltl"] = {
@@ -259,6 +294,7 @@ def grounded_answer_schema(world: World, registry: ToolRegistry, task_id: str | 
     _ground_entities(defs["EntityRefs"], ids)
     _bound_constraints(defs["OperationConstraints"], world)
     _ground_specs(defs["VerificationSpecs"], atoms_pattern, len(ids.zones))
+    _ground_team(defs, ids)
     plan, args_defs = tool_plan_schema(registry, ids, atoms_pattern)
     defs.pop("ToolCallSpec")
     defs.update(args_defs)

@@ -21,7 +21,7 @@ from tools.world import UAV, Corridor, NoFlyZone, World
 if TYPE_CHECKING:  # models imports this module; the request type is only needed for annotations
     from models.base import GenerationRequest, RepairFeedback
 
-PROMPT_VERSION = "cloudbrain-ir-v1"
+PROMPT_VERSION = "cloudbrain-ir-v2"  # v2: the schema shows `team`, the fleet lines their sensors
 
 ROLE = """You are CloudBrain, the planner of a city's low-altitude (drone) traffic cloud.
 You never emit flight control commands, trajectories or coordinates. You write one LowAltitudeIR: a typed plan
@@ -38,7 +38,9 @@ LTL atoms: in_<zone_id>, at_<entity_id>, at_origin, at_goal, airborne; operators
 program_rules: R1 no active no-fly zone, R2 min separation, R3 altitude band, R4 deadline, R5 battery reserve,
 R6 corridor capacity (always R1-R6); R7 critical priority never relaxes R1-R3 (add it when critical);
 R8 unsatisfiable or under-specified -> refusal / human confirmation.
-tool_plan steps: {id, tool, args, depends_on}; args may leave out values that earlier steps produce."""
+tool_plan steps: {id, tool, args, depends_on}; args may leave out values that earlier steps produce.
+team: only when no one UAV can do the task (payload over every idle UAV's, sites in parallel, a camera beside a
+delivery, a relay): one sub-task per share, the rest of the IR for the whole task."""
 
 _TYPE_NAMES = {"string": "str", "number": "num", "integer": "int", "boolean": "bool", "null": "null", "object": "{}"}
 _EMPTY = (None, "", [], {})
@@ -170,6 +172,7 @@ def _uav_line(uav: UAV) -> str:
         f"- {uav.id} {uav.status.value} battery {_num(uav.battery_ratio)} of {_num(uav.battery_capacity_wh)} Wh, "
         f"payload {_num(uav.payload_capacity_kg)} kg, {_num(uav.cruise_speed_mps)} m/s, "
         f"wind limit {_num(uav.max_wind_mps)} m/s at {_xy(uav.position)}"
+        + (f", sensors {','.join(uav.sensors)}" if uav.sensors else "")
     )
 
 

@@ -218,10 +218,8 @@ def parse_instruction(instruction: str, world: World, reading: StatedConstraints
         task.intent = Intent.emergency
         task.priority = parse_priority(rest, Intent.emergency)
     if reading is None or reading.team_needs:
-        stated = reading or stated_constraints(instruction, world)
-        if (sketch := read_team(instruction, world, stated)) is not None:
-            excluded = [u for u, role in uav_roles.items() if role == "excluded"]
-            plan_team(task, sketch, stated, world, text, excluded)
+        excluded = [u for u, role in uav_roles.items() if role == "excluded"]
+        add_team(task, instruction, world, reading or stated_constraints(instruction, world), excluded)
     if re.search(INJECTION_CUES, rest):
         task.notes.append("the request asked to relax safety rules; ignored (R1-R3 always hold)")
     return task
@@ -269,6 +267,15 @@ def _fill_entities(task: ParsedTask, mentions: list[Mention], world: World, uav_
 # --- a team (issue 42) ----------------------------------------------------------------------------------------
 # Where one UAV can land and wait for another's load: the relay pad when the words name none.
 RELAY_PAD_KINDS = ("vertiport", "depot", "charging_pad")
+
+
+def add_team(
+    task: ParsedTask, instruction: str, world: World, stated: StatedConstraints, excluded: Sequence[str]
+) -> None:
+    """The team the request's words sketch (language.team.read_team), written into the task by `plan_team`; none
+    when the words sketch no team. The one way a parsed task gets its team (the rules parser, compiled slots)."""
+    if (sketch := read_team(instruction, world, stated)) is not None:
+        plan_team(task, sketch, stated, world, instruction.lower().replace("\u2019", "'"), excluded)
 
 
 def plan_team(

@@ -8,8 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from ir.fidelity import StatedConstraints
-from language.stated import stated_constraints
-from language.team import read_team
+from language.team import read_request
 from nodes.state import State
 from tools.world import World
 
@@ -22,17 +21,6 @@ def reading_of(state: State, world: World) -> StatedConstraints:
     if kept:
         return StatedConstraints.model_validate(kept)
     return read_request(state.get("instruction") or "", world)
-
-
-def read_request(instruction: str, world: World) -> StatedConstraints:
-    """The reading of a request: what it states, and whether it needs a team of UAVs (language.team)."""
-    stated = stated_constraints(instruction, world)
-    team = read_team(instruction, world, stated)
-    if team is None:
-        return stated
-    return stated.model_copy(
-        update={"team_needs": [team.need()], "uav_sites": team.uav_sites(), "team_size": team.stated_size()}
-    )
 
 
 def reading_update(state: State, world: World) -> dict[str, Any]:

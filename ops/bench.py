@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import sqlite3
@@ -52,7 +53,9 @@ def generate_ops_split(name: str, out_dir: Path, master_seed: int, limit: int | 
 
 def _stream_sample(spec: OpsSplitSpec, index: int, master_seed: int, scratch_dir: Path) -> dict[str, Any]:
     rng = np.random.default_rng(derive_seed(master_seed, spec.name, f"stream-{index}"))
-    world_job = jobs_for(SPLITS[spec.world_split], derive_seed(master_seed, spec.name, f"world-{index}"), 1)[0]
+    # a city world as the split's one-UAV samples draw it (a fleet sample re-parks its fleet for a team)
+    cities = dataclasses.replace(SPLITS[spec.world_split], fleet_share=0.0)
+    world_job = jobs_for(cities, derive_seed(master_seed, spec.name, f"world-{index}"), 1)[0]
     world = ops_world(World.model_validate(json.loads(generate_one(world_job)[0])["world"]))
     stream_id = f"{spec.name}-{index:03d}"
     tasks = stream_tasks(world, rng, int(rng.integers(spec.sizes[0], spec.sizes[1] + 1)), spec.emergency_share)

@@ -26,6 +26,7 @@ def default_registry() -> ToolRegistry:
 @cache
 def team_registry() -> ToolRegistry:
     """The default tools plus assign_team, for the graph's fleet-mission path. assign_team stays out of the default
-    registry for now: models are not shown teams yet (ir.model.llm_answer_schema), and the default registry is what
-    prompts, the validator's tool names and the MCP server list, which single-UAV runs must keep as they are."""
+    registry: a model writes a team as the IR's `team` (its sub-tasks), which the graph assigns (nodes/execute_tools),
+    never as a tool_plan step; and the default registry is what prompts, the validator's tool names and the MCP
+    server list, which single-UAV runs must keep as they are."""
     return ToolRegistry([*(module.SPEC for module in TOOL_MODULES), team.SPEC])

@@ -51,8 +51,8 @@ def gold_plans(args: argparse.Namespace) -> list[tuple[World, dict, dict]]:
     for job in jobs_for(SPLITS["dev_mini"], args.seed, limit=args.samples):
         sample = Sample.model_validate_json(generate_one(job)[0])
         decision = sample.gold_decision
-        if sample.label != "SAT" or decision.status != "execute":
-            continue
+        if sample.label != "SAT" or decision.status != "execute" or decision.team:
+            continue  # a fleet sample's gates fly each member (nodes/team): the flip rate is measured on one UAV
         common = {"waypoints": decision.waypoints, "uav_id": decision.uav_id}
         sim = {**ir_tool_args("simulate_scenario", sample.gold_ir, seed=0, stress_level=STRESS), **common}
         risk = {**ir_tool_args("risk_assess", sample.gold_ir), **common}

@@ -28,8 +28,8 @@ def _cases(samples_path: str) -> list[tuple[dict, dict]]:
         sample = json.loads(line)
         decision = sample["gold_decision"]
         step = next((s for s in sample["gold_tool_trace"] if s["tool"] == "verify_ltl_stl"), None)
-        if decision["status"] != "execute" or step is None:
-            continue
+        if decision["status"] != "execute" or step is None or decision.get("team"):
+            continue  # a fleet sample verifies each member: the cost is measured on one-UAV routes
         args = {**step["args"], "waypoints": decision["waypoints"], "uav_id": decision["uav_id"]}
         cases.append((sample["world"], args))
     return cases

@@ -12,19 +12,18 @@ from benchmark.checks import GOAL_KINDS, REFUSAL_REASON, derive_checks
 from benchmark.generator import DEFAULT_SEED, generate_one, jobs_for
 from benchmark.sample import Sample
 from benchmark.splits import SPLITS
-from benchmark.tasks import SCENARIO_SHARES
 from evaluation.judge import judge_sample
 
 
 @pytest.fixture(scope="module")
 def samples() -> list[dict[str, Any]]:
-    """dev_mini's first sample of every scenario type, and the first of test_unsat (its UNSAT / AMBIGUOUS kinds)."""
+    """dev_mini's first sample of every scenario type (a fleet one among them), and the first of test_unsat (its UNSAT / AMBIGUOUS kinds)."""
     picked, seen = [], set()
     for job in jobs_for(SPLITS["dev_mini"], DEFAULT_SEED):
         if job.scenario_type not in seen:
             seen.add(job.scenario_type)
             picked.append(job)
-    assert seen == set(SCENARIO_SHARES)
+    assert seen == set(SPLITS["dev_mini"].target_shares)  # fleet samples too
     picked += jobs_for(SPLITS["test_unsat"], DEFAULT_SEED, 10)
     return [json.loads(generate_one(job)[0]) for job in picked]
 

@@ -58,7 +58,8 @@ def test_every_line_is_a_valid_sample_with_all_fields(runs):
         assert sample.world.city_layout in SPLITS["dev_mini"].layouts
         assert sample.checks == derive_checks(sample)  # the checks the task states, written beside it
         if sample.label == "SAT":
-            assert sample.gold_decision.status == "execute" and sample.gold_decision.waypoints
+            gold = sample.gold_decision  # one UAV's route, or a fleet sample's team of routed members
+            assert gold.status == "execute" and (gold.waypoints or (gold.team and all(m.waypoints for m in gold.team)))
         else:
             assert sample.gold_decision.status in ("safe_refusal", "human_confirm")
 

@@ -7,18 +7,19 @@ import json
 import pytest
 
 from benchmark.check_splits import check_sample
+from benchmark.checks import TEAM_INFEASIBLE
 from benchmark.generator import DEFAULT_SEED, generate_one, jobs_for
 from benchmark.gold import EXPECTED_FAILURE, PINNED_UAV_INFEASIBLE, PROVEN
 from benchmark.splits import SPLITS
-from benchmark.tasks import SCENARIO_SHARES
 
 PER_SCENARIO = 2
 
 
 @pytest.fixture(scope="module")
 def lines() -> list[str]:
-    """dev_mini's first samples of every scenario type, plus the first of test_unsat (UNSAT variants)."""
-    picked, seen = [], {t: 0 for t in SCENARIO_SHARES}
+    """dev_mini's first samples of every scenario type (fleet among them), plus the first of test_unsat (UNSAT
+    variants)."""
+    picked, seen = [], dict.fromkeys(SPLITS["dev_mini"].target_shares, 0)
     for job in jobs_for(SPLITS["dev_mini"], DEFAULT_SEED):
         if seen[job.scenario_type] < PER_SCENARIO:
             seen[job.scenario_type] += 1
@@ -41,6 +42,10 @@ def test_unsat_samples_state_the_reason_built_in(lines):
             continue
         reason = sample["source_provenance"]["built_in_reason"]
         assert sample["failure_modes"], sample["sample_id"]
+        if reason and reason.startswith(f"{TEAM_INFEASIBLE}:"):  # no team: the operator's, naming what binds
+            assert sample["gold_decision"]["status"] == "human_confirm"
+            assert f"binding constraint: {reason.split(':')[1]}" in sample["gold_decision"]["reason"]
+            continue
         proven = [m for m in sample["failure_modes"] if m.startswith(PROVEN)]
         if reason in EXPECTED_FAILURE and not proven:
             tool, error = EXPECTED_FAILURE[reason]
@@ -62,23 +67,27 @@ def test_test_unsat_holds_no_executable_task(lines):
     assert unsat and all(s["label"] in ("UNSAT", "AMBIGUOUS") and s["difficulty"] == "unsat" for s in unsat)
 
 
-def _first(lines: list[str], label: str) -> dict:
-    return next(s for s in map(json.loads, lines) if s["label"] == label)
+def _first(lines: list[str], label: str, team: bool = False) -> dict:
+    return next(
+        s for s in map(json.loads, lines) if s["label"] == label and bool(s["gold_decision"].get("team")) == team
+    )
 
 
-def test_checker_rejects_a_sat_decision_that_flies_into_a_no_fly_zone(lines):
-    sample = _first(lines, "SAT")
+@pytest.mark.parametrize("team", [False, True])
+def test_checker_rejects_a_sat_decision_that_flies_into_a_no_fly_zone(lines, team):
+    sample = _first(lines, "SAT", team)
     zone = next(z for z in sample["world"]["no_fly_zones"] if z["active_window"] is None)
     (x0, y0), (x1, y1) = zone["polygon"][0], zone["polygon"][2]
     middle = [(x0 + x1) / 2, (y0 + y1) / 2, 60.0]
-    waypoints = sample["gold_decision"]["waypoints"]
+    gold = sample["gold_decision"]
+    waypoints = gold["team"][-1]["waypoints"] if team else gold["waypoints"]  # a team: its last member
     half = len(waypoints) // 2
     waypoints[half] = [
         *middle,
         (waypoints[half - 1][3] + waypoints[half + 1][3]) / 2 if half else waypoints[half][3],
     ]
     _, _, problems, _ = check_sample(json.dumps(sample))
-    assert any("SAT decision fails again" in p for p in problems)
+    assert any(("SAT team fails again" if team else "SAT decision fails again") in p for p in problems), problems
 
 
 def test_checker_rejects_an_unsat_reason_the_tools_do_not_give(lines):

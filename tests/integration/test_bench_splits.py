@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
 from benchmark.check_splits import _leakage, check_sample
-from benchmark.fleet import FLEET_SCENARIO
 from benchmark.generator import DEFAULT_SEED, derive_seed, generate_one, jobs_for
 from benchmark.layouts import SEEN_LAYOUTS, UNSEEN_LAYOUTS
-from benchmark.splits import SPLITS, draw_difficulty, scenario_schedule
+from benchmark.splits import (
+    FLEET_SCENARIO,
+    SPLITS,
+    STANDARD_FLEET_SHARE,
+    STANDARD_TARGET_SHARES,
+    draw_difficulty,
+    scenario_schedule,
+)
 from benchmark.tasks import SCENARIO_SHARES
 
 REQUIRED_SIZES = {
@@ -35,9 +43,23 @@ def test_schedule_hits_the_shares_exactly(name):
     spec = SPLITS[name]
     schedule = scenario_schedule(spec, np.random.default_rng(0))
     assert len(schedule) == spec.size
-    for scenario, share in spec.scenario_shares.items():
+    for scenario, share in spec.target_shares.items():
         assert abs(schedule.count(scenario) - share * spec.size) < 1
     assert set(schedule) <= {*SCENARIO_SHARES, FLEET_SCENARIO}
+    assert abs(sum(spec.target_shares.values()) - 1) < 1e-6
+
+
+@pytest.mark.parametrize("name", ["dev_mini", "test_seen_city"])
+def test_fleet_samples_take_other_places_and_leave_every_other_index_as_drawn_without_them(name):
+    spec = SPLITS[name]
+    with_fleet = scenario_schedule(spec, np.random.default_rng(7))
+    without = scenario_schedule(dataclasses.replace(spec, fleet_share=0.0), np.random.default_rng(7))
+    assert with_fleet.count(FLEET_SCENARIO) == round(STANDARD_FLEET_SHARE * spec.size)
+    kept = [i for i, scenario in enumerate(with_fleet) if scenario != FLEET_SCENARIO]
+    assert all(with_fleet[i] == without[i] for i in kept)
+    # taken from every type in proportion, not from one: each type keeps about 90 % of its places
+    for scenario in spec.scenario_shares:
+        assert abs(with_fleet.count(scenario) - 0.9 * without.count(scenario)) <= 1
 
 
 def test_standard_splits_use_the_spec_shares_and_unseen_layouts_only_where_held_out():
@@ -49,7 +71,10 @@ def test_standard_splits_use_the_spec_shares_and_unseen_layouts_only_where_held_
             "test_seen_city",
             "test_unseen_city",
         ):
-            assert spec.scenario_shares == SCENARIO_SHARES
+            assert spec.scenario_shares == SCENARIO_SHARES and spec.fleet_share == STANDARD_FLEET_SHARE
+            assert spec.target_shares == STANDARD_TARGET_SHARES
+        else:
+            assert not spec.fleet_share  # stress, UNSAT, real-context and free-form splits keep their own mixes
         if name == "test_unseen_city":
             assert set(spec.layouts) == set(UNSEEN_LAYOUTS)
         elif spec.data_tier == "synthetic":

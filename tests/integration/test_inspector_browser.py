@@ -88,6 +88,12 @@ def site(tmp_path_factory: pytest.TempPathFactory, downtown: World) -> Iterator[
         results=_bench_results(folder / "bench"),
         store_name="test store",
     )
+    yield from serve(app)
+
+
+def serve(app) -> Iterator[str]:
+    """The app served on a free local port in a thread, for a module fixture to `yield from`: its base URL, then the
+    server stopped."""
     port = _free_port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
@@ -207,12 +213,26 @@ def test_a_run_is_stepped_node_by_node_to_its_end_and_markup_stays_text(site, br
 
 
 def test_a_bench_run_opens_with_its_route_beside_the_gold_route(site, browser, tmp_path):
+    """Every executed run draws the method's route(s) beside the gold's; a fleet sample's (dev_mini-00000 at seed 5)
+    each member's, labelled by sub-task and role."""
     browser.get(site + "/bench?status=execute")
     rows = browser.find_elements(By.CSS_SELECTOR, "tr.bench-row")
     assert rows and all(row.find_element(By.CSS_SELECTOR, "td.status").text == "execute" for row in rows)
-    _follow(browser, rows[0].find_element(By.TAG_NAME, "a"))
-    routes = {g.get_attribute("data-label") for g in browser.find_elements(By.CSS_SELECTOR, "svg.world-map g.route")}
-    assert routes == {"cloudbrain_full", "gold"}
+    links = [row.find_element(By.TAG_NAME, "a").get_attribute("href") for row in rows]
+    drawn = {}
+    for link in links:
+        browser.get(link)
+        labels = [
+            g.get_attribute("data-label") for g in browser.find_elements(By.CSS_SELECTOR, "svg.world-map g.route")
+        ]
+        drawn[link] = labels
+        ours = [label for label in labels if label.startswith("cloudbrain_full")]
+        gold = [label for label in labels if label.startswith("gold")]
+        assert ours and gold and len(ours) + len(gold) == len(labels), labels
+    teams = [labels for labels in drawn.values() if len(labels) > 2]
+    assert teams and all(
+        label.split()[0] in ("cloudbrain_full", "gold") and len(label.split()) == 3 for label in teams[0]
+    )
     _screenshot(browser, tmp_path, "inspector-bench-run.png")
 
 

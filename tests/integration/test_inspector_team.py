@@ -10,19 +10,13 @@ member and the rules model repairs. `trace` then names, per member, what changed
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
-import socket
-import threading
-import time
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-import uvicorn
 from fastapi.testclient import TestClient
 from selenium.webdriver.common.by import By
 
@@ -33,7 +27,11 @@ from graph.settings import RunSettings
 from inspector import data
 from inspector.app import create_app
 from nodes.context import Context
-from tests.integration.test_inspector_browser import browser  # noqa: F401 (the headless Chromium fixture)
+from tests.integration.test_inspector_browser import (
+    _screenshot,
+    browser,  # noqa: F401 (the headless Chromium fixture)
+    serve,
+)
 from tests.support.cli import run_cli, run_json
 from tests.support.paths import ROOT
 from tools.world import World
@@ -197,20 +195,7 @@ def test_the_page_lists_each_rounds_member_changes(client, store):
 # --- the same page in a real browser ----------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def site(store: Path) -> Iterator[str]:
-    app = create_app(sqlite_checkpointer(store), settings=RunSettings(model="rules", without={"memory"}))
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert server.started, "the inspector did not start"
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(timeout=10)
+    yield from serve(create_app(sqlite_checkpointer(store), settings=RunSettings(model="rules", without={"memory"})))
 
 
 def test_a_team_thread_in_the_browser_shows_every_member(site, browser, store, tmp_path):  # noqa: F811
@@ -225,6 +210,4 @@ def test_a_team_thread_in_the_browser_shows_every_member(site, browser, store, t
         assert all(g.rect["width"] > 0 for g in routes)
     changes = browser.find_elements(By.CSS_SELECTOR, "li.round ul.member-changes li")
     assert changes[0].text.startswith("team: ") and len(changes) > 1
-    browser.save_screenshot(str(tmp_path / "inspector-team.png"))
-    if target := os.environ.get("CLOUDBRAIN_SCREENSHOTS"):
-        shutil.copy(tmp_path / "inspector-team.png", Path(target) / "inspector-team.png")
+    _screenshot(browser, tmp_path, "inspector-team.png")

@@ -21,15 +21,26 @@ EPS = 1e-6
 
 @pytest.fixture(scope="module")
 def routes() -> list[tuple[str, World, np.ndarray, dict]]:
-    """(sample id, world, gold route, its plan_route arguments) for every executed dev_mini sample."""
+    """(sample id, world, gold route, its plan_route arguments) for every executed dev_mini sample; a fleet sample's
+    every member, with the zones and separation its team's IR gives every member's route."""
     found = []
     for line, _ in run_jobs(jobs_for(SPLITS["dev_mini"], DEFAULT_SEED), workers=2):
         sample = json.loads(line)
         decision = sample["gold_decision"]
         if decision["status"] != "execute":
             continue
-        plan = next(s for s in sample["gold_tool_trace"] if s["tool"] == "plan_route")["args"]
         world = World.model_validate(sample["world"])
+        if decision.get("team"):
+            ir = sample["gold_ir"]
+            plan = {
+                "min_separation_m": ir["constraints"]["min_separation_m"],
+                "avoid_zones": ir["entities"]["avoid_zones"],
+            }
+            for member in decision["team"]:
+                route = np.asarray(member["waypoints"], dtype=float)
+                found.append((f"{sample['sample_id']}:{member['subtask_id']}", world, route, plan))
+            continue
+        plan = next(s for s in sample["gold_tool_trace"] if s["tool"] == "plan_route")["args"]
         found.append((sample["sample_id"], world, np.asarray(decision["waypoints"], dtype=float), plan))
     return found
 

@@ -18,6 +18,8 @@ import pytest
 from graph.runner import RunOutput, run_task
 from ir.model import LowAltitudeIR
 from ir.team_execution import execute_team
+from models.base import GenerationRequest, GenerationResult, IRGenerator
+from nodes import generate_ir as generate_ir_node
 from nodes.context import Context
 from tests.support.cli import run_json
 from tests.support.ir_fixtures import GOOD_IR, SEED_INSTRUCTION
@@ -241,6 +243,64 @@ def test_a_one_uav_request_on_a_team_world_is_still_the_operators_when_the_ir_ha
     del one_uav["team"]
     out = run_task(fleet_city, REQUESTS["split-1"]["instruction"], context=CONTEXT, db=None, gold_ir=one_uav)
     assert out.status == "human_confirm" and out.failure["error_type"] == "team_mission_not_planned"
+    # one repair round asked the model for the team (the oracle wrote the one-UAV IR again), then the operator
+    assert out.rounds == 1, out.decision["reason"]
+    assert not out.failure["recoverable"]
+
+
+class _TeamOnRequestWriter(IRGenerator):
+    """A model that answers a team request with one UAV, and with the team once the repair feedback asks for it."""
+
+    model = "team-on-request"
+
+    def __init__(self, one_uav: dict[str, Any], team: dict[str, Any]):
+        self.answers = {False: one_uav, True: team}
+        self.requests: list[GenerationRequest] = []
+
+    def generate(self, request: GenerationRequest) -> GenerationResult:
+        self.requests.append(request)
+        asked = request.feedback is not None and "team" in request.feedback.counterexample.get("suggested_repair", "")
+        answer = {"low_altitude_ir": self.answers[asked]}
+        return GenerationResult(raw_text=json.dumps(answer), answer=answer, model=self.model, prompt_version="test")
+
+
+def test_a_model_asked_for_the_team_in_a_repair_round_gets_it_planned(monkeypatch, fleet_city):
+    one_uav = copy.deepcopy(TEAMS["split-1"])
+    del one_uav["team"]
+    writer = _TeamOnRequestWriter(one_uav, TEAMS["split-1"])
+    monkeypatch.setattr(generate_ir_node, "init_ir_writer", lambda *args, **kwargs: writer)
+    out = run_task(fleet_city, REQUESTS["split-1"]["instruction"], context=CONTEXT, db=None)
+    assert [r.feedback is None for r in writer.requests] == [True, False]
+    asked = writer.requests[1].feedback.counterexample
+    assert asked["failure_type"] == "team_mission_not_planned" and "at least 2 UAVs" in asked["suggested_repair"], asked
+    assert out.status == "execute" and out.rounds == 1, out.decision.get("reason")
+    assert len({m["uav_id"] for m in out.decision["team"]}) == 2
+
+
+class _ScriptedWriter(IRGenerator):
+    """A model that writes the given IRs in turn, one a round."""
+
+    model = "scripted"
+
+    def __init__(self, *irs: dict[str, Any]):
+        self.irs = list(irs)
+        self.requests: list[GenerationRequest] = []
+
+    def generate(self, request: GenerationRequest) -> GenerationResult:
+        self.requests.append(request)
+        answer = {"low_altitude_ir": self.irs[len(self.requests) - 1]}
+        return GenerationResult(raw_text=json.dumps(answer), answer=answer, model=self.model, prompt_version="test")
+
+
+def test_a_malformed_team_is_repaired_for_its_own_error_not_sent_to_the_operator(monkeypatch, fleet_city):
+    malformed = copy.deepcopy(TEAMS["parallel-1"])
+    malformed["team"]["subtasks"][1]["after"] = ["t9"]  # no such sub-task: the schema stage fails
+    writer = _ScriptedWriter(malformed, TEAMS["parallel-1"])
+    monkeypatch.setattr(generate_ir_node, "init_ir_writer", lambda *args, **kwargs: writer)
+    out = run_task(fleet_city, REQUESTS["parallel-1"]["instruction"], context=CONTEXT, db=None)
+    feedback = writer.requests[1].feedback.counterexample
+    assert feedback["failure_type"] != "team_mission_not_planned" and "t9" in json.dumps(feedback), feedback
+    assert out.status == "execute" and out.rounds == 1, out.decision.get("reason")
 
 
 def test_a_one_uav_decision_and_certificate_keep_their_shape():

@@ -5,11 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ir.fidelity import StatedConstraints, fidelity_findings
+from ir.fidelity import StatedConstraints, fidelity_findings, team_fidelity_findings
 from language.grounding import ground_mentions
 from language.stated import stated_constraints
+from language.team import read_request
+from tests.support.paths import EXAMPLES
 from tools.trajectory import ground_to_ground
-from tools.world import World
+from tools.world import World, load_world
 
 
 def _with_names(world: World, names: dict[str, str]) -> World:
@@ -380,13 +382,12 @@ def _member(subtask_id: str, uav: str, goal: str) -> dict:
             "goal": goal, "stops": [origin, goal], "waypoints": []}  # fmt: skip
 
 
-def test_a_team_that_swaps_the_uavs_the_request_names_for_its_sites_is_a_finding():
-    from ir.fidelity import team_fidelity_findings
-    from nodes.reading import read_request
-    from tests.support.paths import EXAMPLES
-    from tools.world import load_world
+@pytest.fixture(scope="module")
+def city() -> World:
+    return load_world(EXAMPLES / "fleet_city.json")
 
-    city = load_world(EXAMPLES / "fleet_city.json")
+
+def test_a_team_that_swaps_the_uavs_the_request_names_for_its_sites_is_a_finding(city):
     text = (
         "Two drones: uav_05 takes an AED from City General Hospital to West Gate metro station and uav_06 takes one "
         "to the crash on the eastern ring road, within 2 minutes."
@@ -403,3 +404,33 @@ def test_a_team_that_swaps_the_uavs_the_request_names_for_its_sites_is_a_finding
     as_named = [_member("t1", "uav_05", "metro_station_1"), _member("t2", "uav_06", "accident_site_1")]
     assert "pinned_uav_swapped" not in _types(team_fidelity_findings(city, stated, as_named))
     assert "uav_sites" not in read_request("Fly uav_05 from City General Hospital to the crash.", city).model_dump()
+
+
+def test_a_team_member_without_the_sensor_the_words_ask_for_is_a_finding(city):
+    """The review's case: a thermal camera asked for, the filming member flown on a camera-only UAV."""
+    text = (
+        "Film the construction site with a thermal camera while another drone brings 3 kg of tools there from the "
+        "tool depot."
+    )
+    stated = read_request(text, city)
+    assert stated.team_needs and stated.observing_sensors == ["thermal", "camera"] and not stated.cargo_sensors
+    film = {**_member("film", "uav_08", "construction_site_1"), "role": "film"}  # camera only
+    tools = _member("tools", "uav_03", "construction_site_1")
+    [finding] = [f for f in team_fidelity_findings(city, stated, [film, tools]) if f.error_type == "sensor_not_carried"]
+    assert (finding.value, finding.allowed) == (
+        "uav_08",
+        ["camera", "thermal"],
+    ) and "without thermal" in finding.message
+    thermal = {**film, "uav_id": "uav_07"}  # camera and thermal
+    assert "sensor_not_carried" not in _types(team_fidelity_findings(city, stated, [thermal, tools]))
+    # an AED to each site: every delivering member carries a defibrillator bay
+    aeds = read_request(
+        "Two drones: one AED from City General Hospital to West Gate metro station and one to the crash on the "
+        "eastern ring road, within 2 minutes.",
+        city,
+    )
+    assert aeds.cargo_sensors == ["defibrillator_bay"]
+    members = [_member("t1", "uav_05", "metro_station_1"), _member("t2", "uav_08", "accident_site_1")]
+    [finding] = [f for f in team_fidelity_findings(city, aeds, members) if f.error_type == "sensor_not_carried"]
+    assert finding.value == "uav_08" and "carries the cargo without defibrillator_bay" in finding.message
+    assert "observing_sensors" not in read_request("Fly from City General Hospital to the crash.", city).model_dump()

@@ -7,7 +7,7 @@ import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from evaluation.gallery import GALLERY_DIR, gallery_section
+from evaluation.gallery import GALLERY_DIR, _markers, _tracks, gallery_section
 from evaluation.records import RunRecord
 from evaluation.store import run_key
 from tests.support.records import judged_run
@@ -64,3 +64,27 @@ def test_each_worst_case_is_drawn_with_both_routes_and_its_violation(tmp_path, d
 def test_a_folder_without_a_bench_run_gets_no_gallery_and_says_why(tmp_path):
     section = gallery_section([_record(1, judged_violations=["R1"])], tmp_path)
     assert "no gallery" in section and not (tmp_path / GALLERY_DIR).exists()
+
+
+def test_a_team_run_is_drawn_member_by_member_with_its_violation_on_its_member(tmp_path, downtown):
+    record = _record(1, judged_success=False, judged_violations=["R2"])
+    folder = _results(tmp_path, downtown, [record])
+    other = [[300.0, 100.0, 0.0, 0.0], [300.0, 100.0, 60.0, 10.0], [300.0, 600.0, 60.0, 60.0]]
+    team = [
+        {"subtask_id": "t1", "role": "deliver", "uav_id": "uav_03", "waypoints": ROUTE},
+        {"subtask_id": "t2", "role": "film", "uav_id": "uav_05", "waypoints": other},
+    ]
+    violation = {"rule": "R2", "time_sec": 35.0, "entity": "intruder_1", "member": "t2:uav_05", "detail": "near miss"}
+    trace = {
+        "run_key": run_key(record.method, record.model, record.sample_id, record.repeat),
+        "decision": {"status": "execute", "uav_id": None, "waypoints": [], "team": team},
+        "judgement": {"violations": [violation]},
+    }
+    (folder / "traces.jsonl").write_text(json.dumps(trace) + "\n", encoding="utf-8")
+    gallery_section([record], folder)
+    [drawn] = (folder / GALLERY_DIR).iterdir()
+    root = ET.parse(drawn).getroot()
+    labels = {g.get("data-label") for g in root.iter(f"{SVG}g") if g.get("class") == "route"}
+    assert labels == {"react t1 deliver", "react t2 film", "gold"}
+    [marker] = _markers([violation], _tracks(trace["decision"]))
+    assert (marker.x, marker.y) == (300.0, 100.0 + 500.0 * (35.0 - 10.0) / 50.0)  # on t2's leg, not t1's

@@ -16,10 +16,11 @@ from llama_cpp.llama_grammar import json_schema_to_gbnf
 
 from ir.validation import validate_ir
 from language.stated import stated_constraints
+from language.team import read_request
 from models.base import GenerationRequest, GenerationResult, IRGenerator, RepairFeedback
 from models.grounded_schema import WorldIds, grounded_answer_schema, ltl_pattern
 from models.rules_parser import RuleBasedGenerator
-from models.slots import compile_slots, deadline_seconds, slots_of_ir, slots_schema, zones_to_keep
+from models.slots import compile_slots, deadline_seconds, slots_of_ir, slots_request, slots_schema, zones_to_keep
 from nodes import generate_ir as generate_ir_node
 from nodes.context import Context
 from tests.support.paths import EXAMPLES
@@ -74,15 +75,7 @@ def schema(world):
 def rules_answer(world, schema) -> dict[str, Any]:
     """The rule-based parser's answer with the grounded plan's step ids (s1, s2, ...) and tool arguments in the
     schema's order (llguidance writes properties in their declared order)."""
-    request = GenerationRequest(instruction=INSTRUCTION, world=world, task_id="t1")
-    answer = RuleBasedGenerator().generate(request).answer
-    plan = answer["low_altitude_ir"]["tool_plan"]
-    renamed = {step["id"]: f"s{k + 1}" for k, step in enumerate(plan)}
-    for step in plan:
-        order = schema["$defs"][f"Args_{step['tool']}"]["properties"]
-        step["args"] = {name: step["args"][name] for name in order if name in step["args"]}
-        step["id"], step["depends_on"] = renamed[step["id"]], [renamed[d] for d in step["depends_on"]]
-    return answer
+    return _grounded_rules_answer(world, schema, INSTRUCTION, "t1")
 
 
 def test_ids_are_enums_of_what_exists_now(schema, world):
@@ -173,6 +166,7 @@ def _slots(**overrides: Any) -> dict[str, Any]:
         "altitude_max_m": 120,
         "battery_reserve": 0.2,
         "return_leg": False,
+        "team": False,
         "fallback_policy": "ground_transfer_or_human_confirm",
     }
     return {**slots, **overrides}
@@ -428,3 +422,109 @@ def test_the_slots_destination_in_a_no_fly_zone_is_handed_off_where_the_request_
     assert (entities["destination"], entities["handoff_points"]) == ("office_9", ["police_2"])  # the nearest hub
     request = GenerationRequest(instruction="Deliver from hospital_A to office_9.", world=closed, task_id="t1")
     assert compile_slots(_slots(destination="office_9"), request)["low_altitude_ir"]["entities"]["handoff_points"] == []
+
+
+# --- fleet missions: the full schema's team, the slots' team -----------------------------------------------------
+SPLIT_LOAD = (
+    "We've got 8 kg of sandbags sitting at the sandbag depot and the flood site at the Riverside Road underpass "
+    "needs them now. That's more than any one of our drones can lift, so split the load between two of them."
+)
+
+
+@pytest.fixture(scope="module")
+def fleet_city() -> World:
+    return load_world(EXAMPLES / "fleet_city.json")
+
+
+def _grounded_rules_answer(world: World, schema: dict[str, Any], instruction: str, task_id: str) -> dict[str, Any]:
+    """The rules answer in the grounded schema's shape (step ids s1.., arguments in declared order)."""
+    answer = RuleBasedGenerator().generate(GenerationRequest(instruction=instruction, world=world, task_id=task_id))
+    answer = answer.answer
+    plan = answer["low_altitude_ir"]["tool_plan"]
+    renamed = {step["id"]: f"s{k + 1}" for k, step in enumerate(plan)}
+    for step in plan:
+        order = schema["$defs"][f"Args_{step['tool']}"]["properties"]
+        step["args"] = {name: step["args"][name] for name in order if name in step["args"]}
+        step["id"], step["depends_on"] = renamed[step["id"]], [renamed[d] for d in step["depends_on"]]
+    return answer
+
+
+def test_a_team_answer_is_writable_and_names_only_what_the_world_has(fleet_city):
+    schema = grounded_answer_schema(fleet_city, default_registry(), "t9")
+    answer = _grounded_rules_answer(fleet_city, schema, SPLIT_LOAD, "t9")
+    team = answer["low_altitude_ir"]["team"]
+    assert team["subtasks"][0]["split"] and team["subtasks"][0]["uav_count"] == 2
+    assert accepts(schema, compact(answer))
+
+    def with_subtask(**changes: Any) -> str:
+        changed = json.loads(json.dumps(answer))
+        changed["low_altitude_ir"]["team"]["subtasks"][0].update(changes)
+        return compact(changed)
+
+    sensors = {s for u in fleet_city.fleet for s in u.sensors}
+    busy = [u.id for u in fleet_city.fleet if u.status.value != "idle"]
+    assert sensors and busy
+    assert accepts(schema, with_subtask(required_sensors=[sorted(sensors)[0]]))
+    assert not accepts(schema, with_subtask(required_sensors=["lidar_x"]))  # no UAV carries it
+    assert not accepts(schema, with_subtask(origin="sandbag_depot"))  # a name, not an id
+    assert not accepts(schema, with_subtask(uavs=[busy[0]]))  # only idle UAVs take a task
+    assert not accepts(schema, with_subtask(uav_count=len(fleet_city.fleet) + 1))
+
+
+def test_a_world_with_no_place_offers_no_team(fleet_city):
+    empty = World.model_validate({**fleet_city.model_dump(mode="json"), "entities": []})
+    schema = grounded_answer_schema(empty, default_registry(), "t9")
+    assert schema["$defs"]["LowAltitudeIR"]["properties"]["team"]["type"] == "null"
+    assert "SubTask" not in schema["$defs"] and "TeamPlan" not in schema["$defs"]
+
+
+def test_the_team_slot_is_what_the_reading_says_and_compiles_into_the_words_team(fleet_city, world):
+    stated = read_request(SPLIT_LOAD, fleet_city)  # the run's reading: what the words state and the team they need
+    assert slots_schema(fleet_city, stated=stated)["properties"]["team"] == {"enum": [True]}
+    assert slots_schema(world, stated=read_request(INSTRUCTION, world))["properties"]["team"] == {"enum": [False]}
+    request = GenerationRequest(instruction=SPLIT_LOAD, world=fleet_city, task_id="t9", reading=stated)
+    slots = _slots(
+        intent="delivery",
+        origin="warehouse_1",
+        destination="flood_site_1",
+        avoid_zones=[],
+        deadline=None,
+        payload_kg=8,
+        team=True,
+        fallback_policy="human_confirm",
+    )
+    answer = compile_slots(slots, request)
+    report = validate_ir(compact(answer), fleet_city, default_registry())
+    assert report.valid, report
+    (share,) = report.ir.team.subtasks
+    assert (share.origin, share.destination, share.payload_kg, share.split) == (
+        "warehouse_1",
+        "flood_site_1",
+        8.0,
+        True,
+    )
+    assert share.uav_count == 2  # "between two of them"
+    assert slots_of_ir(answer)["team"] is True
+    assert "team" not in compile_slots({**slots, "team": False}, request)["low_altitude_ir"]
+    # with no reading handed in, the writer reads the request itself, team need included
+    _, schema = slots_request(GenerationRequest(instruction=SPLIT_LOAD, world=fleet_city, task_id="t9"))
+    assert schema["properties"]["team"] == {"enum": [True]}
+
+
+def test_a_team_compiled_from_slots_keeps_every_zone_the_model_avoided(fleet_city):
+    request = GenerationRequest(
+        instruction=SPLIT_LOAD, world=fleet_city, task_id="t9", reading=read_request(SPLIT_LOAD, fleet_city)
+    )
+    slots = _slots(
+        intent="delivery",
+        origin="warehouse_1",
+        destination="flood_site_1",
+        avoid_zones=["school_zone_1", "nfz_gov_1"],  # the school is no safety prior of this route
+        deadline=None,
+        payload_kg=8,
+        fallback_policy="human_confirm",
+    )
+    for team in (False, True):
+        ir = compile_slots({**slots, "team": team}, request)["low_altitude_ir"]
+        assert ("team" in ir) is team
+        assert {"school_zone_1", "nfz_gov_1"} <= set(ir["entities"]["avoid_zones"]), ir["entities"]

@@ -10,27 +10,18 @@ from hypothesis import strategies as st
 from shapely.geometry import Point, Polygon
 
 from standards.volumes import Buffers, leg_volumes, uncovered_legs
+from tests.support.volume_strategies import steps_up_to, timed
 from tools.trajectory import GROUND_M, flight_phases, ground_to_ground
 
 BUFFERS = Buffers(lateral_m=3.0, vertical_m=2.0, delay_sec=5.0, basis="test")
 
-coordinate = st.floats(min_value=-2000.0, max_value=2000.0, allow_nan=False)
-altitude = st.floats(min_value=0.0, max_value=120.0, allow_nan=False)
-step = st.tuples(coordinate, coordinate, altitude, st.floats(min_value=0.0, max_value=60.0, allow_nan=False))
-
-
-def _timed(steps: list[tuple[float, float, float, float]]) -> list[list[float]]:
-    t, out = 0.0, []
-    for x, y, z, dt in steps:
-        t += dt
-        out.append([x, y, z, t])
-    return out
+step = steps_up_to(60.0)
 
 
 @settings(max_examples=200, deadline=None)
 @given(st.lists(step, min_size=2, max_size=12))
 def test_every_leg_of_any_trajectory_lies_in_its_volume(steps):
-    waypoints = _timed(steps)
+    waypoints = timed(steps)
     assert uncovered_legs(leg_volumes(waypoints, BUFFERS), waypoints) == []
 
 
@@ -45,7 +36,7 @@ def test_every_leg_of_any_trajectory_lies_in_its_volume(steps):
 def test_a_point_strayed_within_the_buffers_is_inside_the_volume_of_its_leg(steps, where, heading, reach, late):
     """The plan's point at plan time s, moved up to the lateral buffer sideways and flown up to the delay buffer
     late, lies in the volume of the leg s falls in."""
-    waypoints = np.asarray(_timed(steps))
+    waypoints = np.asarray(timed(steps))
     volumes = leg_volumes(waypoints.tolist(), BUFFERS)
     leg = min(int(where * (len(waypoints) - 1)), len(waypoints) - 2)
     a, b = waypoints[leg], waypoints[leg + 1]
@@ -77,7 +68,7 @@ def test_a_moved_waypoint_or_a_late_leg_is_caught():
 def test_a_ground_to_ground_flight_is_held_from_the_ground_up(steps):
     """The take-off climb's and the landing descent's volumes reach the ground (0 m AGL: the W84 height of the
     ground once exported) and no volume goes below it; every leg, vertical ones included, lies in its volume."""
-    cruise = np.asarray(_timed(steps), dtype=float)
+    cruise = np.asarray(timed(steps), dtype=float)
     cruise[:, 2] = np.maximum(cruise[:, 2], 10.0)  # en route, above the ground
     cruise[:, 3] -= cruise[0, 3]
     waypoints = ground_to_ground(cruise, depart_time_sec=0.0).tolist()

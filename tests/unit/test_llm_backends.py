@@ -118,7 +118,7 @@ def _slots(**changes) -> dict:
         "intent": "emergency", "priority": "high", "origin": "hospital_A", "destination": "accident_site_3",
         "stops": [], "candidate_uavs": [], "avoid_zones": ["nfz_temp_1", "school_zone_2"], "deadline": "10 min",
         "payload_kg": 1, "altitude_min_m": 30, "altitude_max_m": 120, "battery_reserve": 0.2, "return_leg": False,
-        "fallback_policy": "human_confirm",
+        "team": False, "fallback_policy": "human_confirm",
     }  # fmt: skip
     return {**slots, **changes}
 

@@ -11,26 +11,17 @@ from hypothesis import strategies as st
 from shapely.geometry import Point, Polygon
 
 from standards.volumes import MEMBER_SLICE_SEC, Buffers, leg_volumes, member_volumes, uncovered_legs
+from tests.support.volume_strategies import steps_up_to, timed
 
 BUFFERS = Buffers(lateral_m=3.4, vertical_m=3.8, delay_sec=15.0, basis="the split loads' measured buffers, rounded up")
 
-coordinate = st.floats(min_value=-2000.0, max_value=2000.0, allow_nan=False)
-altitude = st.floats(min_value=0.0, max_value=120.0, allow_nan=False)
-step = st.tuples(coordinate, coordinate, altitude, st.floats(min_value=0.0, max_value=90.0, allow_nan=False))
-
-
-def _timed(steps: list[tuple[float, float, float, float]]) -> list[list[float]]:
-    t, out = 0.0, []
-    for x, y, z, dt in steps:
-        t += dt
-        out.append([x, y, z, t])
-    return out
+step = steps_up_to(90.0)
 
 
 @settings(max_examples=200, deadline=None)
 @given(st.lists(step, min_size=2, max_size=10), st.floats(min_value=0.0, max_value=1.0))
 def test_every_instant_of_a_members_flight_lies_in_a_slice_no_longer_than_the_limit(steps, where):
-    waypoints = _timed(steps)
+    waypoints = timed(steps)
     volumes = member_volumes(waypoints, BUFFERS)
     assert uncovered_legs(volumes, waypoints) == []
     assert len({v.label for v in volumes}) == len(volumes)  # ids made from labels are unique
