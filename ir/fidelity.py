@@ -107,17 +107,23 @@ class StatedConstraints(Mentions):
         description="how many UAVs the words ask to fly a team ('two drones', 'a second drone': 2; '三架': 3); the "
         "team flies exactly that many",
     )
+    team_min_uavs: int | None = Field(
+        default=None,
+        exclude_if=lambda size: size is None,
+        description="a team request: the fewest UAVs its words and the idle fleet's capacity ask for (two sites at "
+        "once: 2); a team of fewer is not the team asked for",
+    )
     observing_sensors: list[str] = Field(
         default_factory=list,
         exclude_if=lambda sensors: not sensors,
-        description="a team request: the sensors its words ask to observe with ('thermal camera', 'film'): on every "
-        "filming or inspecting member's UAV",
+        description="a team request: the sensors its filming or inspecting sub-tasks need (language.team's sketch: "
+        "'a thermal camera', a camera to film): on every filming or inspecting member's UAV",
     )
     cargo_sensors: list[str] = Field(
         default_factory=list,
         exclude_if=lambda sensors: not sensors,
-        description="a team request: the sensors its cargo needs ('an AED': a defibrillator bay): on every delivering "
-        "member's UAV",
+        description="a team request: the sensors its delivering sub-tasks need (the sketch's: 'an AED', a "
+        "defibrillator bay): on every delivering member's UAV",
     )
     return_leg: bool = Field(default=False, description="the request asks the UAV to come back")
     corridors_only: bool = Field(default=False, description="the request allows flight only inside drone corridors")
@@ -299,6 +305,12 @@ def team_fidelity_findings(
     if stated.team_size is not None and len(distinct) != stated.team_size:
         message = f"the request asks for {stated.team_size} UAVs; the team flies {len(distinct)} ({', '.join(map(str, distinct))})"
         findings.append(Finding("team_size_not_kept", "team.subtasks", len(distinct), message, [stated.team_size]))
+    elif stated.team_min_uavs is not None and len(distinct) < stated.team_min_uavs:  # "one split share" for two sites
+        message = (
+            f"{stated.team_needs[0] if stated.team_needs else 'the request needs a team'}; the team flies "
+            f"{len(distinct)} ({', '.join(map(str, distinct))})"
+        )
+        findings.append(Finding("team_too_small", "team.subtasks", len(distinct), message, [stated.team_min_uavs]))
     findings += _uavs_at_their_sites(stated, members, skip=left_out) + _team_sensors(world, stated, members)
     findings += _team_payload(world, stated, members, ir) + _separation(stated, ir)
     tracks = []

@@ -20,7 +20,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ir.fidelity import StatedConstraints
-from ir.model import Intent, SubTaskRole
+from ir.model import DELIVERING_ROLES, OBSERVING_ROLES, Intent, SubTaskRole
 from language.defaults import CARGO_INTENTS, SITE_VISITS
 from language.mentions import Mention, find_mentions
 from language.polarity import clauses
@@ -831,13 +831,17 @@ def read_request(instruction: str, world: World) -> StatedConstraints:
     team = read_team(instruction, world, stated)
     if team is None:
         return stated
-    sensors = sensors_in(normalised(instruction))
+
+    def needed(roles: frozenset[str]) -> list[str]:  # what the sketch's sub-tasks in those roles require
+        return list(dict.fromkeys(s for sub in team.subtasks if sub.role in roles for s in sub.required_sensors))
+
     return stated.model_copy(
         update={
             "team_needs": [team.need()],
             "uav_sites": team.uav_sites(),
             "team_size": team.stated_size(),
-            "observing_sensors": [s for s in sensors if s not in CARGO_SENSORS],
-            "cargo_sensors": [s for s in sensors if s in CARGO_SENSORS],
+            "team_min_uavs": team.min_uavs,
+            "observing_sensors": needed(OBSERVING_ROLES),
+            "cargo_sensors": needed(DELIVERING_ROLES),
         }
     )

@@ -25,6 +25,8 @@ from shapely.geometry import LineString
 
 from ir.fidelity import StatedConstraints
 from ir.model import (
+    DELIVERING_ROLES,
+    OBSERVING_ROLES,
     EntityRefs,
     ExplanationPlan,
     FallbackPolicy,
@@ -403,7 +405,7 @@ def _fill_places(task: ParsedTask, drafts: list[dict[str, Any]], world: World) -
     for draft in drafts:
         if draft["role"] == "deliver":
             draft["origin"] = draft["origin"] or refs.origin
-        if draft["role"] in ("deliver", "relay_leg") and not _is_relay_pad(draft, drafts):
+        if draft["role"] in DELIVERING_ROLES and not _is_relay_pad(draft, drafts):
             draft["destination"] = draft["destination"] or refs.destination
     for leg in (d for d in drafts if d["role"] == "relay_leg"):
         first = next(d for d in drafts if d["id"] in leg["after"])
@@ -412,7 +414,7 @@ def _fill_places(task: ParsedTask, drafts: list[dict[str, Any]], world: World) -
             task.notes.append(f"team: the relay pad is {first['destination']}, which makes the longer leg shortest")
         leg["origin"] = leg["origin"] or first["destination"]
     for draft in drafts:
-        if draft["role"] in ("film", "inspect"):
+        if draft["role"] in OBSERVING_ROLES:
             draft["origin"] = draft["origin"] or next(iter([*draft["waypoints"], draft["destination"]]), None)
     gaps = [f"{d['id']}.{slot}" for d in drafts for slot in ("origin", "destination") if d[slot] is None]
     if gaps:

@@ -36,8 +36,15 @@ def _status_by_policy(state: State) -> str:
         TEAM_MISSION,
     ):
         return "human_confirm"
+    if _team_not_planned(state):  # a team request the model never answered with a team: the operator plans it
+        return "human_confirm"
     policy = (state.get("ir") or {}).get("fallback_policy")
     return "human_confirm" if policy in {p.value for p in HUMAN_CONFIRM_POLICIES} else "safe_refusal"
+
+
+def _team_not_planned(state: State) -> bool:
+    """The request needs a team (the reading's team_needs) and the last IR, if any, carries none."""
+    return bool((state.get("reading") or {}).get("team_needs")) and not (state.get("ir") or {}).get("team")
 
 
 def _reason(state: State) -> str:
@@ -50,7 +57,9 @@ def _reason(state: State) -> str:
     said = f": {failure['message']}" if failure.get("message") else ""  # what, where, which limit: in words
     excluded = (state.get("reading") or {}).get("excluded_uavs") or []
     left_out = f"; the request leaves out {', '.join(excluded)}" if excluded else ""
-    return f"{failure.get('stage')}: {failure.get('error_type')}{rule} after {rounds} repair round(s){said}{left_out}"
+    needs = (state.get("reading") or {}).get("team_needs") or []
+    team = f"; {'; '.join(needs)}" if _team_not_planned(state) and not any(n in said for n in needs) else ""
+    return f"{failure.get('stage')}: {failure.get('error_type')}{rule} after {rounds} repair round(s){said}{left_out}{team}"
 
 
 def _best_candidate(state: State) -> dict[str, Any] | None:

@@ -278,7 +278,7 @@ def test_a_model_asked_for_the_team_in_a_repair_round_gets_it_planned(monkeypatc
 
 
 class _ScriptedWriter(IRGenerator):
-    """A model that writes the given IRs in turn, one a round."""
+    """A model that writes the given IRs in turn, one a round, and the last one again after them."""
 
     model = "scripted"
 
@@ -288,7 +288,7 @@ class _ScriptedWriter(IRGenerator):
 
     def generate(self, request: GenerationRequest) -> GenerationResult:
         self.requests.append(request)
-        answer = {"low_altitude_ir": self.irs[len(self.requests) - 1]}
+        answer = {"low_altitude_ir": self.irs[min(len(self.requests), len(self.irs)) - 1]}
         return GenerationResult(raw_text=json.dumps(answer), answer=answer, model=self.model, prompt_version="test")
 
 
@@ -301,6 +301,43 @@ def test_a_malformed_team_is_repaired_for_its_own_error_not_sent_to_the_operator
     feedback = writer.requests[1].feedback.counterexample
     assert feedback["failure_type"] != "team_mission_not_planned" and "t9" in json.dumps(feedback), feedback
     assert out.status == "execute" and out.rounds == 1, out.decision.get("reason")
+
+
+def test_a_team_request_never_answered_with_a_valid_team_ends_with_the_operator_naming_the_team(
+    monkeypatch, fleet_city
+):
+    malformed = copy.deepcopy(TEAMS["parallel-1"])
+    malformed["team"]["subtasks"][1]["after"] = ["t9"]
+    monkeypatch.setattr(generate_ir_node, "init_ir_writer", lambda *args, **kwargs: _ScriptedWriter(malformed))
+    out = run_task(fleet_city, REQUESTS["parallel-1"]["instruction"], context=CONTEXT, db=None)
+    assert out.status == "human_confirm" and out.rounds == CONTEXT.max_repairs, out.decision["reason"]
+    assert "the request needs a team of at least 2 UAVs" in out.decision["reason"]
+
+
+def test_a_one_member_team_for_two_sites_at_once_is_not_the_team_asked_for(fleet_city):
+    """A lone split sub-task through both sites ("2+, or 1 split"): one UAV serves 'at the same time' sites in turn."""
+    text = (
+        "The construction site on Harbour Street and the old bridge pier in the river each need a first-aid kit at "
+        "the same time, both within 3 minutes. Send them from the hardware warehouse on the south side."
+    )
+    one = _team_ir(
+        "one-member",
+        "warehouse_2",
+        "inspection_site_3",
+        [
+            {
+                "id": "both",
+                "origin": "warehouse_2",
+                "destination": "construction_site_1",
+                "waypoints": ["inspection_site_3"],
+                "split": True,
+            }
+        ],
+        waypoints=("construction_site_1",),
+    )
+    out = run_task(fleet_city, text, context=CONTEXT, db=None, gold_ir=one)
+    assert out.status == "human_confirm", out.decision["reason"]
+    assert out.failure["error_type"] == "team_too_small" and "at least 2 UAVs" in out.decision["reason"]
 
 
 def test_a_one_uav_decision_and_certificate_keep_their_shape():

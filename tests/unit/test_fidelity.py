@@ -434,3 +434,6 @@ def test_a_team_member_without_the_sensor_the_words_ask_for_is_a_finding(city):
     [finding] = [f for f in team_fidelity_findings(city, aeds, members) if f.error_type == "sensor_not_carried"]
     assert finding.value == "uav_08" and "carries the cargo without defibrillator_bay" in finding.message
     assert "observing_sensors" not in read_request("Fly from City General Hospital to the crash.", city).model_dump()
+    # the sensors are the team sketch's, not every sensor word: no film or inspect share, no observing sensor
+    split = read_request("8 kg of sandbags, no camera needed, from the sandbag depot to the flood site.", city)
+    assert split.team_min_uavs == 2 and not split.observing_sensors and not split.cargo_sensors

@@ -88,3 +88,7 @@ def test_a_team_run_is_drawn_member_by_member_with_its_violation_on_its_member(t
     assert labels == {"react t1 deliver", "react t2 film", "gold"}
     [marker] = _markers([violation], _tracks(trace["decision"]))
     assert (marker.x, marker.y) == (300.0, 100.0 + 500.0 * (35.0 - 10.0) / 50.0)  # on t2's leg, not t1's
+    # a one-UAV execute on a fleet sample: the judge names it "mission:<uav>", and its marker stays on its route
+    one_uav = {"status": "execute", "uav_id": "uav_03", "waypoints": ROUTE}
+    [marker] = _markers([{**violation, "member": "mission:uav_03"}], _tracks(one_uav))
+    assert (marker.x, marker.y) == (100.0 + 500.0 * 25.0 / 50.0, 100.0 + 400.0 * 25.0 / 50.0)
