@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from drawing import Marker, decision_routes, map_svg
-from evaluation.judge import SINGLE_MEMBER
+from evaluation.judge import SINGLE_MEMBER, member_label
 from evaluation.metrics import run_violations
 from evaluation.records import EXECUTE, RunRecord
 from evaluation.runner import samples_file
@@ -41,9 +41,9 @@ def _tracks(decision: dict[str, Any]) -> dict[str | None, list[list[float]]]:
     """The flown waypoints by the judge's member label ("t1:uav_01"); a one-UAV decision's under None, and under the
     label the judge gives it on a fleet sample ("mission:uav_03")."""
     team = decision.get("team") if isinstance(decision.get("team"), list) else []
-    members = {f"{m.get('subtask_id')}:{m.get('uav_id')}": m.get("waypoints") or [] for m in team}
+    members = {member_label(m.get("subtask_id"), m.get("uav_id")): m.get("waypoints") or [] for m in team}
     route = decision.get("waypoints") or []
-    return {**members, None: route, f"{SINGLE_MEMBER}:{decision.get('uav_id')}": route}
+    return {**members, None: route, member_label(SINGLE_MEMBER, decision.get("uav_id")): route}
 
 
 def _markers(violations: list[dict[str, Any]], tracks: dict[str | None, list[list[float]]]) -> list[Marker]:

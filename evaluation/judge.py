@@ -968,7 +968,13 @@ class _Member:
 
     @property
     def label(self) -> str:
-        return f"{self.subtask_id}:{self.uav_id}"
+        return member_label(self.subtask_id, self.uav_id)
+
+
+def member_label(subtask_id: str, uav_id: str | None) -> str:
+    """How a judgement names a member (a violation's `member`): "t1:uav_01"; a one-UAV execute on a fleet task is
+    "mission:<uav>" (SINGLE_MEMBER)."""
+    return f"{subtask_id}:{uav_id}"
 
 
 def _members(decision: Decision, payload_kg: float) -> list[tuple[_Member, list[list[float]]]]:
