@@ -53,7 +53,7 @@ from benchmark.tasks import ScenarioError, Task, build_task
 from tools.contract import stable_hash
 from tools.world import World
 
-GENERATOR_VERSION = "cloudbrain-bench 0.4"  # 0.4: fleet samples in the standard splits
+GENERATOR_VERSION = "cloudbrain-bench 0.5"  # 0.5: pop-up hold, sidestep, members clear of known traffic
 DEFAULT_SEED = 20260521
 MAX_ATTEMPTS = 16
 SCHEMA_FILE = "bench_sample.schema.json"

@@ -3,7 +3,7 @@ turn by plan_route, the tool a one-UAV plan uses, with the earlier members as kn
 
 The planner does not route round moving traffic, so a member keeps clear of the earlier ones in time: it departs
 later, in STAGGER_STEP_SEC steps, until its planned route stays TEAM_SEPARATION_FACTOR x the IR's minimum separation
-from every earlier member all the way (measured by the verifier's own traffic signal), even with either of the two
+from every earlier member and every known traffic track of the world all the way (measured by the verifier's own traffic signal), even with either of the two
 running late by what the run's stress level may make of it (`Lateness`, from the simulator's own stress profile):
 DELAY_BASE_SEC (a detect-and-avoid wait at take-off), DELAY_PER_FLOWN_SEC more per second flown (gust slowdowns), at
 most GUST_DELAY_MOST_SEC of those, and from 30 % of its flight on the longest hold at a pop-up no-fly zone the level
@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple
 
 import numpy as np
+import shapely
 from pydantic import BaseModel, Field, ValidationError
 
 from ir.model import LowAltitudeIR, SubTask
@@ -61,7 +62,7 @@ from tools.team_traffic import (
     too_close,
     with_members_as_traffic,
 )
-from tools.trajectory import Trajectory
+from tools.trajectory import Trajectory, interpolation_knots
 from tools.world import TrafficTrack, World
 
 ROUTE_TOOL = route.SPEC.name
@@ -216,7 +217,8 @@ def closest_approach(
 ) -> tuple[float, str | None]:
     """The least 3D distance from the route to any of `tracks` while both fly, and which track (the verifier's
     traffic signal, sampled finely); with `late`, also with the route or the track running late by what it
-    allows. Infinite when none flies at the same time."""
+    allows (a track of the world's own traffic flies as published: only the route runs late against it). Infinite
+    when none flies at the same time."""
     if not tracks:
         return math.inf, None
     samples = Trajectory(waypoints=waypoints).sample(SEPARATION_SAMPLE_SEC)
@@ -224,9 +226,20 @@ def closest_approach(
     flown = samples[:, 3] - depart
     delays = late.delays() if late is not None else [0.0]
     closest: tuple[float, str | None] = (math.inf, None)
-    for track in tracks:
+    # nearest paths first: a track whose path never comes within the closest distance found so far (in plan, at
+    # any time) cannot be closer, so it is skipped unmeasured
+    path = shapely.LineString(samples[:, :2]) if len(samples) > 1 else shapely.Point(samples[0, :2])
+    apart = {id(t): path.distance(_path(t)) for t in tracks}
+    published = {t.id for t in world.traffic}
+    for track in sorted(tracks, key=lambda t: apart[id(t)]):
+        if apart[id(track)] >= closest[0]:
+            break
         track_depart, track_land = flight_span(track.waypoints)
+        punctual = track.id in published
+        shifted = []
         for delay in delays:
+            if delay < 0 and punctual:
+                continue
             # the route at its planned point t meets the track at its point t + delay: the route `delay` late, or
             # (delay < 0) the track that much late, each only where its flight so far allows it
             if late is None:
@@ -236,13 +249,20 @@ def closest_approach(
             else:
                 track_flown = samples[:, 3] + delay - track_depart
                 allowed = late.allowed(track_flown, track_land - track_depart) >= -delay
-            if not allowed.any():
-                continue
-            shifted = samples[allowed] + [0.0, 0.0, 0.0, delay]
-            _, distance, hit = signals.traffic_separation(world, shifted, [track]).worst()
-            if hit is not None and distance < closest[0]:
-                closest = (distance, hit)
+            if allowed.any():
+                shifted.append(samples[allowed] + [0.0, 0.0, 0.0, delay])
+        if not shifted:
+            continue
+        # every delay's samples in one call: the signal judges each sample on its own
+        _, distance, hit = signals.traffic_separation(world, np.concatenate(shifted), [track]).worst()
+        if hit is not None and distance < closest[0]:
+            closest = (distance, hit)
     return closest
+
+
+def _path(track: TrafficTrack) -> shapely.Geometry:
+    xy = interpolation_knots(np.asarray(track.waypoints, dtype=float))[1][:, :2]  # as positions_at reads it
+    return shapely.LineString(xy) if len(xy) > 1 else shapely.Point(xy[0])
 
 
 def _delay_to_keep_clear(
@@ -393,6 +413,9 @@ class _Router:
         until it keeps need_m from every track however late either runs, landing at a slot clear of `parked` and of
         the `later` members still to land at its site. `earliest` is when it may first leave (for the message)."""
         label = f"member {subtask.id} ({uav_id})"
+        # the world's known traffic is kept clear of as the members are: the planner keeps it min separation away on
+        # time, and a member held back by the stress (a hold, gusts) would meet it late
+        tracks = [*tracks, *(t for t in self.world.traffic if t.id not in {own.id for own in tracks})]
         deadline = subtask_deadline(self.ir, subtask)
         args = dict(self.route_args)
         args.update(
@@ -621,8 +644,11 @@ def _retimed(
     before = closest_approach(failed.waypoints, named, router.world, late=router.lateness)[0] if named else math.inf
     parked = _parked_positions(router.world, others, [{"uav_id": m.uav_id} for m in others], failed.uav_id)
 
+    # the route tool keeps clear of the world's traffic too (`_Router.route`): the cheap check below asks the same
+    kept_clear = [*tracks, *(t for t in router.world.traffic if t.id not in {own.id for own in tracks})]
+
     def clear(waypoints: list[list[float]]) -> bool:
-        if closest_approach(waypoints, tracks, router.world, late=router.lateness)[0] < router.need_m:
+        if closest_approach(waypoints, kept_clear, router.world, late=router.lateness)[0] < router.need_m:
             return False
         return not named or closest_approach(waypoints, named, router.world, late=router.lateness)[0] > before
 

@@ -10,12 +10,15 @@ byte-identical result. The stress level scales three disturbances:
   meets unknown traffic with a modelled detect-and-avoid (`DetectAndAvoid`): a track within 250 m whose closest
   approach in the next 20 s, both flying on as they fly now, comes within 2 x min separation is a conflict; the UAV
   climbs or descends (3 m/s, never out of its altitude band nor within min separation of a roof ahead, never through
-  the track's altitude unless in time) to pass 2 x min separation above or below it, or holds (hovers) where there is
-  no such room, then returns to its planned altitude; a conflict in the first seconds of the plan delays take-off
+  the track's altitude unless in time) to pass 2 x min separation above or below it, or, where there is no such room
+  in time, holds its progress and steps sideways off the track's line (5 m/s, only where the plan moved beside keeps
+  as clear of roofs, no-fly zones and known traffic; else it hovers), then returns to its planned altitude and line;
+  a conflict in the first seconds of the plan delays take-off
   (the UAV waits on the ground, up to 60 s). Manoeuvres cost energy (climb, hover)
   and time (hold) and are reported; a near miss with unknown traffic therefore means the plan left no room to avoid;
 - a pop-up no-fly zone on the route (medium and high): a square centred on a random point of the route, announced
-  with some notice before the UAV gets there (high: sometimes none). The UAV holds (hovers) outside it until it
+  with some notice before the UAV comes within the hold margin (5 m) of it (high: sometimes none). The UAV holds
+  (hovers) where its next step would enter that margin, or run on inside it no farther from the zone, until the zone
   expires, which costs time and energy; a zone that pops up over the UAV is an intrusion.
 Events: nfz_intrusion, separation_violation, near_miss, battery_depleted, deadline_missed, collision (with a
 building or another UAV). Which of them fail the plan, and against which rule, is the rules' business
@@ -37,7 +40,7 @@ from typing import Any, Literal
 import numpy as np
 import shapely
 from pydantic import Field
-from shapely.geometry import Polygon, box
+from shapely.geometry import box
 
 from tools import exact_grid, signals
 from tools.contract import ToolFailure, ToolOutput
@@ -68,6 +71,9 @@ DETECT_RANGE_M = 250.0
 LOOKAHEAD_SEC = 20.0
 MAX_DEPARTURE_WAIT_SEC = 60
 CLIMB_RATE_MPS = 3.0
+SIDESTEP_RATE_MPS = 5.0  # how fast a holding UAV moves sideways off an intruder's line (and back)
+DRIFT_ROOM_FACTOR = 1.5  # a place beside or behind the plan keeps this x min separation / the hold margin (the drift)
+BACK_OFF_WITHIN_SEC = 12.0  # a UAV with no place beside it backs off only while the closest approach is this close
 AVOID_FACTOR = 2.0  # the miss distance detect-and-avoid aims for, in multiples of min separation
 DIGITS = 3
 
@@ -137,7 +143,10 @@ def _popup_zone(track: NominalTrack, profile: StressProfile, rng: np.random.Gene
     if np.min(np.linalg.norm(ends - centre, axis=1)) <= 2 * half:
         return None  # too short a route to close part of it without closing its origin or goal
     square = box(centre[0] - half, centre[1] - half, centre[0] + half, centre[1] + half)
-    entering = np.flatnonzero(shapely.contains_xy(square, nominal[:, 0], nominal[:, 1]))
+    # The notice runs to where the UAV must stop (the hold margin), not to the zone itself: a route that runs along
+    # the zone's edge before entering it is warned before it is within the margin, not once it is past it.
+    stop_area = square.buffer(HOLD_MARGIN_M)
+    entering = np.flatnonzero(shapely.contains_xy(stop_area, nominal[:, 0], nominal[:, 1]))
     reach_time = nominal[entering[0], 3] if len(entering) else t0 + fraction * (t1 - t0)
     start = round(max(0.0, float(reach_time - notice)), 1)
     return NoFlyZone(
@@ -185,15 +194,29 @@ class DetectAndAvoid:
     A conflict is judged along the UAV's own plan for the next LOOKAHEAD_SEC (it knows where it is going, turns
     included) against each track within DETECT_RANGE_M flying on straight, as it flies."""
 
-    def __init__(self, world: World, intruders: list[TrafficTrack], min_separation_m: float, band: tuple[float, float]):
+    def __init__(
+        self,
+        world: World,
+        intruders: list[TrafficTrack],
+        min_separation_m: float,
+        band: tuple[float, float],
+        zones: list[NoFlyZone] | None = None,
+        pads: tuple[tuple[float, float], ...] = (),
+    ):
         self._world = world
+        self._zones = world.no_fly_zones if zones is None else zones
+        self._pads = pads  # where the plan takes off and lands: a roof pad's own building is not an obstacle there
         self._tracks = [(t.id, np.asarray(t.waypoints, dtype=float)) for t in intruders]
         self.min_separation_m = min_separation_m
         self.protect_m = AVOID_FACTOR * min_separation_m
         self.band = band
         self.manoeuvres: list[Manoeuvre] = []
         self.offset = 0.0  # metres above (+) or below the planned altitude
+        self.lateral = np.zeros(2)  # metres (x, y) beside the plan: a sidestep off an intruder's line
         self._side: dict[str, bool] = {}  # intruder -> passing above it (True) or below
+        self._beside: dict[str, np.ndarray] = {}  # intruder -> the unit direction of the sidestep chosen for it
+        self.stepped_aside = False  # this second's hold moved the UAV sideways
+        self.backing_off = False  # this second's hold has no place beside it and the closest approach is near
 
     def _positions(self, waypoints: np.ndarray, times: np.ndarray) -> np.ndarray:
         """A straight track's positions at `times` (NaN where it is not flying)."""
@@ -248,6 +271,75 @@ class DetectAndAvoid:
             self._side[intruder] = chosen > intruder_z
         return chosen
 
+    def _sidestep(self, position: np.ndarray, intruder: str, ahead: np.ndarray, t: float, seconds: float) -> None:
+        """One second's sideways step (SIDESTEP_RATE_MPS) square to the intruder's heading, en route only (in the
+        band: never on the ground, taking off or landing). The side is chosen once per intruder: away from its line
+        when the plan moved as far as it must go (protect_m from the line) is open there, else across the line when
+        that is open and there is time to get protect_m past it before the closest approach; each step is taken
+        only where the plan ahead moved there stays open (`beside_open`), else the UAV hovers where it is."""
+        if position[2] < self.band[0] - 1e-6:
+            return
+        waypoints = next(w for track_id, w in self._tracks if track_id == intruder)
+        heading = waypoints[-1, :2] - waypoints[0, :2]
+        norm = float(np.linalg.norm(heading))
+        if norm <= 0.0:
+            return
+        square = np.array([-heading[1], heading[0]]) / norm
+        side = float((position[:2] - self._positions(waypoints, np.array([t]))[0, :2]) @ square)
+        planned = ahead - np.array([*self.lateral, 0.0])
+
+        def open_by(metres: float, direction: np.ndarray) -> bool:
+            moved = ahead.copy()
+            moved[:, :2] += metres * direction
+            return self.beside_open(planned, moved, t)
+
+        if intruder not in self._beside:
+            away = square if side >= 0.0 else -square
+            for direction, need in ((away, self.protect_m - abs(side)), (-away, self.protect_m + abs(side))):
+                reach = math.ceil(max(need, 0.0) / SIDESTEP_RATE_MPS) * SIDESTEP_RATE_MPS
+                in_time = reach / SIDESTEP_RATE_MPS <= seconds - 1.0 or direction is away
+                if in_time and open_by(SIDESTEP_RATE_MPS, direction) and open_by(reach, direction):
+                    self._beside[intruder] = direction
+                    break
+            else:
+                return
+        direction = self._beside[intruder]
+        if open_by(SIDESTEP_RATE_MPS, direction):
+            self.lateral = self.lateral + SIDESTEP_RATE_MPS * direction
+            self.stepped_aside = True
+
+    def beside_open(self, planned: np.ndarray, moved: np.ndarray, t: float) -> bool:
+        """Whether the plan ahead (positions at t, t + 1, ... s) moved beside itself stays in the grid and, point by
+        point, as clear as the plan of roofs, no-fly zones (any not yet lapsed: a holding UAV is there later than
+        planned; judged only where the plan is outside them, as the hold rule keeps it) and known traffic, or
+        DRIFT_ROOM_FACTOR x min separation, x the hold margin, and 2 x min separation clear of them (the drift comes on
+        top of the place)."""
+        grid = self._world.grid
+        xy = moved[:, :2]
+        if xy.min() < 0.0 or (xy[:, 0] > grid.width_m).any() or (xy[:, 1] > grid.depth_m).any():
+            return False
+        times = t + np.arange(len(moved), dtype=float)
+        zones = [z.shape for z in self._zones if z.active_window is None or z.active_window.end_sec >= t]
+
+        def margins(points: np.ndarray) -> list[tuple[np.ndarray, float]]:
+            timed = np.column_stack([points, times])
+            zone = signals.signed_distances(zones, points[:, :2]).min(axis=0) if zones else np.full(len(points), np.inf)
+            return [
+                (
+                    signals.obstacle_clearance(self._world, timed, self._pads).values,
+                    DRIFT_ROOM_FACTOR * self.min_separation_m,
+                ),
+                (zone, DRIFT_ROOM_FACTOR * HOLD_MARGIN_M),
+                (signals.traffic_separation(self._world, timed).values, self.protect_m),
+            ]
+
+        judged = [np.ones(len(moved), dtype=bool), None, np.ones(len(moved), dtype=bool)]
+        checks = list(zip(margins(planned), margins(moved), judged))
+        return all(
+            bool(np.all((after >= np.minimum(wanted, before))[before >= 0.0 if rows is None else rows]))
+            for (before, wanted), (after, _), rows in checks
+        )
+
     def departure(self, plan_ahead: np.ndarray, t: float) -> float:
         """When to take off: at t, or later while the plan's first seconds meet unknown traffic (the UAV waits on
         the ground, where it meets nobody), MAX_DEPARTURE_WAIT_SEC at most."""
@@ -263,13 +355,24 @@ class DetectAndAvoid:
         `plan_ahead` (its planned positions at t, t + 1, ... s) and at `planned_z` after this second: the plan's
         altitude plus an avoidance offset that changes at most CLIMB_RATE_MPS a second, so a flight that meets no
         conflict flies its plan exactly."""
+        self.stepped_aside = self.backing_off = False
         offset_path = plan_ahead + np.array([0.0, 0.0, self.offset])
         found = self.conflict(offset_path, t)
         if found is None:
-            # back towards the plan, unless the altitude it would reach is in conflict again
+            # back towards the plan, unless the altitude (or the place beside it) it would reach is in conflict again
             back = self.offset - float(np.clip(self.offset, -CLIMB_RATE_MPS, CLIMB_RATE_MPS))
             if self.conflict(plan_ahead + np.array([0.0, 0.0, back]), t) is None:
                 self.offset = back
+            distance = float(np.linalg.norm(self.lateral))
+            if distance > 0.0:
+                base = plan_ahead - np.array([*self.lateral, 0.0])  # the plan itself (with the drift)
+                back_xy = self.lateral * max(0.0, 1.0 - SIDESTEP_RATE_MPS / distance)
+                shift = np.array([*(back_xy - self.lateral), self.offset])
+                if self.conflict(plan_ahead + shift, t) is None:
+                    self.lateral = back_xy
+                # beside its plan it flies on only while the plan moved there stays open; else it waits there
+                if np.any(self.lateral) and not self.beside_open(base, base + [*self.lateral, 0.0], t):
+                    return float(position[2]), True
             return planned_z + self.offset, False
         intruder, intruder_z, seconds = found
         target = self._escape(float(position[2]), intruder, intruder_z, seconds, plan_ahead)
@@ -278,7 +381,11 @@ class DetectAndAvoid:
             self.offset += float(np.clip(target - planned_z - self.offset, -CLIMB_RATE_MPS, CLIMB_RATE_MPS))
             result = planned_z + self.offset, False
         else:
+            # no altitude to escape to in time: hold its progress, stepping sideways off the intruder's line where
+            # the place beside the plan is open
             action, result = "hold", (float(position[2]), True)
+            self._sidestep(position, intruder, offset_path, t, seconds)
+            self.backing_off = not self.stepped_aside and seconds < BACK_OFF_WITHIN_SEC
         if not self.manoeuvres or (self.manoeuvres[-1].intruder, self.manoeuvres[-1].action) != (intruder, action):
             self.manoeuvres.append(Manoeuvre(intruder, round(float(t), DIGITS), action))
         return result
@@ -297,6 +404,34 @@ def _plan_ahead(track: NominalTrack, s: float, t_end: float) -> np.ndarray:
     return np.array([track.at(min(s + k, t_end)) for k in range(int(LOOKAHEAD_SEC) + 1)])
 
 
+def _holds_for(popup: NoFlyZone, here: np.ndarray, next_planned: np.ndarray) -> bool:
+    """Whether the step from `here` to `next_planned` (plan positions) must wait for an active pop-up zone: some
+    point of it (a step is up to ~20 m: one may cut a corner of the zone between its ends) comes within HOLD_MARGIN_M
+    of the zone and no farther from it than the UAV is now (entering the margin, or running on along the zone's edge
+    inside it, where the drift would carry it in). A UAV the zone popped up over (inside it) flies on, out of it."""
+    zone = popup.shape
+    start = shapely.Point(*here[:2])
+    if zone.contains(start):
+        return False
+    moves = bool(np.any(next_planned[:2] != here[:2]))
+    step = shapely.LineString([here[:2], next_planned[:2]]) if moves else start
+    closest, now = zone.distance(step), zone.distance(start)
+    nearer = closest < now - 1e-9 or zone.distance(shapely.Point(*next_planned[:2])) <= now + 1e-9
+    return closest < HOLD_MARGIN_M and nearer
+
+
+def _backed_off(track: NominalTrack, avoid: DetectAndAvoid, s: float, s_first: float, t: float) -> float:
+    """The plan time a UAV holding for an intruder, with no place beside it open (a street between roofs), backs off
+    to: one second back along its own plan, away from the head-on track (the time it gains may let a climb over it
+    come in time), while it stays en route (in the band) and the place behind is as clear as where it is; else s."""
+    back = max(s_first, s - 1.0)
+    beside = np.array([*avoid.lateral, 0.0])
+    here, behind = track.at(s) + beside, track.at(back) + beside
+    if back >= s or behind[2] < avoid.band[0] - 1e-6:
+        return s
+    return back if avoid.beside_open(here[None, :], behind[None, :], t) else s
+
+
 def _fly(
     world: World,
     track: NominalTrack,
@@ -311,7 +446,6 @@ def _fly(
     s = nominal[0, 3]
     tau = avoid.departure(_plan_ahead(track, s, t_end), s)
     drift = np.zeros(2)
-    hold_area: Polygon | None = popup.shape.buffer(HOLD_MARGIN_M) if popup else None
     rows, gusts, hovering, plan_times = [[*nominal[0, :3], tau]], [0.0], [False], [s]
     max_steps = int(3 * (t_end - s) + 600)
     while s < t_end - 1e-9 and len(rows) <= max_steps:
@@ -327,12 +461,14 @@ def _fly(
         tau += 1.0
         # Hold while the zone is active at any moment of the coming second, not only at its end: a zone that
         # expires mid-step still closes the part of the step flown before it expires.
+        beside = np.array([*avoid.lateral, 0.0])  # a sidestep's offset: the pop-up hold is judged where the UAV is
         hold = (
-            hold_area is not None
+            popup is not None
             and popup.active_during(tau - 1.0, tau)
-            and hold_area.contains(shapely.Point(*track.at(next_s)[:2]))
-            and not hold_area.contains(shapely.Point(*here[:2]))
+            and _holds_for(popup, here + beside, track.at(next_s) + beside)
         )
+        # a UAV beside its plan comes back onto it before it descends to land
+        hold = hold or (bool(np.any(avoid.lateral)) and track.at(next_s)[2] < min(here[2], avoid.band[0]) - 1e-6)
         planned = track.at(s if hold else next_s)
         flown = np.asarray(rows[-1][:3])
         if avoid.in_range(flown, tau - 1.0):
@@ -342,9 +478,12 @@ def _fly(
             altitude, avoid_hold = avoid.respond(flown, ahead, float(planned[2]), tau - 1.0)
         else:
             altitude, avoid_hold = avoid.respond(flown, flown[None, :], float(planned[2]), tau - 1.0)
+        if avoid_hold and not hold and avoid.backing_off:
+            s = _backed_off(track, avoid, s, nominal[0, 3], tau - 1.0)
         s = s if hold or avoid_hold else next_s
         position = track.at(s)
-        rows.append([position[0] + drift[0], position[1] + drift[1], altitude, tau])
+        beside = drift + avoid.lateral
+        rows.append([position[0] + beside[0], position[1] + beside[1], altitude, tau])
         gusts.append(float(np.linalg.norm(gust)))
         hovering.append(hold or avoid_hold)
         plan_times.append(s)
@@ -474,11 +613,11 @@ def simulate(world: World, args: SimulateArgs) -> ToolOutput:
         args.altitude_min_m if args.altitude_min_m is not None else safety_baseline(world).altitude_min_m,
         args.altitude_max_m if args.altitude_max_m is not None else safety_baseline(world).altitude_max_m,
     )
-    avoid = DetectAndAvoid(world, intruders, args.min_separation_m, band)
-    flight = _fly(world, track, speed, profile.gust_scale, popup, avoid, rng)
     zones = [*world.no_fly_zones, *([popup] if popup else [])]
-    tracks = [*world.traffic, *intruders]
     pads = signals.track_pads(np.asarray(args.waypoints, dtype=float))  # where the plan takes off and lands
+    avoid = DetectAndAvoid(world, intruders, args.min_separation_m, band, zones, pads)
+    flight = _fly(world, track, speed, profile.gust_scale, popup, avoid, rng)
+    tracks = [*world.traffic, *intruders]
     judged = _judged_track(world, flight, zones, tracks, args.min_separation_m)
     step_energy = np.concatenate([[0.0], np.cumsum(_energy_steps(world, flight, speed, args.payload_kg))])
     energy = np.interp(judged[:, 3], flight.samples[:, 3], step_energy)

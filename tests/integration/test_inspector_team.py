@@ -3,9 +3,11 @@ examples/fleet_city.json with the rules model (as tests/integration/test_fleet_r
 
 The thread page of a team execute draws every member: its route on the map and its altitude on the one mission
 clock, in a colour of its own, the legend naming sub-task, role and UAV; the decision's empty top-level route is
-not drawn. No example team run repairs today, so the repaired ones fly a world with one more known traffic track,
-parked for a minute on a member's route when it passes there: the verifier's separation rule (R2) fails that
-member and the rules model repairs. `trace` then names, per member, what changed between rounds."""
+not drawn. No example team run repairs today, so the repaired ones fly a world where one member's UAV is short of
+battery: assign_team gives it the share its battery allows on its estimate, the planned route needs a little more,
+the verifier's R5 fails that member and the repair reassigns it. (Until 2026-11-28 a known track parked on a
+member's route did it; the stagger rule now keeps members clear of known traffic in the first round.) `trace` then
+names, per member, what changed between rounds."""
 
 from __future__ import annotations
 
@@ -45,12 +47,14 @@ REQUESTS = {
 SPLIT, ROLES = REQUESTS["split-2"], REQUESTS["roles-1"]  # two UAVs on one sub-task; a camera UAV and a deliverer
 
 
-def _with_intruder(raw: dict[str, Any], decision: dict[str, Any], member: int) -> World:
-    """The world with a track parked for a minute where `member` of the decision is half-way, when it is there."""
-    waypoints = decision["team"][member]["waypoints"]
-    x, y, z, t = waypoints[len(waypoints) // 2]
+def _short_of_battery(raw: dict[str, Any], decision: dict[str, Any], member: int, ratio: float) -> World:
+    """The world with `member`'s UAV charged to `ratio` (found by trying: one that assign_team still picks, and R5
+    then fails on the planned route)."""
+    uav_id = decision["team"][member]["uav_id"]
     edited = json.loads(json.dumps(raw))
-    edited["traffic"].append({"id": "intruder_9", "waypoints": [[x, y, z, t - 30], [x, y, z, t + 30]]})
+    for uav in edited["fleet"]:
+        if uav["id"] == uav_id:
+            uav["battery_ratio"] = ratio
     return World.model_validate(edited)
 
 
@@ -63,11 +67,19 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     split = run_task(fleet, SPLIT, context=RULES, thread_id="split", checkpointer=saver)
     assert split.status == "execute" and len(split.decision["team"]) == 2, split.decision.get("reason")
     run_task(
-        _with_intruder(raw, split.decision, 1), SPLIT, context=RULES, thread_id="split-repaired", checkpointer=saver
+        _short_of_battery(raw, split.decision, 1, 0.8),
+        SPLIT,
+        context=RULES,
+        thread_id="split-repaired",
+        checkpointer=saver,
     )
     roles = run_task(fleet, ROLES, context=RULES, db=None)
     run_task(
-        _with_intruder(raw, roles.decision, 0), ROLES, context=RULES, thread_id="roles-repaired", checkpointer=saver
+        _short_of_battery(raw, roles.decision, 0, 0.27),
+        ROLES,
+        context=RULES,
+        thread_id="roles-repaired",
+        checkpointer=saver,
     )
     one = "Deliver a small parcel from depot_1 to hospital_1."
     assert run_task(fleet, one, context=RULES, thread_id="one-uav", checkpointer=saver).status == "execute"

@@ -73,7 +73,13 @@ def _check_repaired(out: Any, values: dict[str, Any], first: list[dict[str, Any]
     return team, notes[0]
 
 
-def test_a_member_crossing_known_traffic_is_retimed_and_the_other_keeps_its_route(fleet_city, unchanged_team):
+def test_a_member_crossing_known_traffic_departs_later_at_once_and_the_other_keeps_its_route(
+    fleet_city, unchanged_team
+):
+    """A known track crossing the later member's route as it passes halfway: the stagger rule keeps the member clear
+    of the world's traffic as of the other members, however late it runs, so the first round already departs it
+    later; no gate fails and no repair round is needed (until 2026-11-28 the verify gate failed it against the track
+    and a repair round re-timed it; the re-time itself is tests/unit/test_team_member_repair.py's)."""
     second = max(unchanged_team, key=lambda m: m["waypoints"][0][3])  # the member that departs later
     route = np.asarray(second["waypoints"])
     middle = route[len(route) // 2]
@@ -87,15 +93,18 @@ def test_a_member_crossing_known_traffic_is_retimed_and_the_other_keeps_its_rout
     )
     world = fleet_city.updated(traffic=[*fleet_city.traffic, crossing])
     out, values, first = _run(world, "retime")
-    assert [m["waypoints"] for m in first] == [m["waypoints"] for m in unchanged_team]  # the track changed no plan
-    failure = values["attempts"][0]["failure"]
-    assert failure["counterexample"]["offending_entity"] == "track_cross"
-    assert failure["counterexample"]["suggested_repair"].startswith(f"member {second['subtask_id']} ")
-    team, note = _check_repaired(out, values, first, world, second["uav_id"])
-    retimed = next(m for m in team if m["uav_id"] == second["uav_id"])
-    assert retimed["waypoints"][0][3] > second["waypoints"][0][3] and "re-timed" in note
+    assert out.status == "execute" and out.rounds == 0, out.decision.get("reason")
+    team = {_key(m): m for m in out.decision["team"]}
+    for member in unchanged_team:
+        flown = team[_key(member)]
+        if _key(member) == _key(second):
+            assert flown["waypoints"][0][3] > member["waypoints"][0][3]  # it departs later
+        else:
+            assert flown["waypoints"] == member["waypoints"]  # byte for byte
     minimum = out.ir["constraints"]["min_separation_m"]
-    assert closest_approach(retimed["waypoints"], [crossing], world)[0] >= minimum
+    assert closest_approach(team[_key(second)]["waypoints"], [crossing], world)[0] >= minimum
+    certificate = SafetyCertificate.model_validate(out.decision["certificate"])
+    assert check_certificate(certificate, world, out.ir).valid
 
 
 def test_a_member_short_of_battery_is_reassigned_and_the_other_keeps_its_route(fleet_city):

@@ -147,21 +147,53 @@ def test_take_off_waits_while_unknown_traffic_crosses_the_start(registry, world,
     assert run.result["delay_sec"] > 0 and run.result["hover_sec"] == 0
 
 
-def test_a_band_that_leaves_no_room_to_avoid_fails_the_plan_and_names_the_intruder(registry, world, monkeypatch):
-    """An intruder flying down the route's first leg at the route's altitude: in the default band the UAV climbs
-    past it; in a 10 m band it can only hold, the intruder still comes on, and the near miss is the plan's."""
+def _down_the_first_leg() -> simulator.TrafficTrack:
+    """An intruder flying down DETOUR's first leg, head-on, at the route's altitude."""
     (x0, y0, z, _), (x1, y1, _, _) = DETOUR[:2]
     heading = np.array([x1 - x0, y1 - y0]) / math.dist((x0, y0), (x1, y1))
     start, end = np.array([x0, y0]) + heading * 400, np.array([x0, y0]) - heading * 400
-    oncoming = simulator.TrafficTrack(id="intruder_1", waypoints=[(*start, z, 0.0), (*end, z, 80.0)])
-    monkeypatch.setattr(simulator, "_intruders", lambda *args: [oncoming])
+    return simulator.TrafficTrack(id="intruder_1", waypoints=[(*start, z, 0.0), (*end, z, 80.0)])
+
+
+def test_a_band_with_no_room_above_or_below_holds_and_steps_aside(registry, world, monkeypatch):
+    """Head-on at the route's altitude: in the default band the UAV climbs past it; in a 10 m band there is no
+    altitude to escape to, so it holds its progress and steps sideways off the intruder's line, and passes it with
+    min separation kept (before 2026-11-28 it hovered on the line and the intruder flew into it)."""
+    monkeypatch.setattr(simulator, "_intruders", lambda *args: [_down_the_first_leg()])
     wide = simulate(registry, world, uav_id="uav_03", stress_level="low", altitude_min_m=30, altitude_max_m=120)
     assert wide.ok, wide.error
     assert wide.result["avoidance"][0]["action"] == "climb"  # 20 m below is the roofs' level
     assert wide.result["min_separation_m"] >= 2 * 10.0 - 1e-6
+    assert wide.result["deviation"]["lateral_m"] < 5.0  # the drift only: no sidestep when a climb does
     narrow = simulate(registry, world, uav_id="uav_03", stress_level="low", altitude_min_m=85, altitude_max_m=95)
+    assert narrow.ok, narrow.error
+    assert [m["action"] for m in narrow.result["avoidance"]] == ["hold"]
+    assert narrow.result["min_separation_m"] >= simulator.NEAR_MISS_FACTOR * 10.0
+    assert narrow.result["deviation"]["lateral_m"] >= 10.0 and narrow.result["hover_sec"] > 0
+
+
+def test_a_sidestep_never_moves_towards_a_no_fly_zone_and_without_one_the_near_miss_is_the_plans(
+    registry, world, monkeypatch
+):
+    """The same head-on intruder in the 10 m band, with pop-up-like zones a few metres either side of the first
+    leg: no open place beside it, so the UAV can only hover on the line and the near miss is the plan's."""
+    monkeypatch.setattr(simulator, "_intruders", lambda *args: [_down_the_first_leg()])
+    (x0, y0, _, _), (x1, y1, _, _) = DETOUR[:2]
+    leg = shapely.LineString([(x0, y0), (x1, y1)])
+    sides = [leg.offset_curve(d).buffer(1.0, cap_style="flat") for d in (9.0, -9.0)]
+    walled = world.updated(
+        no_fly_zones=[
+            *world.no_fly_zones,
+            *(
+                simulator.NoFlyZone(id=f"wall_{k}", polygon=list(side.exterior.coords)[:-1], reason="test")
+                for k, side in enumerate(sides)
+            ),
+        ]
+    )
+    narrow = simulate(registry, walled, uav_id="uav_03", stress_level="low", altitude_min_m=85, altitude_max_m=95)
     assert not narrow.ok and narrow.result["avoidance"][0]["action"] == "hold"
     assert narrow.result["counterexample"]["offending_entity"] == "intruder_1"
+    assert narrow.result["deviation"]["lateral_m"] < 5.0
 
 
 def test_holding_for_a_popup_zone_costs_time_and_energy(registry, world):
@@ -258,3 +290,63 @@ def test_the_deviation_from_the_plan_bounds_what_the_flight_did(registry, world)
         if result["delay_sec"] is not None:
             assert deviation["delay_sec"] >= result["delay_sec"] - 1e-9
         assert deviation["lateral_m"] > calm["deviation"]["lateral_m"]
+
+
+def test_a_popup_zone_holds_a_step_that_would_cut_its_corner_or_run_along_its_edge():
+    """The hold rule judges the whole 1 s step (up to ~20 m), not its end, and a UAV already inside the hold margin
+    holds while it would come no farther from the zone; moving away, or inside the zone, it flies on."""
+    zone = simulator.NoFlyZone(id="popup_nfz", polygon=[(0, 0), (40, 0), (40, 40), (0, 40)], temporary=True)
+    holds = simulator._holds_for
+    at = lambda x, y: np.array([x, y, 60.0])  # noqa: E731
+    assert holds(zone, at(-6.0, 40.5), at(0.5, 47.0))  # both ends 6-7 m off, the step cuts the corner at 4.6 m
+    assert not holds(zone, at(-10.0, 60.0), at(10.0, 60.0))  # 20 m off the zone all the way
+    assert holds(zone, at(10.0, 42.0), at(25.0, 42.0))  # along the edge, 2 m off it
+    assert not holds(zone, at(20.0, 42.0), at(20.0, 50.0))  # inside the margin, moving away
+    assert not holds(zone, at(20.0, 20.0), at(20.0, 35.0))  # it popped up over the UAV: out it flies
+
+
+def test_a_popup_zones_notice_runs_to_the_hold_margin(world):
+    """The notice is given before the UAV comes within the hold margin, not before it reaches the zone: with a 20 s
+    notice the zone is active from 20 s before the plan's first second within 5 m of it."""
+    profile = simulator.StressProfile(1.0, 0, 20.0, popup_notice_sec=(20.0, 20.0), popup_duration_sec=(30.0, 30.0))
+    track = simulator.NominalTrack(simulator.Trajectory(waypoints=DETOUR).sample(1.0))
+    zone = simulator._popup_zone(track, profile, np.random.default_rng(3))
+    assert zone is not None
+    near = shapely.contains_xy(zone.shape.buffer(simulator.HOLD_MARGIN_M), track.samples[:, 0], track.samples[:, 1])
+    first_near = track.samples[np.flatnonzero(near)[0], 3]
+    inside = shapely.contains_xy(zone.shape, track.samples[:, 0], track.samples[:, 1])
+    assert track.samples[np.flatnonzero(inside)[0], 3] > first_near  # the margin comes first
+    assert zone.active_window.start_sec == round(first_near - 20.0, 1)
+
+
+def test_a_sidestep_may_cross_the_intruders_line_when_the_near_side_is_closed(registry, world, monkeypatch):
+    """The intruder's line 1.5 m to the left of the leg and a wall 9 m to the right: the step away from the line
+    (right) is closed, so the UAV steps left, across the line, ending farther from it, and passes the intruder."""
+    (x0, y0, z, _), (x1, y1, _, _) = DETOUR[:2]
+    heading = np.array([x1 - x0, y1 - y0]) / math.dist((x0, y0), (x1, y1))
+    left = np.array([-heading[1], heading[0]])
+    start = np.array([x0, y0]) + heading * 400 + 1.5 * left
+    end = np.array([x0, y0]) - heading * 400 + 1.5 * left
+    oncoming = simulator.TrafficTrack(id="intruder_1", waypoints=[(*start, z, 0.0), (*end, z, 80.0)])
+    monkeypatch.setattr(simulator, "_intruders", lambda *args: [oncoming])
+    wall = shapely.LineString([(x0, y0), (x1, y1)]).offset_curve(-9.0).buffer(1.0, cap_style="flat")
+    walled = world.updated(
+        no_fly_zones=[
+            *world.no_fly_zones,
+            simulator.NoFlyZone(id="wall", polygon=list(wall.exterior.coords)[:-1], reason="test"),
+        ]
+    )
+    run = simulate(registry, walled, uav_id="uav_03", stress_level="low", altitude_min_m=85, altitude_max_m=95)
+    assert run.ok, run.error
+    assert run.result["min_separation_m"] >= simulator.NEAR_MISS_FACTOR * 10.0
+
+
+def test_a_holding_uav_with_no_place_beside_it_backs_off_along_its_plan_while_en_route(world):
+    """No altitude and no side open: one second back along the plan (away from a head-on track, gaining time for a
+    climb), never back down into its take-off climb (below the band) nor at the plan's start."""
+    waypoints = [[100.0, 100.0, 0.0, 0.0], [100.0, 100.0, 60.0, 20.0], [400.0, 100.0, 60.0, 45.0]]
+    track = simulator.NominalTrack(simulator.Trajectory(waypoints=waypoints).sample(1.0))
+    avoid = simulator.DetectAndAvoid(world, [], min_separation_m=10.0, band=(55.0, 65.0))
+    assert simulator._backed_off(track, avoid, 30.0, 0.0, 30.0) == 29.0  # en route: one second back
+    assert simulator._backed_off(track, avoid, 18.5, 0.0, 18.5) == 18.5  # behind it is the climb, below the band
+    assert simulator._backed_off(track, avoid, 0.0, 0.0, 0.0) == 0.0
