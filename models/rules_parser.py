@@ -491,6 +491,11 @@ def _point_entities_at_team(task: ParsedTask, drafts: list[dict[str, Any]], worl
     refs.origin = origins.pop() if len(origins) == 1 else None
     if refs.origin is None:
         _default_endpoints(task, world)
+    if refs.origin is None and drafts[0]["origin"]:
+        # no default for this intent (a model's slots may say "monitoring"): as one UAV would see it, the flight
+        # starts where the first member does; without it the one-UAV tool plan the IR still carries cannot validate
+        refs.origin = drafts[0]["origin"]
+        task.notes.append(f"origin is where the team's first member starts: {refs.origin}")
     if refs.origin != parsed_origin:  # the parse's default origin (_default_endpoints' note) no longer holds
         task.notes = [n for n in task.notes if not (n.startswith("origin ") and n.endswith(f": {parsed_origin}"))]
     if pads:

@@ -528,3 +528,32 @@ def test_a_team_compiled_from_slots_keeps_every_zone_the_model_avoided(fleet_cit
         ir = compile_slots({**slots, "team": team}, request)["low_altitude_ir"]
         assert ("team" in ir) is team
         assert {"school_zone_1", "nfz_gov_1"} <= set(ir["entities"]["avoid_zones"]), ir["entities"]
+
+
+def test_slots_with_a_team_and_no_origin_start_the_request_where_the_first_member_does(fleet_city):
+    """A coverage request names no origin, and a model's intent may have no default one ("emergency"): the compiled
+    IR's request-level origin is where the team's first member starts, so the one-UAV tool plan it still carries
+    validates (test_fleet seed 41177: three coverage requests on `local` asked the operator, `assign_uav needs
+    'origin'`)."""
+    instruction = (
+        "Inspect inspection_site_1, inspection_site_2, inspection_site_3 and inspection_site_4 with two camera "
+        "drones, splitting the places between them, all done in under 5 min."
+    )
+    stated = read_request(instruction, fleet_city)
+    assert stated.team_needs
+    slots = _slots(
+        intent="emergency",
+        origin=None,
+        destination="inspection_site_4",
+        stops=["inspection_site_1", "inspection_site_2", "inspection_site_3"],
+        avoid_zones=[],
+        deadline="5 min",
+        team=True,
+        fallback_policy="human_confirm",
+    )
+    request = GenerationRequest(instruction=instruction, world=fleet_city, task_id="t1", reading=stated)
+    answer = compile_slots(slots, request)
+    report = validate_ir(compact(answer), fleet_city, default_registry())
+    assert report.valid, report
+    assert report.ir.team is not None
+    assert report.ir.entities.origin == report.ir.team.subtasks[0].origin
