@@ -49,7 +49,7 @@ from ir.model import LowAltitudeIR, SubTask
 from ir.plan_execution import StepRecord, StressLevel, execute_plan, ir_tool_args
 from tools import route, signals
 from tools.catalog import TEAM_TOOL
-from tools.contract import ToolErrorInfo, ToolResult
+from tools.contract import Provenance, ToolErrorInfo, ToolResult, stable_hash
 from tools.registry import ToolRegistry
 from tools.simulator import STRESS
 from tools.team_traffic import (
@@ -123,12 +123,14 @@ class TeamExecution(BaseModel):
 
 class MemberRepair(BaseModel):
     """A repair round's one change to a fleet mission, planned by the repair node from the member a gate failed:
-    that member is re-timed or reassigned, every other member of the failed round keeps its UAV and its route."""
+    that member is re-timed, re-routed or reassigned, every other member of the failed round keeps its UAV and its
+    route."""
 
     subtask_id: str
     uav_id: str
-    action: Literal["retime", "reassign"] = Field(
-        description="retime: another departure of the same UAV, else reassign; reassign: another idle UAV"
+    action: Literal["retime", "reroute", "reassign"] = Field(
+        description="retime: another departure of the same UAV, else reassign; reroute: the same UAV and departure "
+        "on a route kept out of `avoid`, else reassign; reassign: another idle UAV"
     )
     cause: Literal["separation", "deadline", "other"] = Field(
         default="other", description="what failed: a re-time tries later and earlier departures, or only earlier"
@@ -136,6 +138,10 @@ class MemberRepair(BaseModel):
     why: str = Field(default="", description="the gate's failure, in words (for the round's record)")
     tracks: list[str] = Field(
         default_factory=list, description="the traffic the failure named (a member's or the world's): kept clear of"
+    )
+    avoid: list[str] = Field(
+        default_factory=list,
+        description="the zones the failure named (one the route crossed): the changed member's route keeps out of them",
     )
     members: list[TeamMember] = Field(description="the failed round's members, in their planned order")
     previous_ir: dict[str, Any] = Field(description="the failed round's IR, which they were planned from")
@@ -396,6 +402,13 @@ class _Router:
     def clear_m(self) -> float:
         return slot_clear_m(self.ir.constraints.min_separation_m)
 
+    def with_world_traffic(self, tracks: list[TrafficTrack]) -> list[TrafficTrack]:
+        """`tracks` and the world's own known traffic not already among them: what a member keeps clear of (the
+        planner keeps that traffic min separation away on time, and a member held back by the stress, a hold or
+        gusts, would meet it late)."""
+        own = {track.id for track in tracks}
+        return [*tracks, *(track for track in self.world.traffic if track.id not in own)]
+
     def route(
         self,
         subtask: SubTask,
@@ -408,14 +421,14 @@ class _Router:
         parked: dict[str, tuple[float, float]],
         later: int = 0,
         most_wait: float = MAX_STAGGER_SEC,
+        avoid: Collection[str] = (),
     ) -> TeamMember | _Failed:
         """The member's route from `depart` on, departing later in STAGGER_STEP_SEC steps (up to most_wait more)
         until it keeps need_m from every track however late either runs, landing at a slot clear of `parked` and of
-        the `later` members still to land at its site. `earliest` is when it may first leave (for the message)."""
+        the `later` members still to land at its site, kept out of the IR's zones and `avoid`. `earliest` is when it
+        may first leave (for the message)."""
         label = f"member {subtask.id} ({uav_id})"
-        # the world's known traffic is kept clear of as the members are: the planner keeps it min separation away on
-        # time, and a member held back by the stress (a hold, gusts) would meet it late
-        tracks = [*tracks, *(t for t in self.world.traffic if t.id not in {own.id for own in tracks})]
+        tracks = self.with_world_traffic(tracks)
         deadline = subtask_deadline(self.ir, subtask)
         args = dict(self.route_args)
         args.update(
@@ -426,6 +439,8 @@ class _Router:
             payload_kg=share_kg,
             **({"deadline_sec": deadline} if deadline is not None else {}),
         )
+        if avoid:
+            args["avoid_zones"] = list(dict.fromkeys([*args.get("avoid_zones", []), *avoid]))
         step_id = f"team.{subtask.id}.{uav_id}"
         start = depart
         while True:
@@ -507,7 +522,8 @@ def execute_team(
     """The IR's own action steps in `only_tools` (airspace, city: the one-UAV assign / route steps left out), then
     assign_team, then every member's route in the team's dependency order. Stops at the first failure, naming the
     member. With `repair` (a repair round after one member failed a gate) whose members the IR still allows, only
-    that member is re-timed or reassigned (repair_member); every other member is the failed round's."""
+    that member is re-timed, re-routed or reassigned (repair_member); every other member is the failed round's.
+    When no change of that member alone flies, the whole team is planned again without its UAV."""
     assert ir.team is not None
     plan = execute_plan(ir, world, registry, seed=seed, stress_level=stress_level, only_tools=only_tools)
     records = list(plan.results)
@@ -515,8 +531,36 @@ def execute_team(
         failed = next((r for r in records if r.step_id == plan.failed_step), None)
         return TeamExecution(results=records, failed_step=plan.failed_step, failed_result=failed and failed.result)
     router = _router(ir, world, registry, records, seed, stress_level)
-    if repair is not None and (previous := reusable_members(ir, repair, excluded)) is not None:
-        return repair_member(router, repair, previous, excluded)
+    if repair is None or (previous := reusable_members(ir, repair, excluded)) is None:
+        return _plan_whole_team(router, excluded)
+    repaired = repair_member(router, repair, previous, excluded)
+    if repaired.ok or named_for(ir, repair.subtask_id, repair.uav_id):
+        return repaired
+    # no change of that member alone flies (its share is more than any other UAV left lifts, say): the team is
+    # planned again without its UAV before the operator is asked, as a team of the others may exist
+    again = _plan_whole_team(router, [*excluded, repair.uav_id], avoid=repair.avoid)
+    label = f"member {repair.subtask_id} ({repair.uav_id})"
+    if again.ok:
+        error = repaired.failed_result.error if repaired.failed_result else None
+        summary = (
+            f"repair: {label} could not be changed alone{f' ({error.message})' if error else ''}; the team planned "
+            f"again without {repair.uav_id}"
+        )
+        router.note("team", summary)
+        return again.model_copy(update={"results": list(router.records), "repair": summary})
+    return repaired  # the member's own failure says most: what was tried for it, and the binding constraint
+
+
+def named_for(ir: LowAltitudeIR, subtask_id: str, uav_id: str) -> bool:
+    """The IR pins uav_id to the sub-task (the request named it there): no other UAV may fly it in its place."""
+    return ir.team is not None and any(s.id == subtask_id and uav_id in s.uavs for s in ir.team.subtasks)
+
+
+def _plan_whole_team(router: _Router, excluded: Collection[str], avoid: Collection[str] = ()) -> TeamExecution:
+    """assign_team on every sub-task, then every member's route in the team's dependency order, each staggered
+    against the members before it and kept out of `avoid` too; stops at the first failure, naming the member."""
+    ir, world, registry, records = router.ir, router.world, router.registry, router.records
+    assert ir.team is not None
     team_args = assign_team_args(ir, excluded)
     assigned = registry.call(TEAM_TOOL, world, team_args)
     records.append(StepRecord(step_id="team", tool=TEAM_TOOL, args=team_args, result=assigned))
@@ -540,6 +584,7 @@ def execute_team(
             tracks=[m.flight() for m in members],  # a parked member is kept clear of by the landing slot
             parked=_parked_positions(world, members, team, chosen["uav_id"]),
             later=later,
+            avoid=avoid,
         )
         if isinstance(routed, _Failed):
             return TeamExecution(
@@ -553,12 +598,16 @@ def execute_team(
     return TeamExecution(results=records, members=members)
 
 
-# --- a repair round: one member re-timed or reassigned, the others kept (issue 42) ------------------------------
-def _route_basis(ir: LowAltitudeIR) -> dict[str, Any]:
-    """What the members' routes were planned from: the IR less who may fly (the candidates, each sub-task's `uavs`)
-    and less what lies beside the plan (the fallback policy, the explanation)."""
-    basis = ir.model_dump(mode="json", exclude={"fallback_policy", "explanation_plan"})
+# --- a repair round: one member re-timed, re-routed or reassigned, the others kept (issue 42) --------------------
+def _route_basis(ir: LowAltitudeIR, repaired_zones: Collection[str] = ()) -> dict[str, Any]:
+    """What the members' routes were planned from: the IR less who may fly (the candidates, each sub-task's `uavs`),
+    less what lies beside the plan (the fallback policy, the explanation, the specs the gates judge every member by
+    each round) and less `repaired_zones`, the zones a re-route keeps the changed member out of (the IR may record
+    them; the gates judge the kept members against them again)."""
+    basis = ir.model_dump(mode="json", exclude={"fallback_policy", "explanation_plan", "verification_specs"})
     basis["entities"].pop("candidate_uavs", None)
+    for field in ("avoid_zones", "sensitive_zones"):
+        basis["entities"][field] = [z for z in basis["entities"].get(field) or [] if z not in repaired_zones]
     for subtask in (basis.get("team") or {}).get("subtasks") or []:
         subtask.pop("uavs", None)
     return basis
@@ -582,7 +631,7 @@ def reusable_members(ir: LowAltitudeIR, repair: MemberRepair, excluded: Collecti
         previous_ir = LowAltitudeIR.model_validate(repair.previous_ir)
     except ValidationError:
         return None
-    if _route_basis(previous_ir) != _route_basis(ir):
+    if _route_basis(previous_ir, repair.avoid) != _route_basis(ir, repair.avoid):
         return None
     subtasks = {s.id: s for s in ir.team.subtasks}
     keys = [(m.subtask_id, m.uav_id) for m in repair.members]
@@ -644,8 +693,7 @@ def _retimed(
     before = closest_approach(failed.waypoints, named, router.world, late=router.lateness)[0] if named else math.inf
     parked = _parked_positions(router.world, others, [{"uav_id": m.uav_id} for m in others], failed.uav_id)
 
-    # the route tool keeps clear of the world's traffic too (`_Router.route`): the cheap check below asks the same
-    kept_clear = [*tracks, *(t for t in router.world.traffic if t.id not in {own.id for own in tracks})]
+    kept_clear = router.with_world_traffic(tracks)  # what the route tool keeps clear of: the cheap check asks the same
 
     def clear(waypoints: list[list[float]]) -> bool:
         if closest_approach(waypoints, kept_clear, router.world, late=router.lateness)[0] < router.need_m:
@@ -671,6 +719,26 @@ def _retimed(
         if isinstance(routed, TeamMember) and clear(routed.waypoints):
             return routed
     return None
+
+
+def _rerouted(
+    router: _Router, repair: MemberRepair, failed: TeamMember, others: list[TeamMember], tracks: list[TrafficTrack]
+) -> TeamMember | None:
+    """The failed member on the same UAV, from the same departure (later where the stagger rule needs), on a route
+    kept out of the zones the failure named, landing clear of the others."""
+    assert router.ir.team is not None
+    subtask = next(s for s in router.ir.team.subtasks if s.id == failed.subtask_id)
+    routed = router.route(
+        subtask,
+        failed.uav_id,
+        failed.share_kg,
+        earliest=_earliest(subtask, others),
+        depart=failed.depart_sec,
+        tracks=tracks,
+        parked=_parked_positions(router.world, others, [{"uav_id": m.uav_id} for m in others], failed.uav_id),
+        avoid=repair.avoid,
+    )
+    return routed if isinstance(routed, TeamMember) else None
 
 
 def _reassigned(
@@ -722,6 +790,7 @@ def _reassigned(
             depart=earliest,
             tracks=tracks,
             parked=_parked_positions(router.world, others, [{"uav_id": m.uav_id} for m in others], chosen["uav_id"]),
+            avoid=repair.avoid,
         )
         if isinstance(routed, TeamMember):
             return routed
@@ -769,10 +838,11 @@ def _unrepaired(failed: _Failed, label: str, tried: str) -> ToolResult:
 def repair_member(
     router: _Router, repair: MemberRepair, previous: list[TeamMember], excluded: Collection[str]
 ) -> TeamExecution:
-    """The failed round's team with one member changed: re-timed first when the repair asks for it, else (or when
-    no departure does) its sub-task reassigned. Every other member keeps its UAV and route, but a member that
+    """The failed round's team with one member changed: re-timed or re-routed first when the repair asks for it,
+    else (or when no departure or route does) its sub-task reassigned, on a route kept out of the zones the failure
+    named, unless the request names its UAV for it. Every other member keeps its UAV and route, but a member that
     comes after the changed one (a relay's later leg), which is kept only while it still leaves after it has landed
-    and keeps clear of it, else re-timed on its own UAV. Fails, not recoverable, naming the member when neither
+    and keeps clear of it, else re-timed on its own UAV. Fails, not recoverable, naming the member when nothing
     works."""
     ir, records = router.ir, router.records
     key = (repair.subtask_id, repair.uav_id)
@@ -784,11 +854,42 @@ def repair_member(
     # in the air it keeps clear of the kept members and the traffic the failure named; a dependent leaves after it
     # has landed (re-timed below where it must), so its old flight is no constraint, its pads are
     tracks = [*(m.flight() for m in kept), *(t for t in router.world.traffic if t.id in repair.tracks)]
-    changed = _retimed(router, repair, failed, others, tracks) if repair.action == "retime" else None
-    if changed is not None:
+    changed = None
+    if repair.action == "retime":
+        changed = _retimed(router, repair, failed, others, tracks)
+    elif repair.action == "reroute":
+        changed = _rerouted(router, repair, failed, others, tracks)
+    if changed is None and named_for(
+        ir, repair.subtask_id, repair.uav_id
+    ):  # a UAV the request names for its sub-task is not replaced
+        step_id = f"team.{failed.subtask_id}.{failed.uav_id}"
+        error = ToolErrorInfo(
+            type="named_uav_cannot_fly",
+            message=f"{failed.label}: no other departure or route of {failed.uav_id} works, and the request names "
+            f"{failed.uav_id} for sub-task {failed.subtask_id}: no other UAV may fly it in its place",
+            recoverable=False,
+        )
+        result = ToolResult(
+            ok=False,
+            tool=ROUTE_TOOL,
+            request_id=f"{step_id}-named",
+            error=error,
+            provenance=Provenance(
+                input_hash=stable_hash({"step": step_id, "repair": repair.action}), world_version=router.world.version
+            ),
+        )
+        return TeamExecution(
+            results=records, members=others, failed_step=step_id, failed_result=result, subtask_id=failed.subtask_id
+        )
+    if changed is not None and repair.action == "retime":
         done = f"re-timed: departs at {changed.depart_sec:g} s instead of {failed.depart_sec:g} s"
+    elif changed is not None:
+        done = f"re-routed out of {', '.join(repair.avoid)}, departing at {changed.depart_sec:g} s"
     else:
-        tried = "no departure keeps clear and meets its deadline, then " if repair.action == "retime" else ""
+        tried = {
+            "retime": "no departure keeps clear and meets its deadline, then ",
+            "reroute": f"no route of {failed.uav_id} keeps out of {', '.join(repair.avoid)}, then ",
+        }.get(repair.action, "")
         reassigned = _reassigned(router, repair, failed, others, tracks, excluded)
         if isinstance(reassigned, _Failed):
             result = _unrepaired(reassigned, failed.label, f"{tried}no other UAV could fly its sub-task")

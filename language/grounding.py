@@ -7,7 +7,7 @@ import re
 from collections import Counter, defaultdict
 
 from ir.fidelity import Mentions
-from tools.world import World
+from tools.world import EntityKind, World
 
 # "the X on the north side", "the X in the city centre", "the X near the river": a name's trailing locative phrase.
 _LOCATIVE = re.compile(r"\s+(?:on|in|at|near|by|beside|off)\s+(?:the\s+)?[\w' .-]+$", re.IGNORECASE)
@@ -260,7 +260,8 @@ def after_role(text: str, end: int) -> set[str]:
 
 def _unresolved(world: World, text: str, covered: list[tuple[int, int]]) -> list[str]:
     """Kinds named bare ("to the hospital") outside every grounded phrase, where the world has two or more."""
-    kinds = Counter(entity.kind.value for entity in world.entities)
+    # "other" is the world's catch-all kind, not a noun: "the other drops it off" names the second UAV
+    kinds = Counter(entity.kind.value for entity in world.entities if entity.kind is not EntityKind.other)
     found = []
     for kind, count in kinds.items():
         noun = kind.replace("_", " ")

@@ -19,6 +19,7 @@ from language.grounding import (
     WAIVED_BEFORE,
     after_role,
     name_variants,
+    short_name,
 )
 from tools.world import World
 
@@ -249,8 +250,28 @@ def _words(identifier: str) -> tuple[str, ...]:
 
 def _name_variants(name: str) -> list[str]:
     name = name.replace("\u2019", "'").strip()
-    variants = name_variants(name)
-    return [v for v in dict.fromkeys(re.sub(r"^the\s+", "", v.strip().lower()) for v in variants) if v]
+    variants = [v for v in dict.fromkeys(re.sub(r"^the\s+", "", v.strip().lower()) for v in name_variants(name)) if v]
+    return variants + [tail] if (tail := _name_tail(short_name(name).lower())) else variants
+
+
+# "old bridge pier" said as "the bridge pier": a name of three words or more by its last two, unless they hold a kind
+# word ("West Gate metro station" as "the metro station" is the kind's to read: any metro station, qualified) or end
+# in a noun any place goes by ("the substation inspection point": "the inspection points" are all of them)
+_TAIL_WORDS = 2
+_GENERIC_PLACE_NOUN = re.compile(
+    r"\b(?:points?|sites?|areas?|zones?|spots?|places?|locations?|stations?|cent(?:re|er)s?|buildings?|fields?|"
+    r"grounds?|yards?|blocks?|towers?)$"
+)
+
+
+def _name_tail(short: str) -> str | None:
+    words = re.sub(r"^the\s+", "", short).split()
+    if len(words) <= _TAIL_WORDS or not all(w.isalpha() for w in words[-_TAIL_WORDS:]):
+        return None
+    tail = " ".join(words[-_TAIL_WORDS:])
+    if _GENERIC_PLACE_NOUN.search(tail) or any(re.search(pattern, tail) for pattern in _KIND_WORDS.values()):
+        return None
+    return tail
 
 
 def _name_span(variant: str, text: str, *, verbatim: bool) -> tuple[int, int] | None:
@@ -565,3 +586,63 @@ def blank_mentions(text: str, mentions: list[Mention]) -> str:
     for m in mentions:
         chars[m.start : m.end] = " " * (m.end - m.start)
     return "".join(chars)
+
+
+# --- places listed that the world does not have --------------------------------------------------------------
+# "the sluice gate, the pumping station, the old mill and the east levee": an item of a list of places that names no
+# place is one the plan would silently leave out. Joiners between list items; an item of one to four plain words.
+_JOIN = r"(?:,\s*(?:and\s+|&\s*)?|;\s*|\s+and\s+|\s*&\s*|\s*、\s*|\s*(?:和|及(?!时)|与(?!其))\s*)"
+_ENUMERATING = re.compile(r"[,;、]")  # a list of three or more, "A, B and C": its last item may be read
+_ITEM = r"(?:the\s+)?(?P<item>[a-z][a-z'-]*(?:\s+[a-z][a-z'-]*){0,3}|[\u4e00-\u9fff]{2,10})"
+_BETWEEN = re.compile(rf"{_JOIN}{_ITEM}{_JOIN}(?:the\s+)?")
+_LAST_JOIN = (
+    r"(?:,?\s+and\s+|\s*&\s*|\s*(?:和|及(?!时)|与(?!其))\s*)"  # the last item of a list follows "and", not a comma
+)
+_AFTER_LAST = re.compile(
+    rf"{_LAST_JOIN}{_ITEM}(?=\s*(?:$|[.;!?)(:—–]|\s-\s|,|\b(?:with|using|within|in|by|before|for|from|to|at|each|both|all)"
+    r"\b|。|，|；|！))"
+)
+# words a list item may be that name no place: "..., then the school", "..., all within 2 minutes", "..., please"
+_NOT_A_PLACE = re.compile(
+    r"^(?:then|also|too|as well|afterwards|after that|finally|next|please|thanks|asap|now|today|tonight|quickly|"
+    r"both|all|each|everything|them|it|those|these|others?|more|back|home|return|come back|fly back|"
+    r"(?:one|two|three|four|five|six|a few|several)(?:\s+\w+)?|(?:\w+\s+)?(?:drones?|uavs?|quads?|aircraft)|"
+    r"surroundings|(?:the )?(?:surrounding |nearby )?(?:area|areas|vicinity|neighbourhood|neighborhood)(?: around)?|"
+    r"返回|返航|然后|以及|其他|周边|附近|周围)$"
+    # a clause, not a place: "... and the pumping station and report back", "..., then land"
+    r"|^(?:then|and then|also|finally|next|afterwards|after that|report|return|come|fly|head|go|land|wait|hover|"
+    r"take|bring|send|film|photograph|shoot|inspect|check|deliver|drop|stay|make|get|keep|be|do|let|tell|call|"
+    r"circle|loiter|survey|scan|record|look|use|avoid|charge|recharge|park|finish|end|start|leave|pick|hand|see|"
+    r"stop|upload|stream|email|e-mail|notify|alert|message|text|hurry|hold|safely|carefully|quickly|assess|measure|"
+    r"zoom|map|count|find|search|locate|share|don't|do not|never)\b"
+)
+
+
+def unknown_listed_places(text: str, mentions: list[Mention]) -> list[str]:
+    """Items of a list of places (two or more the world has, joined by commas, 'and', '、') that name no place, no
+    zone and no UAV of the world: between two listed places, or right after the last of them."""
+    spans = sorted((m.start, m.end, m.kind) for m in mentions if m.kind in ("entity", "zone", "uav", "unknown"))
+    unknown: list[str] = []
+    run: list[tuple[int, int, str]] = []  # the places of the list being read, and the unknown items between them
+    items: list[str] = []
+    enumerated = False
+    for span in [*spans, (len(text) + 1, len(text) + 1, "end")]:
+        if run and span[2] == "entity":
+            gap = text[run[-1][1] : span[0]]
+            if re.fullmatch(rf"{_JOIN}(?:the\s+)?", gap):
+                run.append(span)
+                enumerated = enumerated or bool(_ENUMERATING.search(gap))
+                continue
+            between = _BETWEEN.fullmatch(gap)
+            if between and not _NOT_A_PLACE.match(between["item"]):
+                items.append(between["item"])
+                run.append(span)
+                enumerated = True
+                continue
+        if len(run) >= 2:  # a list ends: its unknown items, and one after "and" past its last place
+            unknown += items
+            after = _AFTER_LAST.match(text, run[-1][1])
+            if enumerated and after and after.end() <= span[0] and not _NOT_A_PLACE.match(after["item"]):
+                unknown.append(after["item"])
+        run, items, enumerated = ([span] if span[2] == "entity" else []), [], False
+    return list(dict.fromkeys(unknown))

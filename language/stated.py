@@ -10,7 +10,7 @@ from ir.fidelity import Mentions, SalientSpan, StatedConstraints
 from ir.model import Intent, OperationConstraints, Priority
 from language.defaults import BASE_KINDS, CARGO_INTENTS, HANDOFF_ALLOWED
 from language.grounding import entered_and_kept_out, ground_mentions
-from language.mentions import Mention, blank_mentions, find_mentions
+from language.mentions import Mention, blank_mentions, find_mentions, unknown_listed_places
 from language.polarity import CLIMB_TO, PERMISSION, RuleDemand, clauses, rule_demands
 from language.quantities import (
     ClockTime,
@@ -237,6 +237,10 @@ def stated_constraints(text: str, world: World) -> StatedConstraints:
             for u, role in uav_roles.items()
             if role == "conflicting"
         ]
+        + [
+            f"'{item}' is listed with the places, but no place in this world goes by that name: which is meant?"
+            for item in unknown_listed_places(lowered, fuzzy)
+        ]
     )
     stated.intent = intent = parse_intent(blank_mentions(lowered, fuzzy))
     has_origin = bool(stated.origins) or any(m.role == "origin" for m in visits)
@@ -431,7 +435,8 @@ def _back_to_named(text: str) -> bool:
 def uav_roles_in(text: str, mentions: list[Mention]) -> dict[str, str]:
     """Each UAV the (lower-cased) request names: pinned, excluded, reported (a remark on its state) or unaccounted."""
     found: dict[str, set[str]] = {}
-    for mention in (m for m in mentions if m.kind == "uav" and len(m.ids) == 1):
+    named = [m for m in mentions if m.kind == "uav" and len(m.ids) == 1]
+    for mention in named:
         roles = found.setdefault(mention.ids[0], set())
         before, after = text[max(0, mention.start - 40) : mention.start], text[mention.end : mention.end + 40]
         left_out = _LEAVE_OUT.search(before) and _LEFT_OUT_AFTER.match(after)
@@ -447,6 +452,14 @@ def uav_roles_in(text: str, mentions: list[Mention]) -> dict[str, str]:
             roles.add("pinned")
         elif _REPORTED_AFTER.match(after):
             roles.add("reported")
+    # "use uav_03 and uav_04 to haul it", "uav_03 and uav_04 should carry it": a UAV listed beside a pinned one,
+    # with nothing of its own said after the list, is pinned too ("uav_02 out of action", "as backup", "or uav_09"
+    # after it keep it unread: the agent asks)
+    for group in _uav_lists(text, named):
+        roles = set().union(*(found[m.ids[0]] for m in group))
+        if roles == {"pinned"} and _LIST_GOES_ON.match(text, group[-1].end):
+            for mention in group:
+                found[mention.ids[0]] = found[mention.ids[0]] or {"pinned"}
     chosen = {
         uav: "conflicting"
         if {"excluded", "pinned"} <= roles
@@ -460,6 +473,31 @@ def uav_roles_in(text: str, mentions: list[Mention]) -> dict[str, str]:
     if len(others) == 1 and "pinned" not in chosen.values() and not cargo_origin and _OWN_ERRAND.search(text):
         chosen[others[0]] = "pinned"
     return chosen
+
+
+# the words between two UAVs of one list: "uav_03 and uav_04", "uav_01, uav_02 & uav_05", "uav_01和uav_02"
+_LIST_JOINER = re.compile(r"\s*(?:,\s*(?:and\s+)?|\band\b|&|和|与|及|、)\s*(?:(?:the\s+)?(?:drone|uav)\s+)?")
+
+
+# what may follow a list of UAVs that all fly: the task ("to haul", "with 8 kg", "should carry", "把...运到"), or the
+# end of the sentence
+_LIST_GOES_ON = re.compile(
+    r"\s*(?:[.;!?。；！]|$|(?:to|for|with|from|should|must|will|can|could|please|together|both|each|then)\b|"
+    r"(?:carry|carries|fly|flies|take|takes|deliver|delivers|haul|hauls|bring|brings|go|goes|share|shares|split|"
+    r"splits|lift|lifts|move|moves|film|films|photograph|photographs|inspect|inspects)\b|"
+    r"把|运|送|去|飞|执行|负责|分装|分头|一起|共同|来|拍)"
+)
+
+
+def _uav_lists(text: str, named: list[Mention]) -> list[list[Mention]]:
+    """Runs of UAV mentions joined only by list words, two or more long."""
+    runs: list[list[Mention]] = []
+    for mention in sorted(named, key=lambda m: m.start):
+        if runs and _LIST_JOINER.fullmatch(text, runs[-1][-1].end, mention.start):
+            runs[-1].append(mention)
+        else:
+            runs.append([mention])
+    return [run for run in runs if len(run) >= 2]
 
 
 # Errands of the UAV itself, not of a cargo: charging, repositioning (a return belongs to a cargo flight as often).

@@ -201,7 +201,8 @@ _PARALLEL = re.compile(
     rf"\b(?:one|a|an?other|a separate) {_UAV_NOUN} (?:per|for each|for every|to each|at each|each) "
     r"(?:site|stop|place|location|point|patient|target|destination|address|casualty)\b|"
     rf"\b(?:each|every) (?:site|stop|place|location|patient|target)s? (?:gets?|needs?|has) (?:its|their) own {_UAV_NOUN}|"
-    r"\bone (?:to|at|for) [^.;]{1,80}? and (?:one|another|the other) (?:to|at|for)\b|"
+    r"\bone(?: [a-z]+){0,2}? (?:to|at|for) [^.;]{1,80}?(?:,| and|, and|;) (?:one|another|the other)(?: [a-z]+)? "
+    r"(?:to|at|for)\b|"
     r"\band (?:another|a second)(?: one)? (?:to|at|for)\b|"
     r"分别|同时|各(?:送|派|一|自)|两(?:边|处|地|个地方)都(?:要|得|需要)?[^，。；,;]{0,8}?(?:内|送到|到达|赶到)|"
     r"都要在?[^，。；,;]{0,8}?内|每(?:个|一个|处)?(?:地点|地方|站点|点|处|现场)(?:各|都)?只?(?:用|派|安排|需要)?一架"
@@ -325,13 +326,26 @@ _NEGATED = re.compile(
 )
 
 
+# A sensor said not to be needed, in its own phrase: "no camera needed", "without a camera", "不用拍摄"; not a
+# negation of something else before it ("not a drill - AEDs ...").
+_SENSOR_NEGATED = re.compile(
+    r"(?:\b(?:no|without|don't need|do not need|no need for|no need to|needn't|not needing)\s+(?:a |an |any |the )?"
+    r"|(?:不用|不要|不需要|无需|不必|别)\s*)$"
+)
+
+
 def sensors_in(text: str) -> list[str]:
-    """The sensors the (lower-cased) words ask for, in SENSOR_WORDS' order; a thermal camera is no plain camera."""
+    """The sensors the (lower-cased) words ask for, in SENSOR_WORDS' order; a thermal camera is no plain camera, and
+    an observing sensor said not to be needed ("no camera needed", "不用拍摄") is not asked for (a cargo sensor is
+    the cargo's: "not a drill - AEDs to ..." still needs the bay)."""
     found = []
     for sensor, pattern in _SENSOR_PATTERNS.items():
-        if pattern.search(text):
+        matches = list(pattern.finditer(text))
+        if sensor not in CARGO_SENSORS:
+            matches = [m for m in matches if not _SENSOR_NEGATED.search(text[max(0, m.start() - 20) : m.start()])]
+        if matches:
             found.append(sensor)
-            text = pattern.sub(" ", text)
+        text = pattern.sub(" ", text)
     return found
 
 
@@ -432,6 +446,11 @@ def read_team(instruction: str, world: World, stated: StatedConstraints | None =
     if cargo and (splits or asked):
         words.cue("split_load", splits or not_enough or second)
         return _split_load(words, sizes)
+    if observed is not None and cargo and _asks_to_observe(words) and (heavy := _heavier_than_every_idle_uav(words)):
+        # "get 6 kg of sandbags there and film it with a camera drone": a camera, and a load shared among others
+        words.cues.append(heavy)
+        words.cue("roles", words.found(_OBSERVE)[:1])
+        return _roles(words, observed, sizes)
     if cargo and (heavy := _heavier_than_every_idle_uav(words)):
         words.cues.append(heavy)
         return _split_load(words, sizes)
@@ -439,6 +458,12 @@ def read_team(instruction: str, world: World, stated: StatedConstraints | None =
         words.cues.append(no_one)
         return _roles(words, observed, sizes)
     return None
+
+
+def _asks_to_observe(words: _Words) -> bool:
+    """Observing words not said to be unneeded ("film it"; not "no camera needed")."""
+    text = words.text
+    return any(not _NEGATED.search(text[max(0, m.start() - 30) : m.start()]) for m in _OBSERVE.finditer(text))
 
 
 def _refuses_team(text: str) -> bool:
@@ -555,10 +580,16 @@ def _observed_place(words: _Words) -> str | None:
     """The place the request names to film, photograph or watch: the nearest after the observing words ("film X")
     or just before them ("在X上空拍摄")."""
     for match in _OBSERVE.finditer(words.text):
-        gaps = [(m.start - match.end(), m) for m in words.places if 0 <= m.start - match.end() <= 40]
-        gaps += [(match.start() - m.end, m) for m in words.places if 0 <= match.start() - m.end <= 12]
+        # (distance, 0 after the words / 1 before them, place): "film X" before "X ... film" at the same distance
+        gaps = [(m.start - match.end(), 0, m) for m in words.places if 0 <= m.start - match.end() <= 40]
+        gaps += [(match.start() - m.end, 1, m) for m in words.places if 0 <= match.start() - m.end <= 12]
+        for m in words.places:  # a place named again ("take it to the flood site and film the flood site"): a name
+            said = words.text[m.start : m.end]  # is one mention, at its first place; the same words again are it
+            again = words.text.find(said, match.end(), match.end() + 40 + len(said))
+            if again >= 0:
+                gaps.append((again - match.end(), 0, m))
         if gaps:
-            return min(gaps, key=lambda gap: gap[0])[1].ids[0]
+            return min(gaps, key=lambda gap: gap[:2])[2].ids[0]
     for match in _OBSERVE.finditer(words.text):  # "film the drop-off", "拍摄现场": the one place the cargo goes
         if _SAME_PLACE_AFTER.match(words.text, match.end()):
             _, sites = _origin_and_sites(words)
@@ -616,10 +647,76 @@ def _sketch(words: _Words, kind: TeamKind, subtasks: list[SubTaskSketch], min_ua
     return TeamSketch(kinds=[kind], subtasks=subtasks, min_uavs=min_uavs, members=members, cues=cues, notes=list(notes))
 
 
+# "two drones with 4 kg each", "4 kg apiece", "每架4公斤", "各带4公斤": the mass is every UAV's, not the whole load
+_EACH_AFTER = re.compile(
+    r"\s*(?:of [a-z'-]+(?: [a-z'-]+)?\s+)?(?:each|apiece|a piece|per (?:drone|uav|aircraft|quad)|on (?:each|every) "
+    r"(?:drone|uav|one)|for (?:each|every) (?:drone|uav))\b"
+)
+_EACH_BEFORE = re.compile(
+    r"(?:\beach (?:drone|uav|one) (?:with|carrying|takes|carries|gets)|各(?:带|运|装|载)?|每架(?:无人机)?(?:带|运|装|载)?)\s*$"
+)
+
+
+# not a mass of each UAV: a limit ("at most 4 kg each") or an item's ("three bags of 4 kg each")
+_LIMIT_BEFORE = re.compile(
+    r"(?:\bat most|\bno more than|\bnot more than|\bup to|\bmax(?:imum)?|\bunder|\bless than|最多|不超过|至多)\s*$"
+)
+_PER_ITEM_BEFORE = re.compile(
+    r"\b(?:bags?|boxes|box|crates?|packages?|parcels?|sacks?|units?|pieces?|items?|cases?|cans?|bottles?|kits?)\s+"
+    r"(?:of|weighing|at)\s*$"
+)
+_COUNT_WORD = re.compile(r"\b(?:one|two|three|four|five|six|seven|eight|nine|ten|\d+)\b|[一两二三四五六七八九十]")
+
+
+def _uavs_each(words: _Words) -> int | None:
+    """How many UAVs carry the stated mass each ("two drones with 4 kg each" -> 2): the one number of UAVs said
+    just before the mass (within 40 characters, no other count between), or the one said anywhere for "每架";
+    None where the mass is not each UAV's or the number is unclear."""
+    payload = words.stated.payload_kg
+    sizes = [c for c in words.cues if c.kind == "team_size" and c.uavs]
+    for mass in (q for q in words.masses if payload is not None and math.isclose(q.value, payload, rel_tol=1e-6)):
+        before = words.text[max(0, mass.start - 25) : mass.start]
+        if _LIMIT_BEFORE.search(before) or _PER_ITEM_BEFORE.search(before):
+            continue
+        if _EACH_BEFORE.search(before):
+            counts = {c.uavs for c in sizes}
+            return counts.pop() if len(counts) == 1 else None
+        if not _EACH_AFTER.match(words.text, mass.end):
+            continue
+        near = [
+            c
+            for c in sizes
+            if 0 <= mass.start - (c.start + len(c.text)) <= 40
+            and not _COUNT_WORD.search(words.text[c.start + len(c.text) : mass.start])
+        ]
+        return near[0].uavs if len(near) == 1 else None
+    return None
+
+
 def _split_load(words: _Words, sizes: list[int]) -> TeamSketch:
-    """One delivery whose payload is shared out; at least as many UAVs as the largest idle capacity needs."""
+    """One delivery whose payload is shared out; at least as many UAVs as the largest idle capacity needs. A mass
+    said of each UAV ("two drones with 4 kg each") is a delivery per UAV, that mass each."""
     payload = words.stated.payload_kg
     origin, _ = _origin_and_sites(words)
+    if payload and (count := _uavs_each(words)) is not None:
+        named = words.member_ids()
+        destination = _destination(words, {origin} if origin else set())
+        each = [
+            SubTaskSketch(
+                id=f"t{i}",
+                role="deliver",
+                origin=origin,
+                destination=destination,
+                payload_kg=payload,
+                deadline_sec=words.stated.deadline_sec,
+                required_sensors=words.sensors(for_cargo=True),
+                uavs=[named[i - 1]] if len(named) == count else [],
+            )
+            for i in range(1, count + 1)
+        ]
+        return _sketch(
+            words, "split_load", each, count, [f"{payload:g} kg on each of {count} UAVs: {count * payload:g} kg"]
+        )
     largest = _largest_idle_capacity(words.idle)
     bound = max(2, math.ceil(payload / largest - 1e-9)) if payload and largest > 0 else 2
     task = SubTaskSketch(
@@ -642,8 +739,11 @@ def _split_load(words: _Words, sizes: list[int]) -> TeamSketch:
 
 
 def _roles(words: _Words, observed: str, sizes: list[int]) -> TeamSketch:
-    """One UAV films (or watches) the place; another carries the cargo (to the place a cue names, else there)."""
+    """One UAV films (or watches) the place; another carries the cargo (to the place a cue names, else there),
+    several sharing it where it is heavier than every idle UAV lifts."""
     origin, _ = _origin_and_sites(words)
+    payload, largest = words.stated.payload_kg, _largest_idle_capacity(words.idle)
+    carriers = math.ceil(payload / largest - 1e-9) if payload and largest > 0 else 1
     cued = [m.ids[0] for m in words.places if m.role == "destination" and m.ids[0] not in (observed, origin)]
     observing, carrying = _members_by_task(words)
     watch = SubTaskSketch(
@@ -659,12 +759,14 @@ def _roles(words: _Words, observed: str, sizes: list[int]) -> TeamSketch:
         role="deliver",
         origin=origin,
         destination=cued[-1] if cued else observed,  # "film X while another brings the tools over": to X
-        payload_kg=words.stated.payload_kg,
+        payload_kg=payload,
+        split=carriers > 1,
         deadline_sec=words.stated.deadline_sec,
         required_sensors=words.sensors(for_cargo=True),
         uavs=carrying,
     )
-    return _sketch(words, "roles", [watch, deliver], max([2, *sizes]))
+    notes = [f"{payload:g} kg at most {largest:g} kg each: {carriers} UAVs carry it"] if carriers > 1 else []
+    return _sketch(words, "roles", [watch, deliver], max([1 + carriers, *sizes]), notes)
 
 
 def _members_by_task(words: _Words) -> tuple[list[str], list[str]]:
@@ -835,13 +937,20 @@ def read_request(instruction: str, world: World) -> StatedConstraints:
     def needed(roles: frozenset[str]) -> list[str]:  # what the sketch's sub-tasks in those roles require
         return list(dict.fromkeys(s for sub in team.subtasks if sub.role in roles for s in sub.required_sensors))
 
+    # a camera the words ask for to film a place flies even where the sketch has no one to film ("... and film it
+    # with a camera drone" read as a split load alone): the fidelity gate then finds no member carrying it. Not a
+    # sensor merely mentioned ("uav_05's camera is broken", "I will watch the live feed"): no place to observe.
+    words = _Words(instruction, world, stated)
+    observes = _asks_to_observe(words) and _observed_place(words) is not None
+    said = [s for s in sensors_in(words.text) if s not in CARGO_SENSORS] if observes else []
+
     return stated.model_copy(
         update={
             "team_needs": [team.need()],
             "uav_sites": team.uav_sites(),
             "team_size": team.stated_size(),
             "team_min_uavs": team.min_uavs,
-            "observing_sensors": needed(OBSERVING_ROLES),
+            "observing_sensors": list(dict.fromkeys([*needed(OBSERVING_ROLES), *said])),
             "cargo_sensors": needed(DELIVERING_ROLES),
         }
     )

@@ -752,16 +752,23 @@ def _exclude_failed_member(task: ParsedTask, world: World, cx: dict[str, Any], t
 
 
 def _repair_one_member(task: ParsedTask, world: World, cx: dict[str, Any], text: str) -> list[str]:
-    """A member the repair node changes alone (`team_repair`: re-time, or reassign its sub-task): the execution keeps
-    every other member's UAV and route, so the IR changes only in who may fly. A reassigned member's UAV leaves the
-    team (_exclude_failed_member); a re-timed one changes nothing here. No team-wide repair (a higher floor, the
-    candidates cleared for a deadline) is made: it would re-plan every member."""
+    """A member the repair node changes alone (`team_repair`: re-time, re-route, or reassign its sub-task): the
+    execution keeps every other member's UAV and route, so the IR changes only in who may fly and in the zones kept
+    out of. A reassigned member's UAV leaves the team (_exclude_failed_member); a re-routed one's zone is recorded
+    among those to avoid (so a later round's plan keeps out of it too); a re-timed one changes nothing here. No
+    team-wide repair (a higher floor, the candidates cleared for a deadline) is made: it would re-plan every
+    member."""
     planned = cx["team_repair"]
     member = f"team {planned.get('subtask_id')}: {planned.get('uav_id')}"
+    zones = [z for z in planned.get("avoid") or [] if z in world.zone_index and z not in task.entities.avoid_zones]
+    task.entities.avoid_zones += zones
+    task.entities.sensitive_zones = [z for z in task.entities.avoid_zones if z in {s.id for s in world.sensitive_zones}]
+    kept_out = f"; avoid {', '.join(zones)}" if zones else ""
     if planned.get("action") == "reassign":
         _exclude_failed_member(task, world, cx, text)
-        return [f"{member} reassigned by the execution; candidate UAVs without it; the other members kept"]
-    return [f"{member} re-timed by the execution; the other members kept"]
+        return [f"{member} reassigned by the execution; candidate UAVs without it{kept_out}; the other members kept"]
+    done = "re-routed" if planned.get("action") == "reroute" else "re-timed"
+    return [f"{member} {done} by the execution{kept_out}; the other members kept"]
 
 
 def apply_repair(task: ParsedTask, feedback: RepairFeedback, world: World) -> list[str]:

@@ -21,9 +21,11 @@ import re
 from typing import Any
 
 from langgraph.runtime import Runtime
+from pydantic import ValidationError
 
 from ir.model import LowAltitudeIR
 from ir.repairs import RepairCandidate, addressable, derive_candidates, tried_repairs
+from ir.team_execution import named_for
 from language.defaults import handoff_hub
 from nodes.attempts import ATTEMPT_READS, close_attempt
 from nodes.context import Context
@@ -110,8 +112,9 @@ def _failed_member(ir: dict[str, Any] | None, failure: dict[str, Any]) -> tuple[
 def _member_repair(state: State, failure: dict[str, Any]) -> dict[str, Any] | None:
     """The one change a member's gate failure gets (ir.team_execution.MemberRepair less the members): re-time it
     when it failed on timing, separation from traffic or a deadline, and an earlier round did not already fail on
-    the same member (so re-timing was tried), else reassign its sub-task. None when the failure names no member of
-    the round's team."""
+    the same member (so re-timing was tried); re-route it out of a zone its route crossed (R1, R2) unless an earlier
+    round failed it on that zone already; else reassign its sub-task. None when the failure names no member of the
+    round's team."""
     key = _failed_member(state.get("ir"), failure)
     members = team_members(state)
     if key is None or key not in {(m.subtask_id, m.uav_id) for m in members}:
@@ -126,11 +129,16 @@ def _member_repair(state: State, failure: dict[str, Any]) -> dict[str, Any] | No
         cause = "separation"
     elif rule == "R4":
         cause = "deadline"
-    failed_before = any(
-        _failed_member(attempt.get("ir"), attempt.get("failure") or {}) == key
+    earlier = [
+        attempt.get("failure") or {}
         for attempt in state.get("attempts") or []
         if attempt.get("round") != state.get("round", 0)
-    )
+        and _failed_member(attempt.get("ir"), attempt.get("failure") or {}) == key
+    ]
+    failed_before = bool(earlier)
+    # a zone the planner was not told to keep out of (plan_route masks only the IR's): the same UAV routed round it
+    crossed = rule in ("R1", "R2") and entity in world.zone_index
+    zone_failed_before = any((f.get("counterexample") or {}).get("offending_entity") == entity for f in earlier)
     what = " ".join(
         str(part)
         for part in (
@@ -141,25 +149,38 @@ def _member_repair(state: State, failure: dict[str, Any]) -> dict[str, Any] | No
         )
         if part
     )
+    if crossed:
+        action = "reroute" if not zone_failed_before else "reassign"
+    else:
+        action = "retime" if cause != "other" and not failed_before else "reassign"
     return {
         "subtask_id": key[0],
         "uav_id": key[1],
-        "action": "retime" if cause != "other" and not failed_before else "reassign",
+        "action": action,
         "cause": cause,
         "why": what,
         "tracks": [entity] if cause == "separation" and entity in tracks else [],
+        "avoid": [entity] if crossed else [],
     }
+
+
+def _named_for(state: State, planned: dict[str, Any]) -> bool:
+    """The IR pins the failed member's UAV to its sub-task: reassigning it would fly a UAV the request did not ask for."""
+    try:
+        ir = LowAltitudeIR.model_validate(state.get("ir"))
+    except ValidationError:  # not this code's IR (an edited checkpoint): nothing is pinned for certain
+        return False
+    return named_for(ir, planned["subtask_id"], planned["uav_id"])
 
 
 def _with_member_repair(failure: dict[str, Any], planned: dict[str, Any]) -> dict[str, Any]:
     """The failure with its one-member repair: in the counterexample (`team_repair`, what the model and the next
     execution read) and in words (`suggested_repair`, what the round's record keeps)."""
     label = f"member {planned['subtask_id']} ({planned['uav_id']})"
-    how = (
-        "re-time it (a later or earlier departure of the same UAV), else reassign its sub-task"
-        if planned["action"] == "retime"
-        else "reassign its sub-task to another idle UAV"
-    )
+    how = {
+        "retime": "re-time it (a later or earlier departure of the same UAV), else reassign its sub-task",
+        "reroute": f"re-route it out of {', '.join(planned['avoid'])} (the same UAV), else reassign its sub-task",
+    }.get(planned["action"], "reassign its sub-task to another idle UAV")
     suggestion = f"{label}: {how}; every other member keeps its UAV and route ({planned['why']})"
     counterexample = {**(failure.get("counterexample") or {}), "team_repair": planned, "suggested_repair": suggestion}
     return {**failure, "counterexample": counterexample}
@@ -177,11 +198,18 @@ def repair(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     planned = _member_repair(state, failure) if state.get("ir") and state["ir"].get("team") else None
     if planned is not None:
         failure = _with_member_repair(failure, planned)
+    named_uav_fails = planned is not None and planned["action"] == "reassign" and _named_for(state, planned)
     team_rerun = bool(state.get("ir") and state["ir"].get("team") and planned is None and _ran_before(state))
-    if team_rerun or (state.get("ir") and addressable(failure) and not state["ir"].get("team")):
-        candidates = [] if team_rerun else _candidates(state, failure)
+    if named_uav_fails or team_rerun or (state.get("ir") and addressable(failure) and not state["ir"].get("team")):
+        candidates = [] if team_rerun or named_uav_fails else _candidates(state, failure)
         if not candidates:
-            message = f"{failure.get('message', '')} (no repair left that changes the plan's cause)".strip()
+            why = (
+                f"{planned['uav_id']} is the UAV the request names for sub-task {planned['subtask_id']}: no other may "
+                "fly it in its place"
+                if named_uav_fails and planned is not None
+                else "no repair left that changes the plan's cause"
+            )
+            message = f"{failure.get('message', '')} ({why})".strip()
             failure = {**failure, "message": message}
             return {
                 **close_attempt({**state, "failure": failure}),

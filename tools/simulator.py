@@ -321,23 +321,19 @@ class DetectAndAvoid:
         times = t + np.arange(len(moved), dtype=float)
         zones = [z.shape for z in self._zones if z.active_window is None or z.active_window.end_sec >= t]
 
-        def margins(points: np.ndarray) -> list[tuple[np.ndarray, float]]:
+        def clearances(points: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            """Per point: from roofs, from the zones not lapsed, from known traffic."""
             timed = np.column_stack([points, times])
             zone = signals.signed_distances(zones, points[:, :2]).min(axis=0) if zones else np.full(len(points), np.inf)
-            return [
-                (
-                    signals.obstacle_clearance(self._world, timed, self._pads).values,
-                    DRIFT_ROOM_FACTOR * self.min_separation_m,
-                ),
-                (zone, DRIFT_ROOM_FACTOR * HOLD_MARGIN_M),
-                (signals.traffic_separation(self._world, timed).values, self.protect_m),
-            ]
+            roofs = signals.obstacle_clearance(self._world, timed, self._pads).values
+            return roofs, zone, signals.traffic_separation(self._world, timed).values
 
-        judged = [np.ones(len(moved), dtype=bool), None, np.ones(len(moved), dtype=bool)]
-        checks = list(zip(margins(planned), margins(moved), judged))
+        wanted = (DRIFT_ROOM_FACTOR * self.min_separation_m, DRIFT_ROOM_FACTOR * HOLD_MARGIN_M, self.protect_m)
+        before, after = clearances(planned), clearances(moved)
+        judged = (slice(None), before[1] >= 0.0, slice(None))  # zones only where the plan is outside them
         return all(
-            bool(np.all((after >= np.minimum(wanted, before))[before >= 0.0 if rows is None else rows]))
-            for (before, wanted), (after, _), rows in checks
+            bool(np.all((beside >= np.minimum(want, plan))[rows]))
+            for plan, beside, want, rows in zip(before, after, wanted, judged)
         )
 
     def departure(self, plan_ahead: np.ndarray, t: float) -> float:

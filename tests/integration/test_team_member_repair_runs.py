@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+import shapely
 from langgraph.checkpoint.memory import InMemorySaver
 
 from graph.history import stored_history
@@ -119,3 +120,56 @@ def test_a_member_short_of_battery_is_reassigned_and_the_other_keeps_its_route(f
     new = next(m for m in team if _key(m) not in {_key(f) for f in first})
     share = next(m["share_kg"] for m in first if m["uav_id"] == "uav_03")
     assert new["uav_id"] != "uav_03" and new["share_kg"] == share and f"reassigned to {new['uav_id']}" in note
+
+
+def test_a_named_member_crossing_a_school_buffer_is_rerouted_on_its_own_uav(fleet_city):
+    """Both UAVs named ("between uav_03 and uav_04"); uav_04, parked east of the school, is routed to the pick-up
+    through the school's buffer, which the request did not ask to keep out of (plan_route masks only the IR's zones):
+    the verifier fails it on R2, and the repair round re-routes that member alone on the same UAV out of the zone
+    (reassigning it would fly a UAV the request did not name); uav_03 keeps its route byte for byte. uav_04 is given
+    a larger battery so that the zone is the only thing that fails."""
+    fleet = [u.model_copy(update={"battery_capacity_wh": 400}) if u.id == "uav_04" else u for u in fleet_city.fleet]
+    world = fleet_city.updated(fleet=fleet)
+    text = "Split 8 kg of sandbags from the sandbag depot to the flood site between uav_03 and uav_04."
+    saver = InMemorySaver()
+    out, values = run_task_values(world, text, context=CONTEXT, checkpointer=saver, thread_id="reroute")
+    first = [s.values["team_candidates"] for s in stored_history(saver, "reroute") if s.values.get("team_candidates")][
+        -1
+    ]
+    failure = values["attempts"][0]["failure"]["counterexample"]
+    assert (failure["violated_rule"], failure["offending_entity"], failure["value"]) == (
+        "R2",
+        "school_zone_1",
+        "uav_04",
+    )
+    assert out.status == "execute" and out.rounds == 1, out.decision.get("reason")
+    repaired = values["attempts"][1]["tool_results"]
+    notes = [w for r in repaired for w in r.get("warnings") or [] if w.startswith("repair:")]
+    assert len(notes) == 1 and "member t1 (uav_04) re-routed out of school_zone_1" in notes[0], notes
+    assert "kept as planned: member t1 (uav_03)" in notes[0]
+    team = {m["uav_id"]: m for m in out.decision["team"]}
+    assert set(team) == {"uav_03", "uav_04"}
+    before = {m["uav_id"]: m for m in first}
+    assert team["uav_03"]["waypoints"] == before["uav_03"]["waypoints"]  # byte for byte
+    assert team["uav_04"]["waypoints"] != before["uav_04"]["waypoints"]
+    # by the test's own geometry: the first route entered the buffer, the flown one keeps out of it
+    school = next(z for z in world.sensitive_zones if z.id == "school_zone_1")
+    buffered = shapely.Polygon(school.polygon).buffer(school.buffer_m)
+
+    def inside(waypoints: list[list[float]]) -> bool:
+        line = shapely.LineString([w[:2] for w in waypoints])
+        return line.intersects(buffered)
+
+    assert inside(before["uav_04"]["waypoints"]) and not inside(team["uav_04"]["waypoints"])
+    assert "school_zone_1" in out.ir["entities"]["avoid_zones"]  # recorded: a later plan keeps out too
+    certificate = SafetyCertificate.model_validate(out.decision["certificate"])
+    assert check_certificate(certificate, world, out.ir).valid
+
+
+def test_a_named_member_that_cannot_fly_its_share_is_not_replaced_by_a_uav_the_request_did_not_name(fleet_city):
+    """uav_04 as it is: re-routed out of the school buffer it runs short of battery; reassigning would fly another
+    UAV than the two the request names, so the run ends with the operator, naming uav_04 and why."""
+    text = "Split 8 kg of sandbags from the sandbag depot to the flood site between uav_03 and uav_04."
+    out = run_task_values(fleet_city, text, context=CONTEXT, checkpointer=InMemorySaver())[0]
+    assert out.status == "human_confirm" and not out.decision.get("team")
+    assert "R5" in out.decision["reason"] and "uav_04 is the UAV the request names" in out.decision["reason"]

@@ -8,8 +8,8 @@ import pytest
 
 from language.grounding import name_variants
 from language.mentions import find_mentions
-from language.stated import stated_constraints, uav_roles_in
-from language.team import read_team
+from language.stated import normalised, stated_constraints, uav_roles_in
+from language.team import read_request, read_team
 from tests.support.paths import ROOT
 from tools.world import World, load_world
 
@@ -76,3 +76,213 @@ def test_every_uav_of_a_list_left_out_is_excluded(fleet_city, text):
     """Before, only the first UAV after 'do not use' was left out; the second was asked about (unaccounted)."""
     roles = uav_roles_in(text, find_mentions(text, fleet_city))
     assert roles and set(roles.values()) == {"excluded"}, roles
+
+
+@pytest.mark.parametrize(
+    ("text", "pinned"),
+    [
+        (
+            "Use uav_03 and uav_04 to haul 8 kg of sandbags from the sandbag depot to the flood site.",
+            {"uav_03", "uav_04"},
+        ),
+        (
+            "uav_03 and uav_04 should carry 8 kg of sandbags from the sandbag depot to the flood site.",
+            {"uav_03", "uav_04"},
+        ),
+        ("Send uav_01, uav_02 & uav_03 with 12 kg of sandbags to the flood site.", {"uav_01", "uav_02", "uav_03"}),
+        ("用uav_01和uav_02把8公斤沙袋从沙袋仓库运到内涝点。", {"uav_01", "uav_02"}),
+    ],
+)
+def test_a_uav_listed_beside_a_pinned_one_is_pinned_too(fleet_city, text, pinned):
+    """Written by hand 2026-11-28: the second UAV of "use uav_03 and uav_04" has no verb of its own and was asked
+    about ("'uav_04' is named, but neither as the UAV to fly nor as one to leave out")."""
+    lowered = text.lower()
+    roles = uav_roles_in(lowered, find_mentions(lowered, fleet_city))
+    assert {u for u, role in roles.items() if role == "pinned"} == pinned, roles
+
+
+def test_a_list_shares_a_left_out_role_and_or_pins_neither(fleet_city):
+    text = "not uav_01 and uav_02 today: take 3 kg from the sandbag depot to the flood site with uav_03 or uav_04"
+    roles = uav_roles_in(text, find_mentions(text, fleet_city))
+    assert roles["uav_01"] == roles["uav_02"] == "excluded", roles
+    assert roles["uav_04"] != "pinned", roles  # "or" offers a choice: the list rule pins no alternative
+
+
+def test_the_other_drone_is_not_a_reference_to_places_of_kind_other(fleet_city):
+    """fleet_city has three places of the catch-all kind "other": "the other drops ..." was asked about as "which one
+    is meant by the other (3 in this world)?"."""
+    text = "Two drones: one films the flood site from above, the other drops 2 kg of sandbags there from the sandbag depot."
+    assert stated_constraints(text, fleet_city).unresolved == []
+    sketch = read_team(text, fleet_city)
+    assert sketch is not None and sketch.kinds == ["roles"]
+
+
+def test_a_name_goes_by_its_last_two_words_unless_they_are_a_kind_or_a_generic_place_noun(fleet_city):
+    """ "old bridge pier in the river" said as "the bridge pier"; not "West Gate metro station" as "metro station"
+    (the kind's words) nor "the substation inspection point" as "inspection point" (any inspection point). A place
+    word of a name is not a name by itself: "the cafe on Harbour Street" is not the construction site on it."""
+    stated = stated_constraints("Photograph the bridge pier from the south charging pad.", fleet_city)
+    assert "inspection_site_3" in stated.referenced, stated.referenced
+    text = "take 2 kg of tools from the hardware warehouse to the cafe on harbour street."
+    assert "construction_site_1" not in [i for m in find_mentions(text, fleet_city) for i in m.ids]
+
+
+@pytest.mark.parametrize(
+    ("text", "unknown"),
+    [
+        (
+            "Photograph the sluice gate, the pumping station, the old mill and the east levee within 2 minutes.",
+            "old mill",
+        ),
+        (
+            "Get photos of all four points (sluice gate, pumping station, water tower, east levee) using two drones.",
+            "water tower",
+        ),
+        ("Inspect the sluice gate, the pumping station and the water tower.", "water tower"),
+        ("拍摄水闸、泵站、水塔和东堤，两架无人机。", "水塔"),
+    ],
+)
+def test_a_listed_place_the_world_lacks_is_asked_about_not_dropped(fleet_city, text, unknown):
+    """Written by hand 2026-11-28: the place the world lacks was left out and the others flown ("execute")."""
+    stated = stated_constraints(text, fleet_city)
+    assert any(f"'{unknown}' is listed with the places" in span for span in stated.unaccounted), stated.unaccounted
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Photograph the sluice gate, the pumping station and the east levee with two drones.",
+        "Inspect the sluice gate and the pumping station and report back.",
+        "Fly over the sluice gate and the pumping station, then land at the south charging pad.",
+        "Send an AED from the hospital to the crash and the metro station, one drone to each site within 3 minutes.",
+        "We need eyes on the sluice gate, the pumping station and the east levee, all done in under 5 min.",
+        "用两架带摄像头的无人机巡检水闸、泵站和东堤,分头完成,限时4分钟。",
+        "I want the four river inspection points photographed - sluice gate, pumping station, bridge pier, east levee.",
+    ],
+)
+def test_a_list_of_places_the_world_has_asks_nothing(fleet_city, text):
+    stated = stated_constraints(text, fleet_city)
+    assert not [s for s in stated.unaccounted if "is listed with the places" in s], stated.unaccounted
+
+
+def test_filming_a_place_named_again_beside_a_load_too_heavy_for_one_uav_is_two_roles(fleet_city):
+    """Written by hand 2026-11-28: "... to the flood site and, at the same time, film the flood site with a camera
+    drone" was read as a split load alone and the filming dropped (the place's second naming is no mention of its
+    own); it is a camera and a load shared by two carriers."""
+    text = (
+        "Could you get 6 kg of sandbags from the sandbag depot to the flood site and, at the same time, film the "
+        "flood site with a camera drone?"
+    )
+    sketch = read_team(text, fleet_city)
+    assert sketch is not None and sketch.kinds == ["roles"] and sketch.min_uavs == 3
+    film, deliver = sketch.subtasks
+    assert (film.role, film.destination) == ("film", "flood_site_1")
+    assert (deliver.payload_kg, deliver.split, deliver.origin) == (6.0, True, "warehouse_1")
+
+
+def test_a_camera_the_words_ask_for_is_required_even_where_no_one_is_read_to_film(fleet_city):
+    """The fidelity gate's reading asks for the camera from the words, not only from the sketch it checks."""
+    text = "Get 6 kg of sandbags to the flood site from the sandbag depot; also I'd like video of the flood site."
+    assert "camera" in read_request(text, fleet_city).observing_sensors
+
+
+@pytest.mark.parametrize(
+    ("text", "count"),
+    [
+        ("Send two drones with 4 kg each from the sandbag depot to the flood site.", 2),
+        ("Three drones, 3 kg of sandbags apiece, from the sandbag depot to the flood site.", 3),
+        ("派两架无人机从沙袋仓库往内涝点运沙袋，每架4公斤。", 2),
+    ],
+)
+def test_a_mass_said_of_each_uav_is_each_ones_load(fleet_city, text, count):
+    """Written by hand 2026-11-28: "two drones with 4 kg each" flew 4 kg in all (3 + 1)."""
+    sketch = read_team(text, fleet_city)
+    assert sketch is not None and len(sketch.subtasks) == count == sketch.min_uavs
+    assert {(s.payload_kg, s.split, s.destination) for s in sketch.subtasks} == {
+        (sketch.subtasks[0].payload_kg, False, "flood_site_1")
+    }
+    assert sketch.subtasks[0].payload_kg in (3.0, 4.0)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Both AEDs from the hospital - one to the ring road crash, one to West Gate metro - and keep every drone low.",
+        "From the hospital, get one AED to the metro station and one to the crash site, and make sure uav_06 goes to "
+        "the metro station.",
+    ],
+)
+def test_one_to_a_place_and_one_to_another_is_parallel_sites(fleet_city, text):
+    """Written by hand 2026-11-28: read as one UAV for both (the route reached one site; the operator was asked)."""
+    sketch = read_team(text, fleet_city)
+    assert sketch is not None and sketch.kinds == ["parallel_sites"]
+    assert set(sketch.sites) == {"accident_site_1", "metro_station_1"}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Not a drill - AEDs from the midtown vertiport to the crash and to the metro station at the same time.",
+        "No time to lose: one AED to the crash, one to the metro station, from the midtown vertiport.",
+    ],
+)
+def test_a_negation_before_a_cargo_sensor_word_keeps_the_sensor(fleet_city, text):
+    """Review 2026-11-28: the sensor-word negation is the observing sensor's own phrase ("no camera needed"); a
+    "not"/"no" before an AED asks no less for the defibrillator bay."""
+    assert read_request(text, fleet_city).cargo_sensors == ["defibrillator_bay"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Use uav_01, uav_02 out of action, to take 4 kg of sandbags from the sandbag depot to the flood site.",
+        "Use uav_01, uav_02 too slow. Take 4 kg of sandbags from the sandbag depot to the flood site.",
+        "用uav_01和uav_02当备用，把4公斤沙袋从沙袋仓库运到内涝点。",
+        "Take 4 kg of sandbags to the flood site with uav_01, uav_02 as backup.",
+        "Use uav_01 and uav_02 or uav_09 to haul 8 kg of sandbags from the sandbag depot to the flood site.",
+    ],
+)
+def test_a_uav_listed_with_a_remark_of_its_own_is_not_pinned_by_the_list(fleet_city, text):
+    """Review 2026-11-28: "uav_02 out of action", "as backup", "or uav_09" after the list: uav_02 is not pinned."""
+    lowered = normalised(text)
+    assert uav_roles_in(lowered, find_mentions(lowered, fleet_city)).get("uav_02") != "pinned"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Of the three cargo drones, send two with 4 kg each from the sandbag depot to the flood site.",
+        "Use two drones to carry three bags of 4 kg each from the sandbag depot to the flood site.",
+        "Take 8 kg from the sandbag depot to the flood site with two drones, at most 4 kg per drone.",
+    ],
+)
+def test_a_mass_each_is_not_multiplied_by_an_unclear_count_or_read_from_a_limit(fleet_city, text):
+    sketch = read_team(text, fleet_city)
+    assert sketch is not None and len(sketch.subtasks) == 1 and sketch.subtasks[0].split
+
+
+def test_filming_prefers_the_place_named_after_the_words(fleet_city):
+    text = "Get 6 kg of sandbags from the sandbag depot to the flood site and film the sandbag depot."
+    sketch = read_team(text, fleet_city)
+    assert sketch is not None and next(s.destination for s in sketch.subtasks if s.role == "film") == "warehouse_1"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Photograph the sluice gate and the pumping station and then return.",
+        "Photograph the sluice gate and the pumping station and upload the photos.",
+        "Photograph the sluice gate and the pumping station and assess the damage.",
+        "Photograph the sluice gate, the pumping station and the surroundings.",
+        "巡检水闸和泵站及周边",
+        "拍摄水闸和泵站及时回传画面",
+    ],
+)
+def test_a_clause_after_a_list_of_places_is_no_unknown_place(fleet_city, text):
+    stated = stated_constraints(text, fleet_city)
+    assert not [s for s in stated.unaccounted if "is listed with the places" in s], stated.unaccounted
+
+
+def test_a_sensor_merely_mentioned_is_not_asked_for(fleet_city):
+    text = "Split 8 kg of sandbags from the sandbag depot to the flood site between uav_01 and uav_02; uav_05's camera is broken."
+    assert read_request(text, fleet_city).observing_sensors == []

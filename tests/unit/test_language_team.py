@@ -50,8 +50,9 @@ def test_each_fleet_request_reads_to_its_kind_and_sub_tasks(request_):
     assert sketch.sites == expect["sites"]
     if "origin" in expect:  # where the cargo starts: the first sub-task that starts somewhere named
         assert next(t.origin for t in sketch.subtasks if t.origin) == expect["origin"]
-    if "payload_kg" in expect:
-        assert {t.payload_kg for t in sketch.subtasks if t.role in ("deliver", "relay_leg")} == {expect["payload_kg"]}
+    if "payload_kg" in expect:  # the whole mass, or each UAV's where the words give it so ("4 kg each")
+        each = expect.get("payload_each_kg", expect["payload_kg"])
+        assert {t.payload_kg for t in sketch.subtasks if t.role in ("deliver", "relay_leg")} == {each}
     if "deadline_sec" in expect:
         assert {t.deadline_sec for t in sketch.subtasks} == {expect["deadline_sec"]}
     if "sensors" in expect:

@@ -258,3 +258,25 @@ def test_the_rules_model_keeps_the_routes_for_a_member_repair(fleet_city):
     reassigned = repaired("reassign")
     assert reassigned["constraints"]["altitude_min_m"] == ir["constraints"]["altitude_min_m"]
     assert reassigned["entities"]["candidate_uavs"] and "uav_03" not in reassigned["entities"]["candidate_uavs"]
+
+
+def test_a_member_no_single_uav_can_replace_has_the_team_planned_again_without_its_uav(planned, fleet_city):
+    """Written 2026-11-28: the failed member's 4 kg share is more than any one UAV left lifts (uav_02 made a 3 kg
+    UAV, uav_04 left out by the request), so the one-member reassignment finds none; the team is planned again
+    without the failed UAV (uav_01 and uav_02 share the 8 kg) instead of the operator being asked."""
+    ir = _ir("split-1")
+    first = planned["split-1"]
+    kept, failed = first.members
+    assert (kept.uav_id, failed.uav_id, failed.share_kg) == ("uav_01", "uav_03", 4.0)
+    fleet = [u.model_copy(update={"payload_capacity_kg": 3}) if u.id == "uav_02" else u for u in fleet_city.fleet]
+    world = fleet_city.updated(fleet=fleet)
+    fix = _repair(first, ir, failed.uav_id, "reassign")
+    run = execute_team(ir, world, team_registry(), only_tools=TOOLS, excluded=["uav_04"], repair=fix)
+    assert run.ok, run.failed_result
+    assert {m.uav_id for m in run.members} == {"uav_01", "uav_02"}
+    assert sum(m.share_kg for m in run.members) == pytest.approx(8.0)
+    reassign = [r for r in run.results if r.step_id == f"team.{failed.subtask_id}.reassign"]
+    assert reassign and not reassign[-1].result.ok  # the one-member change was tried first
+    assert run.repair.startswith("repair: member") and "planned again without uav_03" in run.repair
+    [whole] = [r for r in run.results if r.step_id == "team"]
+    assert "uav_03" in whole.args["excluded"] and any("planned again" in w for w in whole.result.warnings)
