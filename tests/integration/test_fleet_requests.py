@@ -51,6 +51,8 @@ def test_a_team_request_is_flown_as_a_team_or_not_at_all(request_):
     assert out.status in ("human_confirm", "safe_refusal") and not out.decision.get("team"), out.decision
     if "binding" in expect:
         assert f"binding constraint: {expect['binding']}" in out.decision["reason"], out.decision["reason"]
+    if "asks" in expect:
+        assert expect["asks"] in out.decision["reason"], out.decision["reason"]
 
 
 @pytest.mark.parametrize(

@@ -88,7 +88,8 @@ def test_the_requests_file_names_real_places_and_covers_every_kind():
         assert request["kind"] in KINDS and expect["decision"] in ("execute", "safe_refusal", "human_confirm")
         named = [*expect["sites"], *(expect[k] for k in ("origin", "handoff") if k in expect)]
         assert set(named) <= set(world.entity_index), request["id"]
-        assert expect["decision"] == "execute" or expect.get("binding"), request["id"]
+        # a request not flown says why: the binding constraint, or the question the agent asks ("asks")
+        assert expect["decision"] == "execute" or expect.get("binding") or expect.get("asks"), request["id"]
 
 
 def test_split_load_eight_and_twelve_kg_need_two_and_three_uavs_that_can_each_fly_a_share(city):
