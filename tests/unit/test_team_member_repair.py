@@ -280,3 +280,22 @@ def test_a_member_no_single_uav_can_replace_has_the_team_planned_again_without_i
     assert run.repair.startswith("repair: member") and "planned again without uav_03" in run.repair
     [whole] = [r for r in run.results if r.step_id == "team"]
     assert "uav_03" in whole.args["excluded"] and any("planned again" in w for w in whole.result.warnings)
+
+
+def test_a_named_member_that_cannot_be_retimed_is_not_replaced_by_another_uav(planned, fleet_city):
+    """Review 2026-11-28: a re-time that finds no departure fell back to reassigning the sub-task even where the
+    request names the member's UAV for it; now the round fails naming it, and no team is planned again."""
+    first = planned["split-1"]
+    kept, failed = first.members
+    pinned = _ir("split-1").model_dump(mode="json")
+    pinned["team"]["subtasks"][0]["uavs"] = [kept.uav_id, failed.uav_id]
+    pinned["team"]["subtasks"][0]["uav_count"] = 2
+    ir = LowAltitudeIR.model_validate(pinned)
+    first_departure = min(m.depart_sec for m in first.members)
+    named = min(first.members, key=lambda m: m.depart_sec)  # leaves first: no earlier departure for a deadline
+    assert named.depart_sec == first_departure
+    fix = _repair(first, ir, named.uav_id, "retime", cause="deadline")
+    run = execute_team(ir, fleet_city, team_registry(), only_tools=TOOLS, repair=fix)
+    assert not run.ok and run.failed_result.error.type == "named_uav_cannot_fly"
+    assert f"the request names {named.uav_id}" in run.failed_result.error.message
+    assert not [r for r in run.results if r.tool == TEAM_TOOL]  # neither a reassignment nor a whole new team
