@@ -131,7 +131,8 @@ _PIN_AFTER = re.compile(
     # the verbs in the third person too: "uav_07 films the site while uav_09 drops off the tools" names both to fly
     r"^\W{0,2}only\b|^\W{0,3}(?:should|must|will|can|could|is to|to|please|,)?\s*(?:fl(?:y|ies)|carr(?:y|ies)|takes?|"
     r"delivers?|go(?:es)?|brings?|do(?:es)?|handles?|makes?|picks?|inspects?|patrols?|returns?|heads?|films?|"
-    r"drops?|watch(?:es)?|records?|photographs?)\b|^\W{0,2}(?:去|送|运|飞|执行|负责|返航|前往|拍摄|航拍)"
+    r"drops?|watch(?:es)?|records?|photographs?)\b|"
+    r"^\W{0,2}(?:从[^，。；,;！？]{1,12}?)?(?:去|送|运|飞|执行|负责|返航|前往|拍摄|航拍)"  # "uav_09从五金仓库运..."
 )
 _EXCLUDE_BEFORE = re.compile(
     r"(?:\bnot|(?:n't|\bnot) (?:use|send|take|fly|pick|dispatch|task|assign)|\bexcept(?: for)?|"

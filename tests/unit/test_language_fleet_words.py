@@ -277,3 +277,10 @@ def test_filming_prefers_the_place_named_after_the_words(fleet_city):
 def test_a_sensor_merely_mentioned_is_not_asked_for(fleet_city):
     text = "Split 8 kg of sandbags from the sandbag depot to the flood site between uav_01 and uav_02; uav_05's camera is broken."
     assert read_request(text, fleet_city).observing_sensors == []
+
+
+def test_a_chinese_uav_subject_of_a_task_from_a_place_flies(fleet_city):
+    """Written by hand 2026-11-28: "uav_09从五金仓库运3公斤工具过去" (uav_09 brings the tools from the warehouse) was asked
+    about as a UAV named neither to fly nor to leave out."""
+    text = normalised("让uav_07拍摄港口街工地，uav_09从五金仓库运3公斤工具过去。")
+    assert uav_roles_in(text, find_mentions(text, fleet_city)) == {"uav_07": "pinned", "uav_09": "pinned"}
