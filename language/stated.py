@@ -78,7 +78,8 @@ _CORRIDORS_ONLY = re.compile(
 )
 
 
-_TIME_UNIT = re.compile(r"\b(?:minutes?|mins?|seconds?|secs?|hours?|hrs?)\b|分钟|秒|小时|刻钟")
+# A time unit: "a second drone" is an ordinal, not a duration ("30 second" and "ninety seconds" are)
+_TIME_UNIT = re.compile(r"\b(?:minutes?|mins?|seconds|secs?|hours?|hrs?)\b|\d\s*-?\s*second\b|分钟|秒|小时|刻钟")
 
 
 _ANCHOR_WORD = r"(?:before|by|until|till|no later than|after|once|when|as soon as)"

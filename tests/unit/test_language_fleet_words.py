@@ -284,3 +284,16 @@ def test_a_chinese_uav_subject_of_a_task_from_a_place_flies(fleet_city):
     about as a UAV named neither to fly nor to leave out."""
     text = normalised("让uav_07拍摄港口街工地，uav_09从五金仓库运3公斤工具过去。")
     assert uav_roles_in(text, find_mentions(text, fleet_city)) == {"uav_07": "pinned", "uav_09": "pinned"}
+
+
+def test_a_second_drone_is_no_duration(fleet_city):
+    """2026-11-28: "have a second drone ... film the drop-off" read "second" as a time unit the reader could not
+    read, so the embedded model's slots let it write a deadline: it wrote 90 s, and 10 of 200 test_fleet samples
+    asked the operator over a deadline the request never gave."""
+    text = (
+        "Deliver 2 kg of tools from depot_1 to the flood site, and have a second drone with a camera film the drop-off."
+    )
+    assert not stated_constraints(text, fleet_city).unread_duration
+    assert stated_constraints(
+        "Get it to the flood site from depot_1 in a couple of minutes.", fleet_city
+    ).unread_duration
