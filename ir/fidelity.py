@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field
 
 from ir.finding import Finding
 from ir.model import DELIVERING_ROLES, OBSERVING_ROLES, Intent
+from tools.items import is_whole_items
 from tools.rules import RULE_TEXT
 from tools.trajectory import flight_phases
 from tools.world import UAVStatus, World
@@ -75,6 +76,11 @@ class StatedConstraints(Mentions):
 
     deadline_sec: float | None = Field(default=None, description="arrive within this many seconds")
     payload_kg: float | None = Field(default=None, description="the cargo's mass the request states")
+    payload_item_kg: float | None = Field(
+        default=None,
+        exclude_if=lambda item: item is None,
+        description="the cargo is whole items of this mass ('four bags of 3 kg': 3): no member carries part of one",
+    )
     battery_reserve_ratio: float | None = Field(default=None, description="battery share to keep on arrival")
     altitude_min_m: float | None = Field(default=None, description="fly no lower than this")
     altitude_max_m: float | None = Field(default=None, description="fly no higher than this")
@@ -229,7 +235,7 @@ def fidelity_findings(
         message = f"the request asks not to use {uav}, the plan flies it"
         others = [u.id for u in world.fleet if u.status is UAVStatus.idle and u.id not in stated.excluded_uavs]
         findings.append(Finding("excluded_uav_flown", "uav_id", uav, message, allowed=others))
-    findings += _payload(world, stated, uav, ir) + _separation(stated, ir)
+    findings += _sensors(world, stated, uav) + _payload(world, stated, uav, ir) + _separation(stated, ir)
     waypoints = [list(map(float, wp)) for wp in candidate.get("waypoints") or []]
     if not waypoints:
         return findings
@@ -414,6 +420,13 @@ def _team_payload(
         if flying is not None and flying.payload_capacity_kg < share - 1e-9:
             message = f"{flying.id} lifts {flying.payload_capacity_kg:g} kg; its share is {share:g} kg"
             findings.append(Finding("payload_over_capacity", "team.subtasks", flying.id, message))
+        item = stated.payload_item_kg
+        if item and member.get("role") != "relay_leg" and not is_whole_items(share, item):
+            message = (
+                f"the request's cargo is {item:g} kg items; {member.get('uav_id')}'s share of {share:g} kg would "
+                f"carry part of one (a split of whole items sets the sub-task's item_kg: {item:g})"
+            )
+            findings.append(Finding("payload_items_split", "team.subtasks", share, message))
     return findings
 
 
@@ -484,6 +497,25 @@ def _stop_order(world: World, stated: StatedConstraints, named: list[str], xy: l
     passed = [ref for _, ref in sorted(zip(along, stops))]
     message = f"the request names {', '.join(stops)} in this order; the route passes {', '.join(passed)}"
     return [Finding("stops_out_of_order", "waypoints", None, message, allowed=stops)]
+
+
+def _sensors(world: World, stated: StatedConstraints, uav: Any) -> list[Finding]:
+    """The one UAV carries the sensors the words ask to observe with ("film the flood site": a camera)."""
+    flying = world.uav_index.get(uav) if isinstance(uav, str) else None
+    lacking = [s for s in stated.observing_sensors if flying is not None and s not in flying.sensors]
+    if not lacking:
+        return []
+    able = [
+        u.id
+        for u in world.fleet
+        if u.status is UAVStatus.idle
+        and set(stated.observing_sensors) <= set(u.sensors)
+        and u.id not in stated.excluded_uavs
+    ]
+    message = (
+        f"the request asks for a {' and a '.join(stated.observing_sensors)}; {uav} carries no {', '.join(lacking)}"
+    )
+    return [Finding("sensor_not_carried", "uav_id", uav, message, allowed=able)]
 
 
 def _payload(world: World, stated: StatedConstraints, uav: Any, ir: dict[str, Any] | None) -> list[Finding]:

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from pydantic_core import PydanticCustomError
 
 from tools.dependencies import find_cycle
+from tools.items import is_whole_items
 from tools.rules import DEFAULT_ALTITUDE_MAX_M, DEFAULT_ALTITUDE_MIN_M, DEFAULT_MIN_SEPARATION_M
 
 IR_VERSION = "0.2"
@@ -167,6 +168,12 @@ class SubTask(_IRModel):
         exclude_if=lambda count: count is None,
         description="split: exactly this many UAVs; null = the tool chooses",
     )
+    item_kg: float | None = Field(
+        default=None,
+        gt=0,
+        exclude_if=lambda item: item is None,
+        description="kg of one item",  # the prompt's character budget: null = the load divides freely
+    )
 
     @model_validator(mode="after")
     def _own_shape(self) -> SubTask:
@@ -175,6 +182,11 @@ class SubTask(_IRModel):
         if len(self.uavs) > 1 and not self.split:
             message = f"sub-task {self.id!r} names {len(self.uavs)} UAVs but is not split: set split or name one UAV"
             raise shape_error("invalid_value", "uavs", self.uavs, message)
+        if self.item_kg is not None and not is_whole_items(self.payload_kg, self.item_kg):
+            message = (
+                f"sub-task {self.id!r} carries {self.payload_kg:g} kg: no whole number of {self.item_kg:g} kg items"
+            )
+            raise shape_error("invalid_value", "payload_kg", self.payload_kg, message)
         if self.role == "relay_leg" and not self.after:
             message = f"relay_leg {self.id!r} must name in `after` the sub-task whose load it carries on"
             raise shape_error("invalid_value", "after", self.after, message)

@@ -307,8 +307,139 @@ def _first(text: str, dimension: Dimension) -> float | None:
 
 
 def parse_payload(text: str) -> float | None:
-    """The cargo's mass in kg, the first one the (`with_digits`) request states ("3 lb", "800 g", "1,500 grams")."""
+    """The cargo's mass in kg, the first one the (`with_digits`) request states ("3 lb", "800 g", "1,500 grams"), of
+    all its items where it is one item's ("four bags of 3 kg each": 12 kg; `read_load`)."""
+    load = read_load(text)
+    if load is not None and not load.each_or_all:
+        return load.total_kg if load.total_kg is not None else load.item.value
     return _first(text, "mass")
+
+
+class Load(BaseModel):
+    """The cargo's first mass, read as one item's where the words count items ("4 bags of 3 kg each")."""
+
+    item: Quantity = Field(description="the mass as written")
+    count: int | None = Field(description="how many items of that mass (None: items, but not how many)")
+    text: str = Field(description="the words that say it, digits form")
+    each_or_all: bool = Field(
+        default=False,
+        description="a count and a mass, but not whether the mass is each item's ('2 bags weighing 4 kg')",
+    )
+
+    @property
+    def total_kg(self) -> float | None:
+        return None if self.count is None else self.count * self.item.value
+
+
+_ITEM_NOUN = (
+    r"(?:sand)?bags?|box(?:es)?|crates?|packages?|parcels?|sacks?|packs?|kits?|cases?|cans?|bottles?|containers?|"
+    r"cartons?|drums?|barrels?|jerry ?cans?|pallets?|units?|pieces?|items?|rolls?|coils?|bundles?|tubs?|loads?"
+)
+# Words that may stand between a count and its items ("4 sand bags", "three first-aid kits"): a closed list, so that a
+# count of something else ("5 min drop bags", "2 drones with bags", "a 40 cm box") is never taken for the items'.
+_ITEM_MODIFIER = (
+    r"(?:sand|medical|first-aid|first aid|aid|relief|supply|food|water|tool|spare|small|large|big|heavy|light|"
+    r"sealed|plastic|paper|cardboard|ration|emergency|blood|battery|rope|cement|gravel|grain|feed|seed|bottled|"
+    r"medicine|medical|drug|vaccine|spare-part|tool)"
+)
+_ITEM = rf"(?:{_ITEM_MODIFIER}[ -]){{0,2}}(?:{_ITEM_NOUN})"
+_ITEMS_PLURAL = r"(?:(?:sand)?bags|boxes|crates|packages|parcels|sacks|packs|kits|cases|cans|bottles|containers|" + (
+    r"cartons|drums|barrels|jerry ?cans|pallets|units|pieces|items|rolls|coils|bundles|tubs|loads)"
+)
+_EN_COUNTS = {
+    **{w: i for i, w in enumerate("one two three four five six seven eight nine ten eleven twelve".split(), 1)},
+    "a couple of": 2,
+    "a pair of": 2,
+    "a dozen": 12,
+    "both": 2,
+}
+# a whole count over 0, never part of "1,000" or "1.5"
+_COUNT = (
+    r"(?P<count>(?<![\d.,])[1-9]\d{0,3}(?![.,]?\d)|" + "|".join(sorted(_EN_COUNTS, key=len, reverse=True)) + r"|两|俩)"
+)
+_ABOUT = r"(?:about |around |roughly |approximately |some |约|大约)?"
+_EACH = r"\s*(?:each|apiece|a piece|per (?:bag|box|crate|item|piece|unit|pack|kit|sack|case))\b"
+_IN_ALL = re.compile(r"\s*(?:in (?:all|total)|total|altogether|combined|all told|together|总共|一共|合计)")
+_CN_CLASSIFIER = r"[袋箱包个件桶份盒瓶卷捆筐]"
+# Before the mass: "4 bags of ", "3 boxes, ", "4 crates weighing ", "4 x ", "4袋沙袋，每袋", "两箱工具各", "3个".
+# Before the mass, its items counted: "4 bags of ", "4 x ", "4袋沙袋，每袋", "两箱工具各" (one item's mass, always)
+_COUNTED_OF = re.compile(rf"\b{_COUNT} {_ITEM} (?:each )?of\s+{_ABOUT}$")
+_COUNTED_TIMES = re.compile(rf"\b{_COUNT}\s*(?:x|×|\*|times)\s*$")
+_COUNTED_CN = re.compile(
+    rf"{_COUNT}\s*{_CN_CLASSIFIER}(?:(?!地点|地方|站点|现场|位置|无人机|架)[^，。；,;\d]){{0,8}}?[，,]?\s*"
+    rf"(?:每\s*{_CN_CLASSIFIER}|各|单{_CN_CLASSIFIER})(?:重|约|都是|为)?\s*$"
+)
+# "3 boxes, 2 kg each", "3 bags of sand, 2 kg each", "3 bags (2 kg each)": one item's only where "each" says so
+_COUNTED_APART = re.compile(rf"\b{_COUNT} {_ITEM}(?: of [a-z]+(?: [a-z]+)?)?\s*[,(]\s*(?P<each>each\s+)?{_ABOUT}$")
+# "4 crates weighing 2 kg each"; without "each", each or in all is asked
+_COUNTED_WEIGHING = re.compile(rf"\b{_COUNT} {_ITEM} (?P<each>each )?(?:weighing|at)\s+{_ABOUT}$")
+_COUNT_JUST_BEFORE = re.compile(rf"(?:(?<![\w.])|(?<=[\u4e00-\u9fff])){_COUNT}(?:\s+|\s*{_CN_CLASSIFIER}\s*)$")
+_ITEMS_AFTER = re.compile(rf"\s*-?\s*(?:{_ITEM_MODIFIER}[ -]){{0,2}}{_ITEMS_PLURAL}\b|的")
+# "每袋3公斤，共3袋": the count after the mass
+_COUNT_AFTER = re.compile(rf"\s*[，,]?\s*(?:共|一共|总共|总计)\s*{_COUNT}\s*{_CN_CLASSIFIER}")
+# One item's mass, but not how many items: "sandbags of 4 kg each", "3 kg bags", "每袋3公斤".
+_UNCOUNTED_BEFORE = re.compile(
+    rf"\b(?<!a ){_ITEMS_PLURAL} (?:each )?(?:of|weighing|at)\s+{_ABOUT}$|每\s*{_CN_CLASSIFIER}(?:重|约)?\s*$"
+)
+_UNCOUNTED_AFTER = re.compile(rf"\s*-?\s*{_ITEMS_PLURAL}\b")
+
+
+def _count(written: str) -> int:
+    return int(written) if written.isdigit() else _EN_COUNTS.get(written) or 2  # 两, 俩
+
+
+def read_load(text: str) -> Load | None:
+    """The first mass in the (`with_digits`) text, where the words make it one item's: how many items ("4 bags of 3
+    kg each", "three boxes, 2 kg each", "two 3-kg bags", "4 x 3 kg", "4袋沙袋，每袋3公斤", "两箱各2公斤", "3个2公斤的
+    急救包"), or that the count is not said ("sandbags of 4 kg each", "每袋3公斤"). None where the mass is the whole
+    load ("6 kg in two bags", "2 kits, 3 kg in total") or no mass is stated."""
+    mass = next((q for q in find_quantities(text) if q.dimension == "mass" and q.value > 0), None)
+    if mass is None or _IN_ALL.match(text, mass.end):
+        return None
+    before = text[max(0, mass.start - 60) : mass.start]
+    each_after = bool(re.match(_EACH, text[mass.end :]))
+    for pattern in (_COUNTED_OF, _COUNTED_TIMES, _COUNTED_CN, _COUNTED_APART, _COUNTED_WEIGHING):
+        if not (m := pattern.search(before)):
+            continue
+        start = mass.start - len(before) + m.start()
+        each = pattern in (_COUNTED_OF, _COUNTED_TIMES, _COUNTED_CN) or bool(m["each"]) or each_after
+        if pattern is _COUNTED_APART and not each:
+            continue  # "3 boxes, 2 kg", "3 bags of sand, 2 kg": the whole load
+        return Load(item=mass, count=_count(m["count"]), text=text[start : mass.end], each_or_all=not each)
+    if cn := _cn_counted(text, mass):
+        return cn
+    if (m := _COUNT_JUST_BEFORE.search(before)) and (after := _ITEMS_AFTER.match(text, mass.end)):
+        start = mass.start - len(before) + m.start()
+        return Load(item=mass, count=_count(m["count"]), text=text[start : after.end()])
+    items_before = re.search(_ITEMS_PLURAL, before) and not re.search(r"\b(?:drones?|uavs?|aircraft|quads?)\b", before)
+    if _UNCOUNTED_BEFORE.search(before) or _UNCOUNTED_AFTER.match(text, mass.end) or (each_after and items_before):
+        if m := _COUNT_AFTER.match(text, mass.end):  # "每袋3公斤，共3袋"
+            return Load(item=mass, count=_count(m["count"]), text=text[mass.start : m.end()])
+        return Load(item=mass, count=None, text=mass.text)  # "bags of 2 kg each", "3 bags of sand ... 2 kg each"
+    return None
+
+
+# "从沙袋仓库运3袋沙袋到内涝点，每袋3公斤", "运2公斤一袋的沙袋3袋": one item's mass (每袋 before it, 一袋 after it) and a
+# count of the same items elsewhere in the clause
+_CN_EACH_BEFORE = re.compile(rf"每\s*(?P<cls>{_CN_CLASSIFIER})(?:重|约)?\s*$")
+_CN_EACH_AFTER = re.compile(rf"\s*(?:一|1|每)\s*(?P<cls>{_CN_CLASSIFIER})")
+_CLAUSE_ENDS = "。；;!！?？"
+
+
+def _cn_counted(text: str, mass: Quantity) -> Load | None:
+    after = _CN_EACH_AFTER.match(text, mass.end)
+    marker = _CN_EACH_BEFORE.search(text[: mass.start]) or after
+    if marker is None:
+        return None
+    start = max(text.rfind(c, 0, mass.start) for c in _CLAUSE_ENDS) + 1
+    end = min((i for c in _CLAUSE_ENDS if (i := text.find(c, mass.end)) >= 0), default=len(text))
+    pattern = rf"(?<![每\d.,])(?P<count>[1-9]\d{{0,3}}(?![.,]?\d)|两|俩)\s*{marker['cls']}"
+    # a count of those items in the clause, not the "一袋" that says the mass is one item's
+    found = [m for m in re.finditer(pattern, text[:end]) if m.start() >= start]
+    counts = [m for m in found if not (after and after.start() <= m.start() < after.end())]
+    if len(counts) != 1:
+        return None
+    return Load(item=mass, count=_count(counts[0]["count"]), text=text[start:end].strip())
 
 
 def parse_reserve(text: str) -> float | None:
@@ -443,8 +574,13 @@ _CHINESE_HALVES = (
         lambda m: f"{int(m[1]) + 0.5:g}{m[2]}",
     ),
 )
-# Radio style reads a number digit by digit ("six zero metres"): the digits before a unit are one number.
-_DIGIT_BY_DIGIT = re.compile(r"\b(\d(?: \d)+)(?=\s*(?:m|metres?|meters?|km|ft|feet|kg|s|seconds?|minutes?|mins?|%)\b)")
+# Radio style reads a number digit by digit ("six zero metres"): the digit words before a unit are one number. Only
+# words: "three 2 kg kits" is three kits of 2 kg, never 32 kg.
+_DIGIT_NAMES = {w: str(i) for i, w in enumerate("zero one two three four five six seven eight nine".split())}
+_DIGIT_BY_DIGIT = re.compile(
+    rf"\b((?:{'|'.join(_DIGIT_NAMES)})(?: (?:{'|'.join(_DIGIT_NAMES)}))+)"
+    r"(?=\s*(?:m|metres?|meters?|km|ft|feet|s|seconds?|minutes?|mins?|%|percent|per cent)\b)"
+)
 
 
 def _and_a_half(m: re.Match[str]) -> str:
@@ -495,8 +631,8 @@ def with_digits(text: str) -> str:
         text = pattern.sub(spoken, text)
     text = _QUARTERS_BEFORE_UNIT.sub(lambda m: "0.25 " if m[1] else "0.75 ", text)
     text = _ONE_BEFORE_UNIT.sub("1 ", _HALF_BEFORE_UNIT.sub("0.5 ", text))
+    text = _DIGIT_BY_DIGIT.sub(lambda m: "".join(_DIGIT_NAMES[w] for w in m.group(1).split()), text)
     text = alpha2digit(_TWO_BEFORE_UNIT.sub("2 ", text), "en")
-    text = _DIGIT_BY_DIGIT.sub(lambda m: m.group(1).replace(" ", ""), text)
     text = _AND_A_HALF.sub(_and_a_half, text)
     if not _CJK.search(text):
         return text

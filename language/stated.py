@@ -20,6 +20,7 @@ from language.quantities import (
     parse_deadline,
     parse_payload,
     parse_reserve,
+    read_load,
     stated_band_and_separation,
     with_digits,
 )
@@ -38,6 +39,10 @@ _INTENT_CUES: dict[Intent, str] = {
     Intent.inspection: r"\binspect\w*|\bsurvey\w*|巡检|检查|勘察",
     Intent.monitoring: (
         r"\bmonitor\w*|\bsurveil\w*|\bwatch\b|\bobserve\b|\boverwatch\b|\bkeep an eye on\b|\bphotos?\b|"
+        # observing as a verb, never a noun alone ("the video team needs 2 kg of batteries" is a delivery)
+        r"\b(?:take|get|shoot|snap|capture|grab|make)\s+(?:some\s+|a few\s+)?(?:thermal\s+|aerial\s+|infra-?red\s+)?"
+        r"(?:pictures?|photos?|images?|imagery|shots?|video|footage)\b|\bphotograph(?:s|ed|ing)?\s+(?:the|a|an|it|them)\b|"
+        r"\brecord\s+(?:a\s+)?video\b|"
         r"\bfilm\w*|\bfootage\b|监控|监视|监测|拍照|航拍|拍摄"
     ),
     Intent.delivery: (
@@ -123,6 +128,15 @@ _PIN_BEFORE = re.compile(
     + _UAV_WORD
     + r"$"
 )
+# "put half of it on uav_01", "load 4 kg onto uav_02", "and half on uav_02": that UAV carries it (unless a remark on it
+# follows: "half on uav_01 is too much"); "do not load sandbags onto uav_01" leaves it out.
+_LOAD_ON = r"\b(?:load|put|place|pack|stow)\w*\b[^,.;]{0,30}?\b(?:on|onto)"
+_LOADED_ON_BEFORE = re.compile(
+    rf"(?:{_LOAD_ON}|\b(?:half|the rest|the other half|the remainder)\s+(?:goes\s+)?(?:on|onto|with|by))\W{{0,3}}"
+    + _UAV_WORD
+    + r"$"
+)
+_NOT_LOADED_ON_BEFORE = re.compile(rf"(?:n't|\bnot|\bnever|\bno)\s+{_LOAD_ON}\W{{0,3}}" + _UAV_WORD + r"$")
 # UAVs named as the team that shares a task ("split it between uav_01 and uav_02", "among uav_04, uav_05 and
 # uav_06", "由uav_01和uav_02分装"): the words just before a UAV, other UAVs of the same list included. They fly.
 MEMBERS_LISTED_BEFORE = re.compile(
@@ -131,7 +145,7 @@ MEMBERS_LISTED_BEFORE = re.compile(
 _PIN_AFTER = re.compile(
     # the verbs in the third person too: "uav_07 films the site while uav_09 drops off the tools" names both to fly
     r"^\W{0,2}only\b|^\W{0,3}(?:should|must|will|can|could|is to|to|please|,)?\s*(?:fl(?:y|ies)|carr(?:y|ies)|takes?|"
-    r"delivers?|go(?:es)?|brings?|do(?:es)?|handles?|makes?|picks?|inspects?|patrols?|returns?|heads?|films?|"
+    r"delivers?|go(?:es)?|brings?|do(?:es)?(?!\s*(?:not|n't))|handles?|makes?|picks?|inspects?|patrols?|returns?|heads?|films?|"
     r"drops?|watch(?:es)?|records?|photographs?)\b|"
     r"^\W{0,2}(?:从[^，。；,;！？]{1,12}?)?(?:去|送|运|飞|执行|负责|返航|前往|拍摄|航拍)"  # "uav_09从五金仓库运..."
 )
@@ -219,8 +233,16 @@ def stated_constraints(text: str, world: World) -> StatedConstraints:
         if m.assumed_from and len(m.ids) == 1 and m.kind != "unknown"
     ]
     stated.unread_duration = stated.deadline_sec is None and bool(_TIME_UNIT.search(lowered))
-    quantities = [(q, _field_holding(q, stated) or _reported(q, digits)) for q in find_quantities(digits)]
+    load = read_load(digits)
+    quantities = [
+        (q, "payload_kg" if load and q.start == load.item.start else _field_holding(q, stated) or _reported(q, digits))
+        for q in find_quantities(digits)
+    ]
     stated.spans = {field: q.text for q, field in reversed(quantities) if field not in (None, REPORTED)}
+    if load is not None:
+        stated.spans["payload_kg"] = load.text
+        if load.count is not None and load.count > 1 and not load.each_or_all:
+            stated.payload_item_kg = load.item.value
     if clock is not None and clock_sec is not None and stated.deadline_sec == clock_sec:
         stated.spans["deadline_sec"] = clock.text
     stated.unaccounted = (
@@ -244,6 +266,12 @@ def stated_constraints(text: str, world: World) -> StatedConstraints:
             for item in unknown_listed_places(lowered, fuzzy)
         ]
     )
+    sites = {m.ids[0] for m in visits if len(m.ids) == 1} | set(mentions.places)  # "both places: from A to B"
+    stated.unaccounted += [
+        f"'{said}' are asked for, but {len(sites)} {'is' if len(sites) == 1 else 'are'} named: which is missing?"
+        for said, count in _counted_sites(digits)
+        if count > len(sites) > 0  # none named: the request already asks where
+    ]
     stated.intent = intent = parse_intent(blank_mentions(lowered, fuzzy))
     has_origin = bool(stated.origins) or any(m.role == "origin" for m in visits)
     if intent in CARGO_INTENTS and stated.uavs and not has_origin and is_repositioning(lowered, stated.payload_kg):
@@ -253,6 +281,13 @@ def stated_constraints(text: str, world: World) -> StatedConstraints:
         f"deadline: '{m.group(0)}' is no time the agent can place; give it as a duration (within 20 minutes)"
         for m in _UNANCHORED_TIME.finditer(lowered)
     ]
+    if load is not None and load.count is None:
+        stated.missing.append(
+            f"payload: '{load.item.text}' is what one item weighs, but not how many there are: how many, or what do "
+            "they weigh in all?"
+        )
+    elif load is not None and load.each_or_all:
+        stated.missing.append(f"payload: '{load.text}': is that {load.item.text} each, or in all?")
     if clock is not None and clock_sec is None:
         stated.missing.append(
             f"deadline: '{clock.text}' is a time of day the agent cannot place (the world gives no clock origin, or "
@@ -265,6 +300,35 @@ def stated_constraints(text: str, world: World) -> StatedConstraints:
     ]
     stated.salient = _salient(fuzzy, uav_roles, quantities, demands, lowered)
     return stated
+
+
+# "inspect three sites", "both drop points", "三个地点": how many places the request says it names.
+_SITE_COUNT_WORDS = {w: i for i, w in enumerate("one two three four five six seven eight nine ten".split(), 1)} | {
+    "both": 2,
+    "两": 2,
+}
+_COUNTED_SITES = re.compile(
+    r"\b(?P<n>\d+|two|three|four|five|six|seven|eight|nine|ten|both)\s+(?:(?:of the|[a-z-]+)\s+)?"
+    r"(?:sites|places|points|locations|spots|stops|targets|structures|destinations|addresses|facilities)\b"
+    r"|(?P<cn>\d+|两)\s*(?:个|处)\s*(?:地点|地方|站点|点位?|目标|现场|位置|设施)"
+)
+
+
+# not the places the request names: "skip the other three sites", "one of our 5 drop points", "from two spots"
+_NOT_THE_NAMED = re.compile(
+    r"(?:\bother|\bremaining|\brest of the|\bof (?:our|the|these|those)|\bfrom|\bskip\w*|"
+    r"\bexcept|\bnot|\bwithout|其余|另外|其他)\s*(?:the\s+)?$"
+)
+
+
+def _counted_sites(digits: str) -> list[tuple[str, int]]:
+    counted = []
+    for m in _COUNTED_SITES.finditer(digits):
+        if _NOT_THE_NAMED.search(digits[max(0, m.start() - 20) : m.start()]):
+            continue
+        written = m["n"] or m["cn"]
+        counted.append((m.group(0), int(written) if written.isdigit() else _SITE_COUNT_WORDS[written]))
+    return counted
 
 
 REPORTED = "reported"  # a quantity that describes the state of things ("uav_07 is at 15% battery"): no demand
@@ -442,10 +506,16 @@ def uav_roles_in(text: str, mentions: list[Mention]) -> dict[str, str]:
         roles = found.setdefault(mention.ids[0], set())
         before, after = text[max(0, mention.start - 40) : mention.start], text[mention.end : mention.end + 40]
         left_out = _LEAVE_OUT.search(before) and _LEFT_OUT_AFTER.match(after)
-        if _EXCLUDE_BEFORE.search(before) or _EXCLUDE_AFTER.match(after) or left_out:
+        if (
+            _EXCLUDE_BEFORE.search(before)
+            or _EXCLUDE_AFTER.match(after)
+            or left_out
+            or _NOT_LOADED_ON_BEFORE.search(before)
+        ):
             roles.add("excluded")
         elif (
             _PIN_BEFORE.search(before)
+            or (_LOADED_ON_BEFORE.search(before) and not _REPORTED_AFTER.match(after))
             or MEMBERS_LISTED_BEFORE.search(text[max(0, mention.start - 60) : mention.start])
             or _PIN_AFTER.match(after)
             or _ADDRESSED.match(text, mention.end)
@@ -459,7 +529,8 @@ def uav_roles_in(text: str, mentions: list[Mention]) -> dict[str, str]:
     # after it keep it unread: the agent asks)
     for group in _uav_lists(text, named):
         roles = set().union(*(found[m.ids[0]] for m in group))
-        if roles == {"pinned"} and _LIST_GOES_ON.match(text, group[-1].end):
+        addressed = not text[: group[0].start].strip() and _addressed_a_task(text, group[-1].end)
+        if roles <= {"pinned"} and (addressed or roles and _LIST_GOES_ON.match(text, group[-1].end)):
             for mention in group:
                 found[mention.ids[0]] = found[mention.ids[0]] or {"pinned"}
     chosen = {
@@ -484,11 +555,27 @@ _LIST_JOINER = re.compile(r"\s*(?:,\s*(?:and\s+)?|\band\b|&|和|与|及|、)\s*(
 # what may follow a list of UAVs that all fly: the task ("to haul", "with 8 kg", "should carry", "把...运到"), or the
 # end of the sentence
 _LIST_GOES_ON = re.compile(
-    r"\s*(?:[.;!?。；！]|$|(?:to|for|with|from|should|must|will|can|could|please|together|both|each|then)\b|"
+    r"\s*(?:[.;!?。；！]|$|(?:to|for|with|from|should|must|will|can|could|may|shall|please|together|both|each|then)\b|"
     r"(?:carry|carries|fly|flies|take|takes|deliver|delivers|haul|hauls|bring|brings|go|goes|share|shares|split|"
     r"splits|lift|lifts|move|moves|film|films|photograph|photographs|inspect|inspects)\b|"
     r"把|运|送|去|飞|执行|负责|分装|分头|一起|共同|来|拍)"
 )
+
+
+# what, after "uav_05 and uav_06:", says the UAVs are not to fly: a remark on their state, or a negation
+_REMARK_AFTER_HEAD = re.compile(
+    r"\b(?:not|don't|dont|never|no|busy|grounded|maintenance|charging|low|leave|reserved|broken|down|unavailable|"
+    r"standby|spare|backup|out|offline|damaged|faulty|excluded|except)\b|不|别|勿|维修|充电|备用|故障|没电"
+)
+
+
+def _addressed_a_task(text: str, end: int) -> bool:
+    """The words after a list of UAVs at the head of a request ("uav_05 and uav_06: one AED each ...") give them a
+    task, not a remark ("uav_01 and uav_02: busy.", "...: do not use them")."""
+    if not (m := _ADDRESSED.match(text, end)):
+        return False
+    clause = re.split(r"[.;!?。；！]", text[m.end() :], maxsplit=1)[0]
+    return not _REMARK_AFTER_HEAD.search(clause)
 
 
 def _uav_lists(text: str, named: list[Mention]) -> list[list[Mention]]:

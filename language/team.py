@@ -32,7 +32,8 @@ from language.stated import (
     stated_constraints,
     uav_roles_in,
 )
-from tools.world import UAV, UAVStatus, World
+from tools.items import is_whole_items, whole_items
+from tools.world import UAVStatus, World
 
 TeamKind = Literal["split_load", "parallel_sites", "coverage", "roles", "relay"]
 
@@ -67,6 +68,7 @@ class SubTaskSketch(_Frozen):
     required_sensors: list[str] = Field(default_factory=list)
     after: list[str] = Field(default_factory=list, description="sub-tasks that must end first (a relay's legs)")
     uavs: list[str] = Field(default_factory=list, description="UAVs the request names for it")
+    item_kg: float | None = Field(default=None, description="its payload is whole items of this mass")
 
 
 class TeamSketch(_Frozen):
@@ -272,13 +274,13 @@ _HUB_AFTER = re.compile(r"^\s*(?:交接|接力|中转|换(?:另|另外)?一架|�
 _OBSERVE = re.compile(
     r"\bfilm\w*|\bfootage\b|\bvideo\w*|\bphotos?\b|\bphotograph\w*|\bpictures?\b|\bimag(?:e|es|ery|ing)\b|"
     r"\bcameras?\b|\bthermal\b|\binfra-?red\b|\brecord\w*|\blive (?:feed|stream)\b|\bwatch\w*|\bmonitor\w*|"
-    r"\boverwatch\b|\bkeep an eye on\b|\bsurvey\w*|\bscan\w*|"
+    r"\boverwatch\b|\bkeep an eye on\b|(?<!all )\beyes on\b|\baerial (?:view|shots?|look)\b|\bsurvey\w*|\bscan\w*|"
     r"拍摄|拍照|航拍|录像|摄像|拍完|拍|监视|监控|盯着|观察|扫描|热成像|红外"
 )
 
 # The place just named, not named again: "film the site", "photos of the drop-off", "拍摄现场", or no place at all.
 _SAME_PLACE_AFTER = re.compile(
-    r"\s+(?:of |over |at )?(?:the (?:site|scene|drop-?off(?: point| site)?|delivery(?: point| site)?|destination|"
+    r"\s+(?:of |over |at )?(?:the (?:site|scene|drop(?:-?off)?(?: point| site)?|delivery(?: point| site)?|destination|"
     r"place|spot|location|handover)\b|it\b)|现场|送货现场|目的地|"
     r"\s*(?:[.;!。；！]|$)"  # "同时拍摄。", "and another films.": filming with no object films the one site
 )
@@ -300,10 +302,11 @@ _ALTERNATIVES = re.compile(r"\bor\b|\beither\b|或")
 
 # The sensors a task asks for: a camera to film, a thermal camera, a defibrillator bay for an AED, a winch.
 SENSOR_WORDS: dict[str, str] = {
-    "thermal": r"\bthermal (?:camera|imag\w*|sensor|scan\w*|view|drone|footage)|\binfra-?red\b|"
+    "thermal": r"\bthermal (?:cameras?|imag\w*|sensors?|scan\w*|views?|drones?|footage|pictures?|photo\w*|shots?|video\w*|"
+    r"survey\w*|inspection\w*|look)|\binfra-?red\b|"
     r"\bheat (?:signatures?|map\w*)|热成像|红外",
     "camera": r"\bcamera\w*|\bfilm\w*|\bfootage\b|\bvideo\w*|\bphotos?\b|\bphotograph\w*|\bpictures?\b|\bimagery\b|"
-    r"\blive (?:feed|stream)\b|摄像|拍摄|拍照|航拍|录像|拍完|视频|照片",
+    r"\blive (?:feed|stream)\b|(?<!all )\beyes on\b|\baerial (?:view|shots?|look)\b|摄像|拍摄|拍照|航拍|录像|拍完|视频|照片",
     "defibrillator_bay": r"\baeds?\b|\bdefib\w*|除颤",
     "winch": r"\bwinch\w*|\blower (?:it|them|the \w+) (?:down )?on a (?:line|rope|cable)|绞盘|绞车|吊放",
     "lidar": r"\blidar\b|\blaser scan\w*|激光雷达",
@@ -315,7 +318,7 @@ CARGO_SENSORS = ("defibrillator_bay", "winch")  # what the cargo needs goes to t
 _ONE_PIECE = re.compile(
     r"\b(?:a|an|one|single)\s+(?:[\d.]+\s*(?:kg|kilos?|kilograms?)\s+)?(?:\w+\s+)?(?:crate|box|case|parcel|package|"
     r"container|unit|piece|device|machine|engine|casting|pallet|drum|cylinder|bag|battery|pump|generator|motor)\b"
-    r"|一(?:个|箱|台|件|只|套|桶|部|袋|包)|(?:发电机|电动机|电机|马达|水泵|机器|仪器|设备|铸件)(?!燃油|用油|的?燃料|的?油)"
+    r"|(?<!公斤)(?<!千克)(?<![\d.]斤)一(?:个|箱|台|件|只|套|桶|部|袋|包)|(?:发电机|电动机|电机|马达|水泵|机器|仪器|设备|铸件)(?!燃油|用油|的?燃料|的?油)"
     r"|整(?:箱|件|台)"
 )
 
@@ -451,6 +454,10 @@ def read_team(instruction: str, world: World, stated: StatedConstraints | None =
         words.cues.append(heavy)
         words.cue("roles", words.found(_OBSERVE)[:1])
         return _roles(words, observed, sizes)
+    if observed is not None and cargo and _asks_to_observe(words) and _named_member_cannot_observe(words):
+        # "film X while uav_09 drops the tools at Y": uav_09 has no camera, so another UAV films
+        words.cue("roles", words.found(_OBSERVE)[:1])
+        return _roles(words, observed, sizes)
     if cargo and (heavy := _heavier_than_every_idle_uav(words)):
         words.cues.append(heavy)
         return _split_load(words, sizes)
@@ -458,6 +465,20 @@ def read_team(instruction: str, world: World, stated: StatedConstraints | None =
         words.cues.append(no_one)
         return _roles(words, observed, sizes)
     return None
+
+
+def _named_member_cannot_observe(words: _Words) -> bool:
+    """A UAV the request names to fly lacks a sensor its observing words ask for, and those words come before it, in
+    a clause of their own ("put eyes on X while uav_09 drops ..."): another UAV observes. Observing words after the
+    UAV may be its own task ("uav_01 drops ... and films the drop"): that is asked about, not given to another."""
+    observing = set(words.sensors(for_cargo=False))
+    fleet = {u.id: u for u in words.world.fleet}
+    if not observing or not words.members:
+        return False
+    first = min(m.start for m in words.members)
+    if any(m.start() > first for m in words.found(_OBSERVE)):
+        return False
+    return any(u in fleet and not observing <= set(fleet[u].sensors) for u in words.member_ids())
 
 
 def _asks_to_observe(words: _Words) -> bool:
@@ -578,7 +599,12 @@ def _hub(words: _Words) -> str | None:
 
 def _observed_place(words: _Words) -> str | None:
     """The place the request names to film, photograph or watch: the nearest after the observing words ("film X")
-    or just before them ("在X上空拍摄")."""
+    or just before them ("在X上空拍摄"); the one place the cargo goes where they film "the drop-off" or "it"."""
+    for match in _OBSERVE.finditer(words.text):  # "film the drop-off", "拍摄现场": the one place the cargo goes
+        if _SAME_PLACE_AFTER.match(words.text, match.end()) and _CARGO_VERB.search(words.text):
+            _, sites = _origin_and_sites(words)
+            if len(sites) == 1:
+                return sites[0]
     for match in _OBSERVE.finditer(words.text):
         # (distance, 0 after the words / 1 before them, place): "film X" before "X ... film" at the same distance
         gaps = [(m.start - match.end(), 0, m) for m in words.places if 0 <= m.start - match.end() <= 40]
@@ -597,14 +623,15 @@ def _observed_place(words: _Words) -> str | None:
     return None
 
 
-def _largest_idle_capacity(idle: list[UAV]) -> float:
-    return max((u.payload_capacity_kg for u in idle), default=0.0)
+def _largest_idle_capacity(words: _Words) -> float:
+    """The most an idle UAV lifts: in whole items where the load is items ("bags of 3 kg": 3 on a 5 kg UAV)."""
+    return whole_items(max((u.payload_capacity_kg for u in words.idle), default=0.0), words.stated.payload_item_kg)
 
 
 def _heavier_than_every_idle_uav(words: _Words) -> TeamCue | None:
     """A divisible cargo heavier than every idle UAV lifts implies a split load ("9 kg of sandbags"; not "a crate of
     machine parts (9 kg)", one piece)."""
-    payload, largest = words.stated.payload_kg, _largest_idle_capacity(words.idle)
+    payload, largest = words.stated.payload_kg, _largest_idle_capacity(words)
     if payload is None or not words.idle or not words.masses or payload <= largest + 1e-9:
         return None
     mass = next((q for q in words.masses if math.isclose(q.value, payload, rel_tol=1e-6)), words.masses[0])
@@ -642,6 +669,11 @@ def _no_uav_with_sensors_and_capacity(words: _Words) -> TeamCue | None:
 
 
 def _sketch(words: _Words, kind: TeamKind, subtasks: list[SubTaskSketch], min_uavs: int, notes=()) -> TeamSketch:
+    if item := words.stated.payload_item_kg:  # "four bags of 3 kg": a delivery of whole bags is shared in bags
+        subtasks = [
+            s.model_copy(update={"item_kg": item}) if s.payload_kg and is_whole_items(s.payload_kg, item) else s
+            for s in subtasks
+        ]
     cues = sorted(words.cues, key=lambda c: (c.start, c.kind))
     members = words.member_ids()
     return TeamSketch(kinds=[kind], subtasks=subtasks, min_uavs=min_uavs, members=members, cues=cues, notes=list(notes))
@@ -699,26 +731,18 @@ def _split_load(words: _Words, sizes: list[int]) -> TeamSketch:
     payload = words.stated.payload_kg
     origin, _ = _origin_and_sites(words)
     if payload and (count := _uavs_each(words)) is not None:
-        named = words.member_ids()
-        destination = _destination(words, {origin} if origin else set())
-        each = [
-            SubTaskSketch(
-                id=f"t{i}",
-                role="deliver",
-                origin=origin,
-                destination=destination,
-                payload_kg=payload,
-                deadline_sec=words.stated.deadline_sec,
-                required_sensors=words.sensors(for_cargo=True),
-                uavs=[named[i - 1]] if len(named) == count else [],
-            )
-            for i in range(1, count + 1)
-        ]
-        return _sketch(
-            words, "split_load", each, count, [f"{payload:g} kg on each of {count} UAVs: {count * payload:g} kg"]
-        )
-    largest = _largest_idle_capacity(words.idle)
+        note = f"{payload:g} kg on each of {count} UAVs: {count * payload:g} kg"
+        return _sketch(words, "split_load", _per_uav(words, origin, count, payload), count, [note])
+    largest = _largest_idle_capacity(words)
     bound = max(2, math.ceil(payload / largest - 1e-9)) if payload and largest > 0 else 2
+    if payload and words.found(_EVEN_SHARES):
+        # a stated count, else the UAVs named (two or more), else the fewest that lift it; shares that are no whole
+        # number of items stay even, and the fidelity gate then asks the operator (payload_items_split)
+        named = len(words.member_ids())
+        count = words_size(sizes) or (named if named >= 2 else None) or bound
+        share = payload / count
+        note = f"{payload:g} kg in even shares: {share:g} kg on each of {count} UAVs"
+        return _sketch(words, "split_load", _per_uav(words, origin, count, share), count, [note])
     task = SubTaskSketch(
         id="t1",
         role="deliver",
@@ -731,20 +755,63 @@ def _split_load(words: _Words, sizes: list[int]) -> TeamSketch:
         uavs=words.member_ids(),
     )
     notes = (  # no stated mass, no note (formatting None would raise)
-        [f"{payload:g} kg at most {largest:g} kg each (the largest idle capacity): {bound} UAVs or more"]
+        [
+            f"{payload:g} kg at most {largest:g} kg each (the largest idle capacity"
+            + (f", in whole {item:g} kg items" if (item := words.stated.payload_item_kg) else "")
+            + f"): {bound} UAVs or more"
+        ]
         if payload and bound > 2
         else []
     )
     return _sketch(words, "split_load", [task], max([bound, *sizes]), notes)
 
 
+# "split it evenly", "half on uav_01 and half on uav_02", "平分": every UAV the same share
+_EVEN_SHARES = re.compile(
+    r"\b(?:evenly|equally(?! (?:important|urgent|critical|needed|pressing))|in equal (?:shares|parts|loads|halves)|"
+    r"(?:an? )?equal (?:shares?|split|parts|loads)|"
+    r"(?:in|into) (?:two )?halves|half (?:on|onto|with|by) |50 ?(?:%|percent) each)|"
+    r"平分|均分|平均分|各(?:运|带|装|分)?一半"
+)
+
+
+def words_size(sizes: list[int]) -> int | None:
+    return max(sizes) if sizes else None
+
+
+def _per_uav(words: _Words, origin: str | None, count: int, share: float) -> list[SubTaskSketch]:
+    """A delivery per UAV, each `share` kg, the UAVs the words name one each where they name as many."""
+    named = words.member_ids()
+    destination = _destination(words, {origin} if origin else set())
+    return [
+        SubTaskSketch(
+            id=f"t{i}",
+            role="deliver",
+            origin=origin,
+            destination=destination,
+            payload_kg=share,
+            deadline_sec=words.stated.deadline_sec,
+            required_sensors=words.sensors(for_cargo=True),
+            uavs=[named[i - 1]] if len(named) == count else [],
+        )
+        for i in range(1, count + 1)
+    ]
+
+
 def _roles(words: _Words, observed: str, sizes: list[int]) -> TeamSketch:
     """One UAV films (or watches) the place; another carries the cargo (to the place a cue names, else there),
     several sharing it where it is heavier than every idle UAV lifts."""
     origin, _ = _origin_and_sites(words)
-    payload, largest = words.stated.payload_kg, _largest_idle_capacity(words.idle)
+    payload, largest = words.stated.payload_kg, _largest_idle_capacity(words)
     carriers = math.ceil(payload / largest - 1e-9) if payload and largest > 0 else 1
-    cued = [m.ids[0] for m in words.places if m.role == "destination" and m.ids[0] not in (observed, origin)]
+    others = [m for m in words.places if m.ids[0] not in (observed, origin) and m.role != "origin"]
+    # "drops the tools at the construction site": with no destination cue, the one other place named, where it has
+    # no role of its own (not "passing the vertiport") and nothing points the cargo back ("drops them there")
+    plain = {m.ids[0] for m in others if m.role is None}
+    fallback = len({m.ids[0] for m in others}) == 1 == len(plain) and observed != origin
+    cued = [m.ids[0] for m in others if m.role == "destination"] or (
+        list(plain) if fallback and not _THERE.search(words.text) else []
+    )
     observing, carrying = _members_by_task(words)
     watch = SubTaskSketch(
         id="t1",
@@ -769,6 +836,9 @@ def _roles(words: _Words, observed: str, sizes: list[int]) -> TeamSketch:
     return _sketch(words, "roles", [watch, deliver], max([1 + carriers, *sizes]), notes)
 
 
+_THERE = re.compile(r"\b(?:there|over there|to it|at it)\b|那里|那儿|过去|到那")
+
+
 def _members_by_task(words: _Words) -> tuple[list[str], list[str]]:
     """The UAVs named for observing and for carrying ("use uav_07 to film X while uav_09 drops off the tools"): by
     the verb right after a member, else by observing words next to it."""
@@ -791,6 +861,11 @@ def _parallel(words: _Words, origin: str | None, sites: list[str], sizes: list[i
     elif len(words.masses) > 1:
         each = None
         notes.append("several masses are stated: each site's share is left to the team tool")
+    elif (item := words.stated.payload_item_kg) and each is not None:
+        # "two bags of 2 kg, one to A and one to B": an item a site when there are as many as sites; otherwise the
+        # sites' shares are open (the parse splits evenly and asks the operator to confirm)
+        each = item if round(each / item) == len(sites) else None
+        notes.append(f"one {item:g} kg item to each site" if each else "each site's share of the items is not stated")
     elif each is not None:
         notes.append(f"the stated {each:g} kg read as what each site gets")
     pins = _site_pins(words, sites)
@@ -931,7 +1006,12 @@ def read_request(instruction: str, world: World) -> StatedConstraints:
     (nodes/reading.py) and a model's writer reads when no run gave it one (models/slots.py)."""
     stated = stated_constraints(instruction, world)
     team = read_team(instruction, world, stated)
-    if team is None:
+    if team is None:  # one UAV sent to observe carries what the words ask to observe with ("film the flood site")
+        words = _Words(instruction, world, stated)
+        cargo = stated.payload_kg is not None or _CARGO_VERB.search(_OBSERVE.sub(" ", words.text))
+        if words.intent in SITE_VISITS and not cargo and _asks_to_observe(words) and _observed_place(words):
+            observing = [s for s in sensors_in(words.text) if s not in CARGO_SENSORS]
+            return stated.model_copy(update={"observing_sensors": observing}) if observing else stated
         return stated
 
     def needed(roles: frozenset[str]) -> list[str]:  # what the sketch's sub-tasks in those roles require

@@ -269,6 +269,8 @@ def _ground_team(defs: dict[str, Any], ids: WorldIds) -> None:
     }
     counts = [{"type": "integer", "minimum": 1, "maximum": len(ids.idle_uavs)}] if ids.idle_uavs else []
     sub["uav_count"] = {**_described(sub["uav_count"]), "anyOf": [*counts, {"type": "null"}]}
+    item = {"type": "number", "exclusiveMinimum": 0, "maximum": MAX_PAYLOAD_KG}
+    sub["item_kg"] = {**_described(sub["item_kg"]), "anyOf": [item, {"type": "null"}]}
     defs["TeamPlan"]["properties"]["subtasks"]["maxItems"] = MAX_SUBTASKS
 
 

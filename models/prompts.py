@@ -21,7 +21,8 @@ from tools.world import UAV, Corridor, NoFlyZone, World
 if TYPE_CHECKING:  # models imports this module; the request type is only needed for annotations
     from models.base import GenerationRequest, RepairFeedback
 
-PROMPT_VERSION = "cloudbrain-ir-v2"  # v2: the schema shows `team`, the fleet lines their sensors
+# v2: the schema shows `team`, the fleet lines their sensors; v3: a sub-task's `item_kg` (a load of whole items)
+PROMPT_VERSION = "cloudbrain-ir-v3"
 
 ROLE = """You are CloudBrain, the planner of a city's low-altitude (drone) traffic cloud.
 You never emit flight control commands, trajectories or coordinates. You write one LowAltitudeIR: a typed plan

@@ -222,6 +222,8 @@ def parse_instruction(instruction: str, world: World, reading: StatedConstraints
     if reading is None or reading.team_needs:
         excluded = [u for u, role in uav_roles.items() if role == "excluded"]
         add_team(task, instruction, world, reading or stated_constraints(instruction, world), excluded)
+    if task.team is None and reading is not None and "pinned" not in uav_roles.values():
+        keep_observers(task, reading, world)
     if re.search(INJECTION_CUES, rest):
         task.notes.append("the request asked to relax safety rules; ignored (R1-R3 always hold)")
     return task
@@ -819,6 +821,8 @@ def _repaired_task(request: GenerationRequest) -> ParsedTask:
     changes = apply_repair(task, feedback, request.world)
     excluded = request.reading.excluded_uavs if request.reading else _excluded_uavs(request.instruction, request.world)
     keep_exclusions(task, excluded, request.world)
+    if task.team is None and request.reading is not None and not request.reading.uavs:
+        keep_observers(task, request.reading, request.world)  # a repair's other UAVs still carry the camera
     prior = safety_prior_zones(request.world, task.entities, task.constraints)
     task.entities.avoid_zones = list(dict.fromkeys(task.entities.avoid_zones + prior))
     task.notes.append(f"repair round {request.round}: " + ("; ".join(changes) if changes else "no applicable repair"))
@@ -831,6 +835,25 @@ def _repaired_task(request: GenerationRequest) -> ParsedTask:
 def _excluded_uavs(instruction: str, world: World) -> list[str]:
     text = instruction.lower().replace("\u2019", "'")
     return [u for u, role in uav_roles_in(text, find_mentions(text, world)).items() if role == "excluded"]
+
+
+def keep_observers(task: ParsedTask, reading: StatedConstraints, world: World) -> None:
+    """A one-UAV request sent to observe ("film the flood site"): the candidates are the idle UAVs that carry the
+    sensors it asks for and that the request does not leave out (assign_uav knows no sensors). None carrying them:
+    the candidates stay, and the fidelity gate asks the operator (sensor_not_carried)."""
+    if not reading.observing_sensors:
+        return
+    able = [
+        u.id
+        for u in world.fleet
+        if u.status.value == "idle"
+        and set(reading.observing_sensors) <= set(u.sensors)
+        and u.id not in reading.excluded_uavs
+    ]
+    able = [u for u in able if u in task.entities.candidate_uavs] or able  # a repair's choice among them, if any
+    if able and able != task.entities.candidate_uavs:
+        task.entities.candidate_uavs = able
+        task.notes.append(f"candidates: the idle UAVs with a {' and a '.join(reading.observing_sensors)}")
 
 
 def keep_exclusions(task: ParsedTask, excluded: Sequence[str], world: World) -> None:

@@ -107,6 +107,9 @@ def excused_intruders(intruder_ids: list[str], manoeuvres: list[dict[str, Any]])
     return set(intruder_ids) - {m["intruder"] for m in manoeuvres if m["action"] == "hold"}
 
 
+NEAR_MISS_FACTOR = 1.5  # other traffic closer than this x min separation is a near miss (it fails the plan)
+
+
 def counts_against_plan(event_type: str, entity: str | None, max_risk_level: str, excused: set[str]) -> bool:
     """Whether an event fails the plan: every terminal event; a near miss unless the task accepts high risk or it
     was with excused unknown traffic (then it is reported: a warning, and a factor of the risk assessment)."""

@@ -46,7 +46,14 @@ from tools import exact_grid, signals
 from tools.contract import ToolFailure, ToolOutput
 from tools.energy import segment_energies_wh
 from tools.registry import ToolSpec
-from tools.rules import EVENT_RULE, TERMINAL_EVENTS, counts_against_plan, excused_intruders, safety_baseline
+from tools.rules import (
+    EVENT_RULE,
+    NEAR_MISS_FACTOR,
+    TERMINAL_EVENTS,
+    counts_against_plan,
+    excused_intruders,
+    safety_baseline,
+)
 from tools.trajectory import Trajectory, interpolation_knots
 from tools.verifier import (
     WaypointArgs,
@@ -62,7 +69,6 @@ DRIFT_KEEP = 0.6  # share of last second's lateral drift the position controller
 DRIFT_GAIN = 0.25  # metres of drift per m/s of gust
 GUST_ENERGY_PER_MPS = 0.03  # extra energy share per m/s of gust
 COLLISION_RADIUS_M = 3.0
-NEAR_MISS_FACTOR = 1.5  # other traffic closer than this x min separation is a near miss
 HOLD_MARGIN_M = 5.0  # the UAV stops this far outside a pop-up zone
 INTRUDER_SPEED_MPS = (8.0, 12.0)
 INTRUDER_AREA_MARGIN_M = 150.0

@@ -5,7 +5,8 @@ sub-tasks it must follow). Each non-split sub-task gets exactly one UAV; a split
 1..max_uavs_per_split UAVs that each fly the same leg with their share, or among exactly `uav_count` UAVs where the
 request states how many (max_uavs_per_split then does not apply). With a stated count every member carries at least
 half an even share (payload / uav_count / 2): without a floor the cheapest split would leave a member grams, or
-nothing, and the count would be kept in name only. A UAV serves at most one sub-task: no UAV is booked twice, so a UAV
+nothing, and the count would be kept in name only. A load of whole items (`item_kg`: "four bags of 3 kg") is shared in
+whole items: every share, bound and floor is a multiple of item_kg (the share an integer count of items in the MILP). A UAV serves at most one sub-task: no UAV is booked twice, so a UAV
 never chains two sub-tasks (a relay is two UAVs meeting at a pad).
 
 Feasibility of one UAV on one sub-task is exactly assign_uav's (tools/assignment.evaluate: status, payload, battery
@@ -65,6 +66,7 @@ from tools.assignment import AssignUavArgs, Candidate, evaluate
 from tools.city import unknown_id_failure
 from tools.contract import ToolFailure, ToolOutput
 from tools.dependencies import find_cycle, waiting_order
+from tools.items import is_whole_items, whole_items, whole_items_up
 from tools.registry import ToolSpec
 from tools.world import UAV, UAVStatus, World
 
@@ -119,13 +121,21 @@ class TeamSubtask(BaseModel):
         description="split only: exactly this many UAVs share it, each carrying at least half an even share "
         "(max_uavs_per_split does not apply); null = as many as the objective prefers, up to max_uavs_per_split",
     )
+    item_kg: float | None = Field(
+        default=None,
+        gt=0,
+        exclude_if=lambda item: item is None,
+        description="the payload is whole items of this mass (payload_kg a multiple of it): a split shares items, "
+        "never parts of one; null = the payload divides freely",
+    )
 
     @property
     def share_floor_kg(self) -> float:
-        """The least share a member carries: half an even share where a count is stated, else nothing."""
+        """The least share a member carries: half an even share where a count is stated (in whole items, rounded up,
+        for a load of items), else nothing."""
         if not self.split or self.uav_count is None:
             return 0.0
-        return COUNTED_SHARE_FLOOR * self.payload_kg / self.uav_count
+        return whole_items_up(COUNTED_SHARE_FLOOR * self.payload_kg / self.uav_count, self.item_kg)
 
     def group_sizes(self, max_uavs_per_split: int) -> range:
         """How many UAVs may fly it."""
@@ -252,6 +262,14 @@ def _validated(world: World, args: AssignTeamArgs) -> tuple[list[TeamSubtask], l
                 recoverable=True,
                 suggested_actions=[f"mark {subtask.id} split to share it, or drop uav_count"],
             )
+        if not is_whole_items(subtask.payload_kg, subtask.item_kg):
+            raise ToolFailure(
+                "invalid_team_request",
+                f"sub-task {subtask.id} carries {subtask.payload_kg:g} kg, which is no whole number of "
+                f"{subtask.item_kg:g} kg items",
+                recoverable=True,
+                suggested_actions=[f"give {subtask.id} a payload of whole items, or drop item_kg"],
+            )
         for ref in (subtask.origin, *subtask.waypoints, subtask.destination):
             if ref not in world.entity_index:
                 raise unknown_id_failure("entity", ref, world.entity_index)
@@ -313,10 +331,15 @@ def _pairing(world: World, uav: UAV, subtask: TeamSubtask, reserve: float) -> Pa
     per_kg = (judged(uav, most).energy_wh - empty.energy_wh) / most if most > 0 else 0.0
     headroom_wh = (uav.battery_ratio - reserve) * uav.battery_capacity_wh - empty.energy_wh
     battery_limit = headroom_wh / per_kg - BATTERY_SHARE_MARGIN_KG if per_kg > 0 else math.inf
-    max_share = min(most, battery_limit)
+    max_share = whole_items(min(most, battery_limit), subtask.item_kg)
     reasons = list(empty.reasons)
     if not reasons and subtask.payload_kg > 0 and max_share <= SHARE_EPSILON_KG:
-        reasons.append(f"payload capacity {uav.payload_capacity_kg:g} kg: it cannot carry a share")
+        if subtask.item_kg is not None and most < subtask.item_kg:
+            reasons.append(
+                f"payload capacity {uav.payload_capacity_kg:g} kg: less than one {subtask.item_kg:g} kg item"
+            )
+        else:
+            reasons.append(f"payload capacity {uav.payload_capacity_kg:g} kg: it cannot carry a share")
     elif not reasons and max_share < subtask.share_floor_kg:
         limit = "its battery reserve" if battery_limit < most else "its payload capacity"
         reasons.append(
@@ -336,16 +359,19 @@ def team_instance(world: World, args: AssignTeamArgs) -> TeamInstance:
 # --- evaluating a team ----------------------------------------------------------------------------------------------
 
 
-def _cheapest_shares(pairings: list[Pairing], payload_kg: float, floor_kg: float = 0.0) -> dict[str, float] | None:
+def _cheapest_shares(
+    pairings: list[Pairing], payload_kg: float, floor_kg: float = 0.0, item_kg: float | None = None
+) -> dict[str, float] | None:
     """A split sub-task's shares among `pairings` at the least energy: every member its floor, then the cheapest
-    kilogram first (exact: one covering constraint over bounded shares is a fractional knapsack). None if they cannot
-    carry it all."""
-    if any(p.max_share_kg < floor_kg for p in pairings):
+    kilogram (or whole item) first (exact: one covering constraint over bounded shares is a fractional knapsack; in
+    whole items, with every bound a whole number of items, each item costs its UAV's per-kg energy times its mass, so
+    the cheapest items first is still optimal). None if they cannot carry it all."""
+    if any(p.max_share_kg < floor_kg - SHARE_EPSILON_KG for p in pairings):
         return None
     shares = {p.uav.id: floor_kg for p in pairings}
     left = payload_kg - floor_kg * len(pairings)
     for p in sorted(pairings, key=lambda p: (p.energy_per_kg_wh, p.uav.id)):
-        take = min(p.max_share_kg - floor_kg, left)
+        take = max(0.0, min(p.max_share_kg - floor_kg, whole_items_up(left, item_kg) if left > 0 else 0.0))
         shares[p.uav.id], left = floor_kg + take, left - take
     return shares if left <= SHARE_EPSILON_KG else None
 
@@ -359,7 +385,7 @@ def team_solution(instance: TeamInstance, members: dict[str, list[str]]) -> Team
     for subtask in instance.subtasks:
         pairings = [instance.pairs[u, subtask.id] for u in members[subtask.id]]
         if subtask.split:
-            shares = _cheapest_shares(pairings, subtask.payload_kg, subtask.share_floor_kg)
+            shares = _cheapest_shares(pairings, subtask.payload_kg, subtask.share_floor_kg, subtask.item_kg)
             if shares is None:
                 return None
             if subtask.payload_kg > 0:  # a member carrying nothing only adds its flight (never with a count's floor)
@@ -400,12 +426,17 @@ class _Program:
         self.rows: list[tuple[dict[int, float], float, float]] = []
         lower, upper = np.zeros(self.size), np.full(self.size, np.inf)
         upper[:n_pairs] = 1.0
-        for i, column in self.share_column.items():
-            upper[column] = self.pairings[i].max_share_kg
-        if lateness:
-            lower[self.lateness_column] = -np.inf
+        # a share column counts kilograms, or whole items (an integer) for a load of items: kg = unit * column
+        self.share_unit = {i: self.pairings[i].subtask.item_kg or 1.0 for i in split_pairs}
         self.integrality = np.zeros(self.size)
         self.integrality[:n_pairs] = 1
+        for i, column in self.share_column.items():
+            upper[column] = self.pairings[i].max_share_kg / self.share_unit[i]
+            if self.pairings[i].subtask.item_kg is not None:
+                upper[column] = round(upper[column])  # a whole number already (whole_items), held exact
+                self.integrality[column] = 1
+        if lateness:
+            lower[self.lateness_column] = -np.inf
         by_subtask: dict[str, list[int]] = {s.id: [] for s in instance.subtasks}
         by_uav: dict[str, list[int]] = {}
         for i, p in enumerate(self.pairings):
@@ -417,12 +448,13 @@ class _Program:
             sizes = subtask.group_sizes(instance.args.max_uavs_per_split)
             self.rows.append(({i: 1.0 for i in chosen}, sizes[0], sizes[-1]))
             if subtask.split:
-                self.rows.append(({self.share_column[i]: 1.0 for i in chosen}, subtask.payload_kg, subtask.payload_kg))
+                shares = {self.share_column[i]: self.share_unit[i] for i in chosen}
+                self.rows.append((shares, subtask.payload_kg, subtask.payload_kg))
                 for i in chosen:  # a share only on a UAV that flies, and at least the floor on one that does
-                    self.rows.append(({self.share_column[i]: 1.0, i: -self.pairings[i].max_share_kg}, -np.inf, 0.0))
+                    share = {self.share_column[i]: self.share_unit[i]}
+                    self.rows.append(({**share, i: -self.pairings[i].max_share_kg}, -np.inf, 0.0))
                     if subtask.share_floor_kg > 0:
-                        row = {self.share_column[i]: 1.0, i: -subtask.share_floor_kg}
-                        self.rows.append((row, 0.0, np.inf))
+                        self.rows.append(({**share, i: -subtask.share_floor_kg}, 0.0, np.inf))
             for i in chosen:
                 self.rows.append(({finish: 1.0, i: -self.pairings[i].eta_sec}, 0.0, np.inf))
                 for earlier in subtask.after:
@@ -447,7 +479,7 @@ class _Program:
             for i, p in enumerate(self.pairings):
                 cost[i] = p.fixed_energy_wh
                 if i in self.share_column:
-                    cost[self.share_column[i]] = p.energy_per_kg_wh
+                    cost[self.share_column[i]] = p.energy_per_kg_wh * self.share_unit[i]
         return cost
 
     def solve(self, costs: list[np.ndarray]) -> dict[str, list[str]] | None:

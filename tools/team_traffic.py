@@ -18,11 +18,15 @@ from collections.abc import Iterable, Sequence
 
 import shapely
 
+from tools.rules import NEAR_MISS_FACTOR
 from tools.world import TrafficTrack, World
 
 PARKED_AFTER_SEC = 86_400.0  # a landed member stays parked this long past its touchdown (far past any mission)
-SLOT_SEPARATION_FACTOR = 1.2  # landing slots keep at least this x the minimum separation from every parked member
-SLOT_PREFERRED_FACTOR = 2.0  # and this much where the tolerance allows: the simulator's near miss is at 1.5 x, gusts
+# Landing slots keep at least this x the minimum separation from every parked member: past the simulator's near miss
+# (a near miss fails the plan, and a parked member stays where it is whatever the landing one's timing), with room for
+# the stress run's drift on the way down.
+SLOT_SEPARATION_FACTOR = NEAR_MISS_FACTOR + 0.3
+SLOT_PREFERRED_FACTOR = 2.0  # and this much where the tolerance allows
 SLOT_DIRECTIONS = 12
 SLOT_RADIUS_STEP_M = 1.0
 SLOT_EDGE_M = 1.0  # slots stay this far inside the arrival tolerance

@@ -45,6 +45,8 @@ def test_a_team_request_is_flown_as_a_team_or_not_at_all(request_):
             )
         if "payload_kg" in expect:  # the whole mass is carried (a relay leg carries on what its first leg took)
             assert sum(m["share_kg"] for m in team if m["role"] != "relay_leg") >= expect["payload_kg"] - 1e-6
+        if "shares_kg" in expect:  # each member's share as the words make it: even, or whole items
+            assert sorted(m["share_kg"] for m in team if m["role"] == "deliver") == expect["shares_kg"], team
         for role, uavs in (expect.get("uavs") or {}).items():  # UAVs the request names fly their part
             assert {m["uav_id"] for m in team if m["role"] == role} == set(uavs), team
         return
@@ -185,3 +187,35 @@ def test_a_team_execute_is_exported_and_admitted_to_the_ledger_per_member(capsys
     assert sorted(m["intent_id"] for m in decision["team"]) == [intent_id for intent_id, _ in rows]
     assert all(re.fullmatch(rf"{decision['intent_id']}\.t\d+:uav_\d+", intent_id) for intent_id, _ in rows)
     assert {json.loads(body)["team_id"] for _, body in rows} == {decision["intent_id"]}
+
+
+@pytest.mark.parametrize(
+    ("instruction", "asks"),
+    [
+        (
+            "Split four bags of 2 kg each evenly among three drones from the sandbag depot to the flood site.",
+            "part of one",
+        ),
+        ("Take two bags weighing 4 kg from the sandbag depot to the flood site.", "4 kg each, or in all?"),
+        ("Bring sandbags of 4 kg each from the sandbag depot to the flood site.", "what one item weighs"),
+        ("Film the flood site with uav_04.", "uav_04 carries no camera"),
+    ],
+)
+def test_what_the_words_leave_open_or_the_fleet_cannot_keep_asks_the_operator(instruction, asks):
+    out = run_task(_world("examples/fleet_city.json"), instruction, context=CONTEXT, db=None)
+    assert out.status == "human_confirm" and asks in out.decision["reason"], out.decision["reason"]
+
+
+@pytest.mark.parametrize("instruction", ["Film the flood site.", "Take thermal pictures of the flood site."])
+def test_one_uav_asked_to_film_carries_the_sensor(instruction):
+    world = _world("examples/fleet_city.json")
+    out = run_task(world, instruction, context=CONTEXT, db=None)
+    assert out.status == "execute", out.decision.get("reason")
+    wanted = "thermal" if "thermal" in instruction else "camera"
+    assert wanted in world.uav_index[out.decision["uav_id"]].sensors
+
+
+def test_a_uav_the_words_say_not_to_load_is_not_flown():
+    text = "Do not load sandbags onto uav_01, it is reserved; take 3 kg from the sandbag depot to the flood site."
+    out = run_task(_world("examples/fleet_city.json"), text, context=CONTEXT, db=None)
+    assert out.status == "execute" and out.decision["uav_id"] != "uav_01", out.decision.get("reason")

@@ -437,3 +437,18 @@ def test_a_team_member_without_the_sensor_the_words_ask_for_is_a_finding(city):
     # the sensors are the team sketch's, not every sensor word: no film or inspect share, no observing sensor
     split = read_request("8 kg of sandbags, no camera needed, from the sandbag depot to the flood site.", city)
     assert split.team_min_uavs == 2 and not split.observing_sensors and not split.cargo_sensors
+
+
+def test_a_member_carrying_part_of_an_item_is_unfaithful(world):
+    """'four bags of 3 kg': a 5 kg share is a bag and two thirds, which nobody can load."""
+    stated = stated_constraints("Take four bags of 3 kg each from hospital_A to police_2.", world)
+    assert stated.payload_kg == 12.0 and stated.payload_item_kg == 3.0
+    members = [
+        {"uav_id": "uav_01", "role": "deliver", "share_kg": 5.0},
+        {"uav_id": "uav_02", "role": "deliver", "share_kg": 3.0},
+        {"uav_id": "uav_03", "role": "deliver", "share_kg": 4.0},
+    ]
+    found = team_fidelity_findings(world, stated, members)
+    assert [f.error_type for f in found].count("payload_items_split") == 2
+    whole = [{**m, "share_kg": 3.0} for m in members] + [{"uav_id": "uav_04", "role": "deliver", "share_kg": 3.0}]
+    assert "payload_items_split" not in _types(team_fidelity_findings(world, stated, whole))

@@ -74,7 +74,7 @@ STORED_IR_SHA256 = "66e21ff2a0c4d42ed5634ee0e43645e6826dbcde1721ad956e6c8daeca71
 # (`uavs`: the UAVs pinned to it).
 TEAM_TOOL_SUBTASK_ARGS = {
     "id", "origin", "destination", "waypoints", "payload_kg", "deadline_sec", "required_sensors", "after", "split",
-    "uavs", "uav_count",
+    "uavs", "uav_count", "item_kg",
 }  # fmt: skip
 
 

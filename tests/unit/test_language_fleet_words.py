@@ -297,3 +297,248 @@ def test_a_second_drone_is_no_duration(fleet_city):
     assert stated_constraints(
         "Get it to the flood site from depot_1 in a couple of minutes.", fleet_city
     ).unread_duration
+
+
+# --- 2026-11-28, second pass: counted items, even shares, head lists, "eyes on", counted sites ---------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "shares", "uavs"),
+    [
+        ("Split 8 kg of sandbags evenly between uav_01 and uav_02 from the sandbag depot to the flood site.", 2, True),
+        (
+            "Put half of the 8 kg of sandbags on uav_01 and half on uav_02, from the sandbag depot to the flood site.",
+            2,
+            True,
+        ),
+        ("Split 8 kg of sandbags equally among three drones from the sandbag depot to the flood site.", 3, False),
+        ("从沙袋仓库运8公斤沙袋到内涝点，两架无人机平分。", 2, False),
+    ],
+)
+def test_even_shares_are_a_delivery_per_uav_of_the_same_mass(fleet_city, text, shares, uavs):
+    sketch = read_team(text, fleet_city)
+    assert sketch is not None and len(sketch.subtasks) == shares
+    assert [t.payload_kg for t in sketch.subtasks] == pytest.approx([8.0 / shares] * shares)
+    assert all(not t.split for t in sketch.subtasks)
+    if uavs:
+        assert [t.uavs for t in sketch.subtasks] == [["uav_01"], ["uav_02"]]
+
+
+def test_a_load_of_items_is_shared_in_whole_items(fleet_city):
+    sketch = read_team("Take three bags of 3 kg each from the sandbag depot to the flood site.", fleet_city)
+    assert sketch is not None and sketch.min_uavs == 3  # a 5 kg UAV carries one 3 kg bag, not one and two thirds
+    assert [(t.payload_kg, t.item_kg, t.split) for t in sketch.subtasks] == [(9.0, 3.0, True)]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "uav_05 and uav_06: one AED each, to the crash on the ring road and to the West Gate metro station.",
+        "uav_01, uav_02: 8 kg of sandbags from the sandbag depot to the flood site.",
+        "I want 8 kg of sandbags at the flood site from the sandbag depot, but only uav_01 and uav_02 may fly.",
+    ],
+)
+def test_uavs_listed_at_the_head_or_allowed_to_fly_are_pinned(fleet_city, text):
+    roles = uav_roles_in(normalised(text), find_mentions(normalised(text), fleet_city))
+    assert roles and set(roles.values()) == {"pinned"}, roles
+
+
+@pytest.mark.parametrize(
+    ("text", "observed", "carrier"),
+    [
+        (
+            "Get eyes on the flood site and have another drone drop 3 kg of sandbags there from the sandbag depot.",
+            "flood_site_1",
+            [],
+        ),
+        (
+            "Put eyes on the pumping station while uav_09 drops 2 kg of tools at the construction site on Harbour "
+            "Street from the hardware warehouse.",
+            "inspection_site_2",
+            ["uav_09"],
+        ),
+    ],
+)
+def test_watching_words_and_a_named_carrier_without_a_camera_make_roles(fleet_city, text, observed, carrier):
+    sketch = read_team(text, fleet_city)
+    assert sketch is not None and sketch.kinds == ["roles"]
+    film, deliver = sketch.subtasks
+    assert film.destination == observed and "camera" in film.required_sensors
+    assert deliver.uavs == carrier and deliver.destination != observed or not carrier
+
+
+def test_a_named_carrier_delivers_to_the_other_place_named(fleet_city):
+    text = (
+        "Put eyes on the pumping station while uav_09 drops 2 kg of tools at the construction site on Harbour Street "
+        "from the hardware warehouse."
+    )
+    deliver = read_team(text, fleet_city).subtasks[1]
+    assert (deliver.origin, deliver.destination) == ("warehouse_2", "construction_site_1")
+
+
+def test_thermal_pictures_are_an_observation_with_a_thermal_camera(fleet_city):
+    text = "Take thermal pictures of the east levee and the old bridge pier using two drones."
+    stated = stated_constraints(text, fleet_city)
+    assert stated.intent.value == "monitoring" and not stated.missing
+    sketch = read_team(text, fleet_city)
+    assert sketch is not None and all("thermal" in t.required_sensors for t in sketch.subtasks)
+
+
+@pytest.mark.parametrize(
+    ("text", "asked"),
+    [
+        ("Inspect three sites - the sluice gate and the pumping station - with two camera drones.", "'3 sites'"),
+        ("用两架无人机巡检三个地点：水闸和泵站。", "'3个地点'"),
+    ],
+)
+def test_fewer_places_named_than_counted_asks_which_is_missing(fleet_city, text, asked):
+    unaccounted = stated_constraints(text, fleet_city).unaccounted
+    assert any(asked in u and "2 are named" in u for u in unaccounted), unaccounted
+
+
+def test_as_many_places_named_as_counted_asks_nothing(fleet_city):
+    text = "Inspect both sites, the sluice gate and the pumping station, with two camera drones."
+    assert stated_constraints(text, fleet_city).unaccounted == []
+
+
+# --- found by an independent review of the second pass ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Within 5 min drop bags of 2 kg each at the flood site from the sandbag depot.",
+        "Send 2 drones with sandbags of 1 kg each to the flood site.",
+        "Fly at 60 m with bags of 2 kg each to the flood site.",
+        "Take 1,000 bags of 1 kg each to the flood site.",
+        "Take 0 bags of 3 kg each to the flood site.",
+    ],
+)
+def test_a_number_that_counts_no_items_is_no_count_of_them(fleet_city, text):
+    """A duration, drones, an altitude, a thousands group or zero before "bags of X kg each": how many is asked."""
+    stated = stated_constraints(text, fleet_city)
+    assert stated.payload_item_kg is None and any("what one item weighs" in m for m in stated.missing), stated
+
+
+@pytest.mark.parametrize("text", ["Take a 5 l bottle weighing 2 kg to the flood site.", "Bring a 40 cm box of 3 kg."])
+def test_a_measure_before_one_item_is_no_count(fleet_city, text):
+    stated = stated_constraints(text, fleet_city)
+    assert stated.payload_kg in (2.0, 3.0) and stated.payload_item_kg is None
+
+
+def test_items_weighing_a_mass_without_each_ask_each_or_in_all(fleet_city):
+    stated = stated_constraints("Take two bags weighing 4 kg from the sandbag depot to the flood site.", fleet_city)
+    assert any("4 kg each, or in all?" in m for m in stated.missing)
+
+
+def test_as_many_items_as_sites_is_an_item_a_site(fleet_city):
+    text = "Take two bags of 2 kg each from the sandbag depot, one to the flood site and one to the pumping station."
+    sketch = read_team(text, fleet_city)
+    assert sketch is not None and [t.payload_kg for t in sketch.subtasks] == [2.0, 2.0]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "uav_05 and uav_06: do not use them. Film the flood site.",
+        "uav_01 and uav_02: busy. Take 3 kg of sandbags from the sandbag depot to the flood site.",
+        "uav_07 and uav_08: low battery, leave them. Film the flood site.",
+        "Half on uav_01 is too much; split 8 kg of sandbags between two drones.",
+    ],
+)
+def test_a_remark_on_listed_or_loaded_uavs_pins_none(fleet_city, text):
+    roles = uav_roles_in(normalised(text), find_mentions(normalised(text), fleet_city))
+    assert "pinned" not in roles.values(), roles
+
+
+def test_not_loading_onto_a_uav_leaves_it_out(fleet_city):
+    text = "Do not load sandbags onto uav_01, it is reserved; take 3 kg from the sandbag depot to the flood site."
+    assert uav_roles_in(normalised(text), find_mentions(normalised(text), fleet_city)) == {"uav_01": "excluded"}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Film the flood site while another drone drops 3 kg of sandbags there from the sandbag depot, passing the "
+        "midtown vertiport.",
+        "Film the flood site near the pumping station while another drone drops 3 kg of sandbags there from the "
+        "sandbag depot.",
+    ],
+)
+def test_cargo_said_to_go_there_goes_to_the_filmed_place(fleet_city, text):
+    sketch = read_team(text, fleet_city)
+    assert sketch is not None and sketch.subtasks[1].destination == "flood_site_1"
+
+
+def test_even_shares_with_one_named_uav_do_not_crash(fleet_city):
+    sketch = read_team(
+        "Use uav_01 and split 8 kg of sandbags evenly from the sandbag depot to the flood site.", fleet_city
+    )
+    assert sketch is not None and sketch.min_uavs >= 2
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Move 3 kg of sandbags between both places: from the sandbag depot to the flood site.",
+        "Inspect the sluice gate; skip the other three sites.",
+        "Take 3 kg of sandbags from the sandbag depot to the flood site, one of our 5 drop points today.",
+        "Film the flood site from two spots.",
+    ],
+)
+def test_a_count_of_other_places_asks_nothing(fleet_city, text):
+    assert not [u for u in stated_constraints(text, fleet_city).unaccounted if "are asked for" in u]
+
+
+def test_all_eyes_on_is_no_camera(fleet_city):
+    text = "All eyes on the flood site: rush 3 kg of sandbags there from the sandbag depot."
+    assert read_team(text, fleet_city) is None
+
+
+# --- found by a second independent review ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The video team at the flood site needs 2 kg of batteries.",  # a delivery: before, read as filming
+        "Photographers at the flood site need 2 kg of water from the sandbag depot.",
+        "Bring the camera (1 kg) from the sandbag depot to the flood site.",
+        "Take 2 kg of photo equipment from the west drone depot to the West Gate metro station.",
+        "uav_05 has a broken camera. Send 1 kg of bandages from the west drone depot to the West Gate metro station.",
+        "Send 2 kg of sandbags from the sandbag depot to the sluice gate; photos are not needed.",
+        "拍摄队在滨河路内涝点需要2公斤电池，从沙袋仓库取。",
+    ],
+)
+def test_a_camera_word_in_a_delivery_asks_for_no_camera(fleet_city, text):
+    """A camera the cargo is, people who film, a broken camera, photos not needed: no UAV is sent to observe."""
+    assert read_request(text, fleet_city).observing_sensors == []
+
+
+@pytest.mark.parametrize(
+    ("text", "sensors"),
+    [("Film the flood site.", ["camera"]), ("Take thermal pictures of the flood site.", ["thermal"])],
+)
+def test_one_uav_sent_to_observe_carries_the_sensor_named(fleet_city, text, sensors):
+    assert read_request(text, fleet_city).observing_sensors == sensors
+
+
+@pytest.mark.parametrize(
+    ("text", "payload", "item"),
+    [
+        ("Take 3 bags of sand, 2 kg each from the sandbag depot to the flood site.", 6.0, 2.0),
+        ("Take 3 kits of medicine, 2 kg apiece, from the hospital.", 6.0, 2.0),
+        ("Take 3 medicine kits of 2 kg each to the flood site.", 6.0, 2.0),
+        ("从沙袋仓库运3袋沙袋到滨河路内涝点，每袋3公斤。", 9.0, 3.0),
+        ("运2公斤一袋的沙袋3袋，从沙袋仓库到内涝点。", 6.0, 2.0),
+    ],
+)
+def test_a_count_said_apart_from_the_items_mass_is_read(fleet_city, text, payload, item):
+    stated = stated_constraints(text, fleet_city)
+    assert (stated.payload_kg, stated.payload_item_kg) == (payload, item)
+    assert not [m for m in stated.missing if m.startswith("payload")]
+
+
+def test_a_count_too_large_to_be_one_asks(fleet_city):
+    stated = stated_constraints("Send 99999999999999999999 bags of 3 kg to the flood site.", fleet_city)
+    assert stated.payload_item_kg is None and any("what one item weighs" in m for m in stated.missing)

@@ -362,3 +362,47 @@ def test_the_stated_reading_holds_each_quantity_or_quotes_it(world, text, field,
         assert stated.unaccounted == []
     else:
         assert any(quoted in reason for reason in stated.unaccounted)
+
+
+@pytest.mark.parametrize(
+    ("text", "count", "total_kg"),
+    [
+        ("we need four bags of 3 kg each taken to the site", 4, 12.0),
+        ("carry 2 bags of 4 kg each", 2, 8.0),
+        ("four 3-kg bags of sand", 4, 12.0),
+        ("three boxes, 2 kg each", 3, 6.0),
+        ("a dozen packs weighing 1 kg each", 12, 12.0),
+        ("two sacks at 4 kg apiece", 2, 8.0),
+        ("deliver 4 x 2 kg", 4, 8.0),
+        ("three 2 kg first-aid kits", 3, 6.0),  # never "32 kg": digits typed after a number word are no radio digits
+        ("从沙袋仓库运4袋沙袋，每袋3公斤", 4, 12.0),
+        ("两箱工具各2公斤", 2, 4.0),
+        ("3个2公斤的急救包", 3, 6.0),
+    ],
+)
+def test_a_mass_of_counted_items_is_the_whole_load(text, count, total_kg):
+    load = quantities.read_load(with_digits(text))
+    assert load is not None and load.count == count and load.total_kg == pytest.approx(total_kg)
+    assert quantities.parse_payload(with_digits(text)) == pytest.approx(total_kg)
+
+
+@pytest.mark.parametrize("text", ["sandbags of 4 kg each", "bring 3 kg bags of sand", "沙袋每袋3公斤"])
+def test_one_items_mass_without_a_count_is_read_as_uncounted(text):
+    load = quantities.read_load(with_digits(text))
+    assert load is not None and load.count is None and load.total_kg is None
+
+
+@pytest.mark.parametrize(
+    "text", ["6 kg in two bags", "2 kits, 3 kg in total", "2 kg of medicine", "a bag of 4 kg", "3 boxes, 2 kg"]
+)
+def test_a_mass_of_the_whole_load_is_not_multiplied(text):
+    assert quantities.read_load(with_digits(text)) is None or quantities.read_load(with_digits(text)).count == 1
+    assert quantities.parse_payload(with_digits(text)) == quantities.find_quantities(with_digits(text))[0].value
+
+
+def test_uncounted_items_ask_how_many_and_counted_ones_hold_the_span(world):
+    uncounted = stated_constraints("Bring sandbags of 4 kg each from hospital_A to police_2.", world)
+    assert any(m.startswith("payload: '4 kg' is what one item weighs") for m in uncounted.missing)
+    counted = stated_constraints("Bring two boxes of 1 kg each from hospital_A to police_2.", world)
+    assert counted.payload_kg == 2.0 and counted.payload_item_kg == 1.0 and not counted.unaccounted
+    assert counted.spans["payload_kg"] == "two boxes of 1 kg"

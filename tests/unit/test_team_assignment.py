@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from tools import team
 from tools.assignment import AssignUavArgs, evaluate
+from tools.items import is_whole_items
 from tools.registry import ToolRegistry
 from tools.world import UAV, UAVStatus, World
 
@@ -80,13 +81,16 @@ def team_requests(draw) -> tuple[list[UAV], dict]:
     for j in range(draw(st.sampled_from([1, 2, 2, 3, 3]))):
         earlier = [f"s{k}" for k in range(j)]
         split = draw(st.booleans())
+        payload = draw(st.sampled_from([1.0, 2.5, 4.0, 5.5] if split else [0.0, 0.5, 1.0, 2.0]))
         subtasks.append(
             {
                 "id": f"s{j}",
                 "origin": draw(st.sampled_from(PLACES)),
                 "destination": draw(st.sampled_from(PLACES)),
                 "waypoints": draw(st.lists(st.sampled_from(PLACES), max_size=1)),
-                "payload_kg": draw(st.sampled_from([1.0, 2.5, 4.0, 5.5] if split else [0.0, 0.5, 1.0, 2.0])),
+                "payload_kg": payload,
+                # a load of whole items on some split loads: shares are whole items ("bags of 1.25 kg")
+                "item_kg": draw(st.sampled_from([None, None, payload / 2, payload / 4])) if split and payload else None,
                 "split": split,
                 "deadline_sec": draw(st.none() | st.floats(60.0, 300.0)),
                 "required_sensors": draw(st.sampled_from([[], [], [], [], [], ["camera"], ["thermal"]])),
@@ -119,6 +123,7 @@ def _assert_valid_team(world: World, args: team.AssignTeamArgs, solution: team.T
             assert len(shares) == 1 or (subtask.split and len(shares) <= args.max_uavs_per_split)
         if subtask.split:
             assert math.isclose(sum(shares.values()), subtask.payload_kg, abs_tol=1e-6)
+            assert all(is_whole_items(share, subtask.item_kg) for share in shares.values()), shares
         for uav_id, share in shares.items():
             uav = world.uav_index[uav_id]
             assert set(subtask.required_sensors) <= set(uav.sensors)
@@ -488,3 +493,26 @@ def test_a_battery_that_cannot_keep_the_reserve_names_the_battery(call, downtown
     assert not result.ok and result.error.type == "battery_reserve"
     assert result.result == {"binding_constraint": "battery", "subtask_id": "far"}
     assert "low: battery 0.30 minus" in result.error.message
+
+
+def test_a_load_of_items_is_shared_in_whole_items_at_the_optimum(call, downtown):
+    """8 kg as four 2 kg bags over a 5 kg and two 3 kg UAVs: the 5 kg one takes two bags (4 kg, not 5), each 3 kg
+    one a bag (2 kg, not 3), so all three fly where 5 + 3 would do for loose cargo; brute force agrees."""
+    fleet = [
+        _uav("a", 130.0, 100.0),
+        _uav("b", 200.0, 200.0),
+        _uav("big", 110.0, 110.0, payload_capacity_kg=5.0, battery_capacity_wh=300.0),
+    ]
+    world = downtown.updated(fleet=fleet)
+    bags = {**SPLIT_LOAD, "item_kg": 2.0}
+    result = call(world, subtasks=[bags])
+    assert result.ok, result.error
+    shares = _members(result)["load"]
+    assert sorted(shares.values()) == [2.0, 2.0, 4.0]
+    args = team.AssignTeamArgs(subtasks=[bags])
+    assert team.brute_force_team(world, args).shares_kg == team.optimal_team(world, args).shares_kg
+
+
+def test_a_load_that_is_no_whole_number_of_items_is_refused(call, downtown):
+    result = call(downtown, subtasks=[{**SPLIT_LOAD, "item_kg": 3.0}])
+    assert not result.ok and "no whole number of 3 kg items" in result.error.message

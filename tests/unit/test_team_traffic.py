@@ -11,11 +11,14 @@ import numpy as np
 import pytest
 
 from tools import signals
+from tools.rules import NEAR_MISS_FACTOR
 from tools.team_traffic import (
     PARKED_AFTER_SEC,
     landing_slot,
     member_track,
     move_landing,
+    slot_clear_m,
+    slot_preferred_m,
     with_members_as_traffic,
 )
 from tools.world import TrafficTrack, World
@@ -118,3 +121,14 @@ def test_members_join_the_worlds_traffic(city):
     track = member_track("t1", "uav_01", _flight(100, 100, 640, 200, 0.0))
     assert with_members_as_traffic(city, [track]).traffic[-1] == track
     assert with_members_as_traffic(city, []) is city
+
+
+def test_four_members_landing_at_one_site_keep_past_the_simulators_near_miss(city):
+    """A parked member stays where it landed whatever the next one's timing, so landing slots closer than the near
+    miss fail the simulate gate for every departure time (four bags on four drones at the flood site did)."""
+    site, parked = city.position_of("flood_site_1"), []
+    for later in (3, 2, 1, 0):
+        slot = landing_slot(city, site, parked, slot_clear_m(SEP), preferred_m=slot_preferred_m(SEP), later=later)
+        assert slot is not None and math.dist(slot, site) <= city.arrival_tolerance_m
+        assert all(math.dist(slot, p) > NEAR_MISS_FACTOR * SEP for p in parked)
+        parked.append(slot)
