@@ -499,19 +499,24 @@ def _stop_order(world: World, stated: StatedConstraints, named: list[str], xy: l
     return [Finding("stops_out_of_order", "waypoints", None, message, allowed=stops)]
 
 
-def _sensors(world: World, stated: StatedConstraints, uav: Any) -> list[Finding]:
-    """The one UAV carries the sensors the words ask to observe with ("film the flood site": a camera)."""
-    flying = world.uav_index.get(uav) if isinstance(uav, str) else None
-    lacking = [s for s in stated.observing_sensors if flying is not None and s not in flying.sensors]
-    if not lacking:
-        return []
-    able = [
+def observing_uavs(world: World, stated: StatedConstraints) -> list[str]:
+    """The idle UAVs that carry every sensor the words ask to observe with and that the request does not leave out."""
+    return [
         u.id
         for u in world.fleet
         if u.status is UAVStatus.idle
         and set(stated.observing_sensors) <= set(u.sensors)
         and u.id not in stated.excluded_uavs
     ]
+
+
+def _sensors(world: World, stated: StatedConstraints, uav: Any) -> list[Finding]:
+    """The one UAV carries the sensors the words ask to observe with ("film the flood site": a camera)."""
+    flying = world.uav_index.get(uav) if isinstance(uav, str) else None
+    lacking = [s for s in stated.observing_sensors if flying is not None and s not in flying.sensors]
+    if not lacking:
+        return []
+    able = observing_uavs(world, stated)
     message = (
         f"the request asks for a {' and a '.join(stated.observing_sensors)}; {uav} carries no {', '.join(lacking)}"
     )

@@ -420,7 +420,10 @@ class _Words:
 def read_team(instruction: str, world: World, stated: StatedConstraints | None = None) -> TeamSketch | None:
     """The team the request needs (None: one UAV can do what it asks). `stated` is the request's reading by
     `stated_constraints`, where the caller has it already."""
-    words = _Words(instruction, world, stated or stated_constraints(instruction, world))
+    return _team_of(_Words(instruction, world, stated or stated_constraints(instruction, world)))
+
+
+def _team_of(words: _Words) -> TeamSketch | None:
     if _refuses_team(words.text):
         return None
     sizes = _team_sizes(words)
@@ -739,7 +742,7 @@ def _split_load(words: _Words, sizes: list[int]) -> TeamSketch:
         # a stated count, else the UAVs named (two or more), else the fewest that lift it; shares that are no whole
         # number of items stay even, and the fidelity gate then asks the operator (payload_items_split)
         named = len(words.member_ids())
-        count = words_size(sizes) or (named if named >= 2 else None) or bound
+        count = max(sizes, default=None) or (named if named >= 2 else None) or bound
         share = payload / count
         note = f"{payload:g} kg in even shares: {share:g} kg on each of {count} UAVs"
         return _sketch(words, "split_load", _per_uav(words, origin, count, share), count, [note])
@@ -773,10 +776,6 @@ _EVEN_SHARES = re.compile(
     r"(?:in|into) (?:two )?halves|half (?:on|onto|with|by) |50 ?(?:%|percent) each)|"
     r"平分|均分|平均分|各(?:运|带|装|分)?一半"
 )
-
-
-def words_size(sizes: list[int]) -> int | None:
-    return max(sizes) if sizes else None
 
 
 def _per_uav(words: _Words, origin: str | None, count: int, share: float) -> list[SubTaskSketch]:
@@ -1005,25 +1004,23 @@ def read_request(instruction: str, world: World) -> StatedConstraints:
     """The reading of a request: what it states, and whether it needs a team of UAVs. The one reading a run keeps
     (nodes/reading.py) and a model's writer reads when no run gave it one (models/slots.py)."""
     stated = stated_constraints(instruction, world)
-    team = read_team(instruction, world, stated)
+    words = _Words(instruction, world, stated)  # read once: the team's reading, then the sensors it observes with
+    team = _team_of(words)
+    # a camera the words ask for to film a place: not a sensor merely mentioned ("uav_05's camera is broken", "I will
+    # watch the live feed"), with no place to observe
+    observes = _asks_to_observe(words) and _observed_place(words) is not None
+    said = [s for s in sensors_in(words.text) if s not in CARGO_SENSORS] if observes else []
     if team is None:  # one UAV sent to observe carries what the words ask to observe with ("film the flood site")
-        words = _Words(instruction, world, stated)
         cargo = stated.payload_kg is not None or _CARGO_VERB.search(_OBSERVE.sub(" ", words.text))
-        if words.intent in SITE_VISITS and not cargo and _asks_to_observe(words) and _observed_place(words):
-            observing = [s for s in sensors_in(words.text) if s not in CARGO_SENSORS]
-            return stated.model_copy(update={"observing_sensors": observing}) if observing else stated
+        if said and words.intent in SITE_VISITS and not cargo:
+            return stated.model_copy(update={"observing_sensors": said})
         return stated
 
     def needed(roles: frozenset[str]) -> list[str]:  # what the sketch's sub-tasks in those roles require
         return list(dict.fromkeys(s for sub in team.subtasks if sub.role in roles for s in sub.required_sensors))
 
-    # a camera the words ask for to film a place flies even where the sketch has no one to film ("... and film it
-    # with a camera drone" read as a split load alone): the fidelity gate then finds no member carrying it. Not a
-    # sensor merely mentioned ("uav_05's camera is broken", "I will watch the live feed"): no place to observe.
-    words = _Words(instruction, world, stated)
-    observes = _asks_to_observe(words) and _observed_place(words) is not None
-    said = [s for s in sensors_in(words.text) if s not in CARGO_SENSORS] if observes else []
-
+    # a camera the words ask for flies even where the sketch has no one to film ("... and film it with a camera
+    # drone" read as a split load alone): the fidelity gate then finds no member carrying it
     return stated.model_copy(
         update={
             "team_needs": [team.need()],

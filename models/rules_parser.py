@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 from shapely.geometry import LineString
 
-from ir.fidelity import StatedConstraints
+from ir.fidelity import StatedConstraints, observing_uavs
 from ir.model import (
     DELIVERING_ROLES,
     OBSERVING_ROLES,
@@ -843,13 +843,7 @@ def keep_observers(task: ParsedTask, reading: StatedConstraints, world: World) -
     the candidates stay, and the fidelity gate asks the operator (sensor_not_carried)."""
     if not reading.observing_sensors:
         return
-    able = [
-        u.id
-        for u in world.fleet
-        if u.status.value == "idle"
-        and set(reading.observing_sensors) <= set(u.sensors)
-        and u.id not in reading.excluded_uavs
-    ]
+    able = observing_uavs(world, reading)
     able = [u for u in able if u in task.entities.candidate_uavs] or able  # a repair's choice among them, if any
     if able and able != task.entities.candidate_uavs:
         task.entities.candidate_uavs = able
