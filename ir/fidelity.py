@@ -28,6 +28,7 @@ from tools.rules import RULE_TEXT
 from tools.trajectory import flight_phases
 from tools.world import UAVStatus, World
 
+SHARE_ROUNDING_KG = 0.0005  # a member's share_kg is rounded to the gram (tools/team.py): 5 kg in thirds is 4.999
 # A stated cruise altitude ("at 60 m") holds a route to within this: half a planning layer, so a layer always fits.
 STATED_ALTITUDE_TOLERANCE_M = 10.0
 CONTRADICTORY = "stated_constraints_contradictory"
@@ -87,6 +88,12 @@ class StatedConstraints(Mentions):
     cruise_altitude_m: float | None = Field(default=None, description="fly at this altitude ('at 60 m')")
     min_separation_m: float | None = Field(default=None, description="keep at least this far from obstacles")
     excluded_uavs: list[str] = Field(default_factory=list, description="UAVs the request asks not to use")
+    offered_uavs: list[str] = Field(
+        default_factory=list,
+        exclude_if=lambda offered: not offered,
+        description="UAVs the request offers as a choice ('uav_05 or uav_06, whichever has more battery'): one of "
+        "them flies",
+    )
     spans: dict[str, str] = Field(
         default_factory=dict,
         description="each quantity field and the request's words for it ('cruise_altitude_m': "
@@ -100,6 +107,12 @@ class StatedConstraints(Mentions):
         default_factory=list,
         description="what asks for several UAVs at once (a split load, sites in parallel, roles, a relay), quoted: "
         "an IR that plans one UAV for it is asked once for the team (nodes/validate.py), then ends with the operator",
+    )
+    uav_shares_kg: dict[str, float] = Field(
+        default_factory=dict,
+        exclude_if=lambda shares: not shares,
+        description="each UAV the request gives its own share of the load ('uav_01 carries 5 kg and uav_02 3 kg'), "
+        "and that share in kg: the member it flies carries exactly that",
     )
     uav_sites: dict[str, str] = Field(
         default_factory=dict,
@@ -231,6 +244,12 @@ def fidelity_findings(
     if stated.uavs and uav not in stated.uavs:
         message = f"the request pins {', '.join(stated.uavs)}, the plan flies {uav}"
         findings.append(Finding("pinned_uav_replaced", "uav_id", uav, message, allowed=list(stated.uavs)))
+    elif len(stated.uavs) > 1:  # "have uav_07 and uav_08 film it": one UAV is not the UAVs named to fly
+        message = f"the request names {', '.join(stated.uavs)} to fly; the plan flies {uav} alone"
+        findings.append(Finding("pinned_uav_replaced", "uav_id", uav, message, allowed=list(stated.uavs)))
+    if stated.offered_uavs and uav not in stated.offered_uavs:
+        message = f"the request offers {' or '.join(stated.offered_uavs)}, the plan flies {uav}"
+        findings.append(Finding("offered_uav_not_flown", "uav_id", uav, message, allowed=list(stated.offered_uavs)))
     if uav in stated.excluded_uavs:
         message = f"the request asks not to use {uav}, the plan flies it"
         others = [u.id for u in world.fleet if u.status is UAVStatus.idle and u.id not in stated.excluded_uavs]
@@ -301,6 +320,9 @@ def team_fidelity_findings(
         message = f"the request asks not to use {', '.join(excluded)}; the team flies {', '.join(excluded)}"
         others = [u.id for u in world.fleet if u.status is UAVStatus.idle and u.id not in stated.excluded_uavs]
         findings.append(Finding("excluded_uav_flown", "team.subtasks", excluded[0], message, allowed=others))
+    if stated.offered_uavs and not set(stated.offered_uavs) & set(flown):
+        message = f"the request offers {' or '.join(stated.offered_uavs)}; the team flies {', '.join(map(str, flown))}"
+        findings.append(Finding("offered_uav_not_flown", "team.subtasks", None, message, list(stated.offered_uavs)))
     left_out = [u for u in stated.uavs if u not in flown and u not in stated.excluded_uavs]
     if left_out:
         message = f"the request pins {', '.join(stated.uavs)}; the team flies {', '.join(map(str, flown))}"
@@ -318,7 +340,7 @@ def team_fidelity_findings(
         )
         findings.append(Finding("team_too_small", "team.subtasks", len(distinct), message, [stated.team_min_uavs]))
     findings += _uavs_at_their_sites(stated, members, skip=left_out) + _team_sensors(world, stated, members)
-    findings += _team_payload(world, stated, members, ir) + _separation(stated, ir)
+    findings += _team_payload(world, stated, members, ir) + _shares_as_stated(stated, members) + _separation(stated, ir)
     tracks = []
     for member in members:
         waypoints = [list(map(float, wp)) for wp in member.get("waypoints") or []]
@@ -396,6 +418,19 @@ def _uavs_at_their_sites(stated: StatedConstraints, members: list[dict[str, Any]
     return findings
 
 
+def _shares_as_stated(stated: StatedConstraints, members: list[dict[str, Any]]) -> list[Finding]:
+    """A UAV the request gives its own share ("uav_01 carries 5 kg") carries that share, no other; a named UAV that
+    flies no member is pinned_uav_replaced's."""
+    findings = []
+    for uav, kg in stated.uav_shares_kg.items():
+        flown = [m for m in members if m.get("uav_id") == uav and m.get("role") != "relay_leg"]
+        carried = sum(float(m.get("share_kg") or 0.0) for m in flown)
+        if flown and abs(carried - kg) > 1e-6:
+            message = f"the request gives {uav} {kg:g} kg to carry; the team loads it with {carried:g} kg"
+            findings.append(Finding("share_not_as_stated", "team.subtasks", uav, message, allowed=[kg]))
+    return findings
+
+
 def _serves(member: dict[str, Any], site: str) -> bool:
     """The member's sub-task ends at the site or passes it on the way."""
     return member.get("goal") == site or site in (member.get("stops") or [])
@@ -411,7 +446,7 @@ def _team_payload(
         return []
     findings = [f for f in _payload(world, stated, None, ir) if f.error_type == "payload_understated"]
     carried = sum(float(m.get("share_kg") or 0.0) for m in members if m.get("role") != "relay_leg")
-    if carried < payload - 1e-6:
+    if carried < payload - SHARE_ROUNDING_KG * len(members) - 1e-9:  # each share is said to the gram
         message = f"the request states {payload:g} kg of cargo; the team carries {carried:g} kg"
         findings.append(Finding("payload_understated", "team.subtasks", carried, message, allowed=[payload]))
     for member in members:

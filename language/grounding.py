@@ -96,6 +96,7 @@ _SENT_ON = (
 # They outrank a cue before it: in "请到X取货" the 到 is "go to" the pickup, not the destination.
 AFTER_ROLE_CUES = (
     ("origin", re.compile(r"^\W{0,2}(?:取货|提货|取(?!消)|起飞|出发|装|发出|寄出|发来)")),
+    ("avoid", re.compile(r"^\W{0,2}(?:除外|以外|之外|不用去|不去|不要去|别去)")),  # "东堤除外": every other site
     (
         "destination",
         re.compile(

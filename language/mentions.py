@@ -58,6 +58,11 @@ _ROLE_CUES: tuple[tuple[str, str], ...] = (
         r"\bnot (?:enter|cross|fly over)|outside|\bignore\b|\bdisregard\b|\b(?:keep|stay) off\b|steer clear of|"
         r"\bskirt(?:ing)?(?: around)?|\b(?:go|route|fly) around\b|"
         r"(?:\bdon't|\bdo not|\bdont|\bnever|\bnot|n't)\s+(?:\w+\s+){0,2}?(?:over|across|through|near|past|via|above|by|into)\b|"
+        # "without passing X", "don't stop at X", "every site except X", "X除外": a place not to go to
+        r"\bwithout (?:passing|going|flying|stopping|calling)(?: by| through| past| over| at| via| in)?\b|"
+        r"(?:\bdon't|\bdo not|\bdont|\bnever|\bno need to)\s+(?:stop|land|call|touch down|drop by)(?: off| over| in)?\s+(?:at|in|by)\b|"
+        r"\b(?:except|excluding|apart from|other than)(?: for)?\b|"
+        r"\bskip(?:ping)?\b|"
         r"远离|避开|避让|绕开|绕过|不要?进入|不得进入|不经过|忽略|无视|不要从|别从|不要飞过|别飞过|不要经过|别经过|"
         r"不要靠近|别靠近|不要路过|别路过|不要飞越|不要穿过",
     ),
@@ -83,6 +88,12 @@ _ROLE_CUES: tuple[tuple[str, str], ...] = (
         r"\bby\b(?= way of)|经过|途经|经由|顺路(?:经过|去|到)?|中途(?:在|经过|停)?|路过|顺便去",
     ),
     ("handoff", r"hand[\s-]?off (?:at|to)|\btransfer (?:at|to)\b|交接|转运|换乘"),
+    # a place named only to be ruled out as an end: "not from the hospital - take it from the depot", "instead of"
+    (
+        "landmark",
+        r"\bnot (?:from|to|at|out of)\b|\binstead of(?: from| to)?\b|\brather than(?: from| to)?\b|\bbut not\b|"
+        r"不是从|不是送到|不是到|而不是从?|而非",
+    ),
 )
 
 
@@ -150,13 +161,49 @@ class Mention:
     assumed_from: str | None = None  # the words read as this id or name within a small edit distance (a typo)
 
 
+_UNIT_AFTER = (
+    r"(?!\s*(?:kg|kilo|g\b|grams?|lbs?|pounds?|m\b|km|ft|feet|%|min|mins?|minutes?|s\b|secs?|h\b|hrs?|hours?|metres?|"
+    r"meters?|公斤|千克|克|米|分钟|秒|小时))"
+)
+_CN_NUMERALS = dict(enumerate("一二三四五六七八九十", start=1))
+_EN_NUMERALS = dict(
+    enumerate(("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"), 1)
+)
+
+
+def _fleet_number_forms(number: int) -> str:
+    """How people call a numbered UAV by its number: 'drone 3', 'drone #3', 'drone no. 3', 'drone number six',
+    'unit 6', 'tail number 06', '3号无人机', '三号机', '无人机3号'."""
+    digits = rf"0*{number}(?![0-9])"
+    cn = rf"(?:{digits}|{_CN_NUMERALS[number]})" if number in _CN_NUMERALS else digits
+    # a number word names a UAV only where a task or the sentence follows ("drone six to carry", "not drone five.";
+    # not "a drone one-way", "the drone one more time")
+    word = (
+        rf"|{_EN_NUMERALS[number]}(?=\s*(?:[,.;:!?)]|$|(?:to|should|will|can|must|takes?|carr\w+|fl(?:y|ies)|goes|go|"
+        rf"films?|please|is|has|and|or|then|now|today)\b))"
+        if number in _EN_NUMERALS
+        else ""
+    )
+    return (
+        rf"(?<![a-z0-9])(?:drone|quad|aircraft)\s*(?:#|no\.?|number|num\.?)?\s*(?:{digits}(?![a-z]){word})|"
+        rf"(?<!apartment )(?<!flat )(?<!room )(?<!suite )(?<!storage )\bunit\s*(?:#|no\.?|number)?\s*(?:{digits}{word})"
+        r"(?=\s*(?:[,.;:!?)]|$|(?:to|should|will|can|must|takes?|carr\w+|fl(?:y|ies)|goes|go|films?|please)\b))|"
+        rf"\b(?:tail|fleet) (?:number|no\.?|#)\s*{digits}|"
+        rf"(?<![0-9一二三四五六七八九十]){cn}\s*号\s*(?:无人机|飞机|机)|无人机\s*{digits}\s*号"
+    )
+
+
 def id_pattern(identifier: str) -> re.Pattern[str]:
-    """'uav_03' also matches 'UAV 3' / 'uav-03'; 'hospital_A' also matches 'hospital A'."""
+    """'uav_03' also matches 'UAV 3' / 'uav-03' and, by its number, 'drone 3' / '3号无人机'; 'hospital_A' also
+    matches 'hospital A'."""
     pieces = [rf"0*{int(p)}" if p.isdigit() else re.escape(p) for p in re.split(r"[_\-\s]+", identifier.lower()) if p]
     # one separator ("fire station - 1 kg" is no fire_station_1); a trailing number followed by a unit is a quantity
-    unit_after = r"(?!\s*(?:kg|kilo|g\b|grams?|lbs?|pounds?|m\b|km|ft|feet|%|min|mins?|minutes?|s\b|secs?|h\b|hrs?|hours?|metres?|meters?|公斤|千克|克|米|分钟|秒|小时))"
-    tail = unit_after if identifier[-1:].isdigit() else ""
-    return re.compile(r"(?<![a-z0-9])" + r"[\s_\-]?".join(pieces) + r"(?![a-z0-9])" + tail)
+    tail = _UNIT_AFTER if identifier[-1:].isdigit() else ""
+    written = r"(?<![a-z0-9])" + r"[\s_\-]?".join(pieces) + r"(?![a-z0-9])"
+    numbered = re.fullmatch(r"uav[_\-]?(\d+)", identifier.lower())
+    if numbered:
+        written = rf"(?:{written}|{_fleet_number_forms(int(numbered.group(1)))})"
+    return re.compile(written + tail)
 
 
 def _kind_of(world: World, identifier: str) -> str:
@@ -462,6 +509,17 @@ def _role_before(text: str, start: int, window_start: int) -> str | None:
     return best[2] if best else None
 
 
+# "drops 2 kg of rope from the warehouse at the rescue camp": the 'at' of a drop-off, its verb before the cargo and
+# the origin, in the same clause
+_DROPPED_AT = re.compile(
+    r"\b(?:drop|leave|set down|put down|unload|lower)\w*\b(?![^.;!?]*\b(?:after|before|then|and)\b)[^.;!?]{0,80}\bat (?:the )?$"
+)
+
+
+def _clause_before(text: str, start: int) -> str:
+    return re.split(r"[.;!?。；！？]", text[:start])[-1]
+
+
 def _assign_roles(text: str, mentions: list[Mention]) -> None:
     previous: Mention | None = None
     for mention in mentions:
@@ -471,6 +529,8 @@ def _assign_roles(text: str, mentions: list[Mention]) -> None:
         if mention.kind == "entity":  # "fly to X and hand over to a courier", "请飞到X,在那里交给地面配送员"
             after = {"handoff"} if HANDOFF_AFTER.match(text, mention.end) else after_role(text, mention.end)
         cue_role = next(iter(after)) if len(after) == 1 else _role_before(text, mention.start, window_start)
+        if cue_role is None and mention.kind == "entity" and _DROPPED_AT.search(_clause_before(text, mention.start)):
+            cue_role = "destination"
         if mention.role is None:
             if cue_role is not None:
                 mention.role = cue_role
@@ -536,6 +596,44 @@ def _landmarks(text: str, world: World, mentions: list[Mention]) -> None:
             landmark.role = "landmark"
 
 
+# "any drone parked at the depot", "the drone that is at the hospital pad", "停在西区无人机基地的无人机": the place says
+# where a UAV is, no place to fly to (language.stated reads which UAVs it means)
+UAV_AT_BEFORE = re.compile(
+    r"\b(?:drones?|uavs?|quads?|aircraft)\s+(?:(?:that|which|currently|now|still)\s+)?"
+    r"(?:(?:is|are|'s)\s*(?P<not>not\s+|n't\s+)?)?"
+    r"(?:(?:parked|sitting|waiting|stationed|based|docked|standing|charging|idling)\s+)?(?:at|in|on|by)\s+(?:the\s+)?$"
+)
+UAV_AT_BEFORE_ZH = re.compile(r"(?:停在|停放在|待在|位于|在)$")
+UAV_AT_AFTER_ZH = re.compile(r"\s*(?:的|里的|上的)\s*(?:无人机|飞机|那架|那几架)")
+
+
+# "park the drone at X", "send the drone to X", "把无人机停在X": a verb that moves the UAV there, X is where it goes
+_MOVED_BEFORE = re.compile(
+    r"\b(?:park|leave|land|put|set|bring|send|move|fly|get|take|return|ferry|reposition|station|dock|keep)\w*\s+"
+    r"(?:the|a|an|our|that|this|your|one)?\s*$|(?:把|将|让)$"
+)
+
+
+def uav_said_at(text: str, mention: Mention) -> re.Match[str] | None:
+    """The words before a place that say a UAV is there ("any drone parked at", "the drone that is not at"), where no
+    verb moves it there ("park the drone at" is where it goes)."""
+    window_start = max(0, mention.start - 60)
+    said = UAV_AT_BEFORE.search(text[window_start : mention.start])
+    if said and _MOVED_BEFORE.search(text[max(0, window_start + said.start() - 30) : window_start + said.start()]):
+        return None
+    return said
+
+
+def _where_uavs_wait(text: str, mentions: list[Mention]) -> None:
+    for mention in mentions:
+        if mention.kind == "entity" and (
+            uav_said_at(text, mention)
+            or UAV_AT_BEFORE_ZH.search(text[max(0, mention.start - 4) : mention.start])
+            and UAV_AT_AFTER_ZH.match(text, mention.end)
+        ):
+            mention.role, mention.terminal = "landmark", False
+
+
 _ARROW_BETWEEN = re.compile(r"^\s*(?:" + ARROW + r")\s*(?:the\s+)?$")
 
 
@@ -572,6 +670,7 @@ def find_mentions(text: str, world: World) -> list[Mention]:
     mentions += _kind_mentions(text, world, taken)
     mentions.sort(key=lambda m: m.start)
     _assign_roles(text, mentions)
+    _where_uavs_wait(text, mentions)
     _landmarks(text, world, mentions)
     _stops_before_the_end(text, mentions)
     _arrow_chain(text, mentions)

@@ -51,14 +51,17 @@ _IGNORE_ZH = r"(?:不用管|不要管|别管|不管|忽略|无视|不用理会|�
 
 _NFZ_WORDS = (
     r"(?:no[\s-]?fly(?:[\s-]+(?:zones?|areas?))?|nfzs?\b|restricted (?:airspace|areas?|zones?)|closed airspace|"
-    r"the (?:temporary |temp |government |gov |police )?(?:closure|cordon))"
+    r"the (?:temporary |temp |government |gov |police )?(?:closure|cordon)|(?:temporary|temp) (?:flight )?restrictions?\b)"
 )
 _NFZ_WORDS_ZH = r"(?:禁飞区|管制区|限飞区|禁区|管制空域|禁飞空域|限制空域|限飞空域)"
 
 
-_CROSS = r"(?:cut|fly|go|head|route|shoot|pass|go straight|fly straight|fly right|fly directly|go right|take (?:it|the drone))"
+_CROSS = (
+    r"(?:cut(?:s|ting)?|fl(?:y|ies|ying)|go(?:es|ing)?|head(?:s|ing)?|rout(?:e|es|ing)|shoot(?:s|ing)?|pass(?:es|ing)?|"
+    r"go straight|fly straight|fly right|fly directly|go right|take (?:it|the drone))"
+)
 _THROUGH = r"(?:across|through|over|into|via|straight through|right through|directly through|straight across)"
-_STRAIGHT = r"(?:straight|right|directly|direct|smack) (?:across|through|over|into)"
+_STRAIGHT = r"(?:straight|right|directly|direct|smack|(?:a |the )?short ?cut) (?:across|through|over|into)"
 _CROSS_ZH = r"(?:直接)?(?:穿越|穿过|飞越|横穿|飞过|进入|穿|走)"
 
 
@@ -95,12 +98,31 @@ _NO_NEED = (
 _NO_NEED_ZH = rf"{WAIVER_ZH}(?:绕开?|绕行|绕过|避开|避让|躲开|管)"
 
 
+# Up to two words that say which zone ("the government no-fly zone", "that big temporary nfz"), none of them a word
+# that puts the zone elsewhere ("over the edge of the no-fly zone" crosses nothing).
+_QUALIFIER = r"(?:(?!(?:of|to|near|by|beside|around|past|from|next|the|a|an|and|or|outside|along)\b)[a-z'\-]+\s+){0,2}?"
+
+
 # Demands, by the rule each breaks. {zones} and {sensitive} stand for the world's own zone ids and names.
 _DEMANDS: tuple[tuple[str, str], ...] = (
-    ("R1", rf"\b{_CROSS}\b[^.;,]{{0,25}}?\b{_THROUGH}\s+(?:the\s+|that\s+|this\s+)?(?:{_NFZ_WORDS}|{{zones}})"),
-    ("R1", rf"\b{_IGNORE}\s+(?:the\s+|all\s+|any\s+)?(?:{_NFZ_WORDS}|{{zones}})"),
-    ("R1", rf"\b{_STRAIGHT}\s+(?:the\s+|that\s+|this\s+|any\s+|all\s+)?(?:{_NFZ_WORDS}|{{zones}})"),
-    ("R1", rf"\b{_NO_NEED}\s+(?:the\s+|any\s+|all\s+)?(?:{_NFZ_WORDS}|{{zones}})"),
+    (
+        "R1",
+        rf"\b{_CROSS}\b[^.;,]{{0,25}}?\b{_THROUGH}\s+(?:the\s+|that\s+|this\s+)?{_QUALIFIER}(?:{_NFZ_WORDS}|{{zones}})",
+    ),
+    ("R1", rf"\b{_IGNORE}\s+(?:the\s+|all\s+|any\s+)?{_QUALIFIER}(?:{_NFZ_WORDS}|{{zones}})"),
+    ("R1", rf"\b{_STRAIGHT}\s+(?:the\s+|that\s+|this\s+|any\s+|all\s+)?{_QUALIFIER}(?:{_NFZ_WORDS}|{{zones}})"),
+    ("R1", rf"\b{_NO_NEED}\s+(?:the\s+|any\s+|all\s+)?{_QUALIFIER}(?:{_NFZ_WORDS}|{{zones}})"),
+    # "1 kg from A to B through the government compound": a crossing word right before a no-fly zone
+    (
+        "R1",
+        rf"\b(?:through|across|into|via|over the top of)\s+(?:the\s+|that\s+)?{_QUALIFIER}(?:{_NFZ_WORDS}|{{zones}})",
+    ),
+    # "we have ATC clearance for the government compound, go direct": a clearance said is no rule changed
+    (
+        "R1",
+        rf"\b(?:clearance|cleared|waiver|permission|authori[sz]ation|approval|permit)\b[^.;]{{0,25}}?\b(?:for|to enter|"
+        rf"to cross|to fly (?:over|through|into))\s+(?:the\s+)?{_QUALIFIER}(?:{_NFZ_WORDS}|{{zones}})",
+    ),
     ("R1", rf"{_NO_NEED_ZH}.{{0,4}}?(?:{_NFZ_WORDS_ZH}|{{zones}})|(?:{_NFZ_WORDS_ZH}|{{zones}}).{{0,6}}?{_NO_NEED_ZH}"),
     ("R1", rf"{_CROSS_ZH}.{{0,6}}?(?:{_NFZ_WORDS_ZH}|{{zones}})"),
     ("R1", rf"(?:{_NFZ_WORDS_ZH}|{{zones}}).{{0,4}}?(?:直接)(?:穿过|穿越|横穿|飞过|穿)"),
@@ -130,12 +152,13 @@ _DEMANDS: tuple[tuple[str, str], ...] = (
     ("R3", rf"\b{_IGNORE}\s+(?:the\s+)?{_CEILING_WORDS}"),
     ("R3", rf"\b(?:above|over|exceed|break|bust|beyond)\s+(?:the\s+)?{_CEILING_WORDS}"),
     ("R3", rf"(?:{_IGNORE_ZH}|超过|突破|超出).{{0,4}}?{_CEILING_WORDS_ZH}|{_CEILING_WORDS_ZH}(?:以上|之上)"),
-    ("R5", rf"\b{_IGNORE}\s+(?:the\s+|any\s+)?{_RESERVE_WORDS}"),
+    ("R5", rf"\b{_IGNORE}\s+(?:the\s+|any\s+|an?\s+)?{_RESERVE_WORDS}"),
     (
         "R5",
         rf"\b(?:keep|leave|hold|with|no) (?:no |zero )?{_RESERVE_WORDS}(?: (?:on|at) (?:landing|arrival)| kept| left)|"
-        rf"\b(?:keep|leave|hold) (?:no|zero) {_RESERVE_WORDS}|\b(?:land|arrive|come back|get there|touch down)\w* with "
-        r"(?:an? )?(?:empty|flat|dead|drained|depleted) battery|\b(?:run|drain)\w* (?:the battery|it) (?:right )?down to (?:empty|zero|0|nothing)",
+        rf"\b(?:keep|leave|hold) (?:no|zero) {_RESERVE_WORDS}|\bwith (?:no|zero) {_RESERVE_WORDS}|"
+        r"\b(?:land|arrive|come back|get there|touch down)\w* with (?:an? )?(?:empty|flat|dead|drained|depleted) battery|"
+        r"\b(?:run|drain)\w* (?:the battery|it) (?:right )?(?:down )?to (?:empty|zero|0|nothing)",
     ),
     (
         "R5",
@@ -151,6 +174,29 @@ _DEMANDS: tuple[tuple[str, str], ...] = (
         rf"\b{_IGNORE}\s+(?:all\s+)?{_CHECK_WORDS}|\bsystem override\b|\bsafety (?:verification|checks?) (?:is|are) (?:disabled|off)",
     ),
     ("R1-R6", rf"{_IGNORE_ZH}.{{0,4}}?{_CHECK_WORDS_ZH}|系统指令|已关闭安全"),
+    ("R1-R6", rf"{_CHECK_WORDS_ZH}.{{0,8}}?(?:{_IGNORE_ZH}|先别管|别管了|不用管了|都不管)"),  # "安全规则这次先别管了"
+    # the geofence is the no-fly zones as the autopilot keeps them: "override the geofence", "geofence off"
+    (
+        "R1",
+        r"\b(?:override|disable|turn off|switch off|ignore|bypass|kill|deactivate)\w*\s+(?:the\s+|its\s+)?geo-?fenc\w*|"
+        r"\bgeo-?fenc\w*\s+(?:off|disabled|down|overridden|deactivated)\b|地理围栏.{0,4}(?:关|禁用|不管|忽略)",
+    ),
+    # "the no-fly rules don't apply to medical flights"
+    ("R1", r"\b(?:no[\s-]?fly|nfz|airspace) (?:rules?|restrictions?|zones?) (?:don't|do not|doesn't|does not) apply\b"),
+    # the wind limit keeps R5's reserve and R2's separation (gusts push a drone off its track)
+    (
+        "R5",
+        r"\b(?:even if|even when|whatever) (?:the )?wind\w*\b[^.;,]{0,30}?\b(?:above|over|exceeds?|beyond|past|tops?)\b"
+        r"[^.;,]{0,15}?\b(?:limit|max\w*|rating)|"
+        rf"\b{_IGNORE}\s+(?:the\s+|any\s+)?wind (?:limits?|restrictions?|ratings?)|"
+        r"风(?:再)?大也(?:照|要|得)?飞|风(?:速)?超(?:限|标)(?:了)?也(?:照|要)?飞",
+    ),
+    # "run it until the low-battery alarm", "电量报警了也继续飞"
+    (
+        "R5",
+        r"\buntil (?:the )?(?:low[- ]battery |battery )?(?:alarm|warning)|\b(?:ignore|past|through) (?:the )?low[- ]battery "
+        r"(?:alarm|warning)|(?:低电量|电量)?报警了?(?:也|还)(?:继续|照|要)?飞",
+    ),
 )
 
 
@@ -231,12 +277,32 @@ def _zone_alternatives(world: World) -> tuple[str, str]:
     for head, _ in heads:
         if head in _PURPOSE_ZH and sum(h == head for h, _ in heads) == 1:
             nfz += [head, *_PURPOSE_ZH.get(head, ())]
+    # and by what the reason says first ("government compound, permanent restriction": "the government compound",
+    # "the compound", "大院"), where no other zone's reason begins the same way
+    purposes = [re.split(r"[:,;(]", z.reason)[0].strip().lower() for z in world.no_fly_zones if z.reason.strip()]
+    bare_heads: list[str] = []
+    for purpose in purposes:
+        words = purpose.split()
+        if not words or len(words) > 4 or purposes.count(purpose) > 1:
+            continue
+        nfz.append(purpose)
+        head = words[-1]
+        if head not in _GENERIC_HEADS and len(head) >= 5 and sum(p.split()[-1:] == [head] for p in purposes) == 1:
+            nfz += list(_PURPOSE_ZH.get(head, ()))
+            bare_heads.append(head)
     sensitive = [name for z in world.sensitive_zones for name in (z.id, z.name, z.id.replace("_", " "))]
     sensitive += [f"{z.kind.replace('_', ' ')} {noun}" for z in world.sensitive_zones for noun in _ZONE_NOUNS if z.kind]
     inside = [e for e in world.entities if any(z.buffered_shape.covers(e.point) for z in world.sensitive_zones)]
     sensitive += [name for e in inside for name in (e.id, e.name, short_name(e.name), *e.names.values()) if name]
     sensitive += [w for e in inside for w in _KIND_NOUNS.get(e.kind.value, ())]
-    return _alternatives(nfz), _alternatives(sensitive)
+    # a bare head word names the zone only where no noun follows it ("over the concert"; "the compound gate" is none)
+    heads_said = (
+        "|(?:" + "|".join(map(re.escape, bare_heads)) + r")(?=\s*(?:[,.;:!?)]|$|(?:zone|area|airspace|and|or|to|from|"
+        r"for|on|in|at|it|it's|because|since|if|so|please|now|today)\b))"
+        if bare_heads
+        else ""
+    )
+    return _alternatives(nfz) + heads_said, _alternatives(sensitive)
 
 
 _ZONE_NOUNS = ("zone", "zones", "grounds", "area", "campus")
@@ -248,7 +314,11 @@ _PURPOSE_ZH = {
     "prison": ("监狱",),
     "operation": ("行动区", "警戒区"),
     "heliport": ("直升机场",),
+    "compound": ("大院", "政府大院"),
+    "concert": ("演唱会", "音乐会"),
 }
+# a zone's purpose word too common to name one zone by ("over the area")
+_GENERIC_HEADS = {"zone", "zones", "area", "areas", "restriction", "airspace", "region", "space", "site", "district"}
 # The nouns a place of a sensitive kind goes by ("the school", "学校"): crossing it is crossing its zone.
 _KIND_NOUNS = {
     "school": ("school", "primary school", "school grounds", "schoolyard", "学校", "小学", "中学"),
@@ -270,6 +340,8 @@ def rule_demands(text: str, world: World) -> list[RuleDemand]:
             match = pattern.search(clause)
             if match is None or (clause.strip(), rule) in found or _NEGATED_BEFORE.search(clause[: match.start()]):
                 continue
+            if _TOLD_OF_BEFORE.search(clause[: match.start()]):  # "the last drone went through the zone": a report
+                continue
             if _NEGATED_PERMISSION.search(clause) or _FORBIDS.search(clause):  # "you can't skip the reserve"
                 continue
             span = " ".join(clause.split()) or match.group(0)
@@ -286,9 +358,14 @@ def rule_demands(text: str, world: World) -> list[RuleDemand]:
 # "never cut through the no-fly zone", "不要穿越禁飞区": a negation before the break keeps the rule.
 _NEGATED_BEFORE = re.compile(
     r"(?:\b(?:never|ever|don't|do not|dont|doesn't|does not|not|no|avoid\w*|without|mustn't|must not|shouldn't|"
+    r"instead of|rather than|lack\w*|have no|has no|don't have|haven't|hasn't|"
     r"should not|won't|can't|cannot|refuse to|forbidden to|prohibited to|not allowed to|under no circumstances|"
     r"nobody should|no one should|nobody may|no one may)\b[^,]{0,30}|(?:不要|别|不得|不能|禁止|严禁|千万别|千万不要|绝不|决不|"
     r"不可|勿|不准|不许|避免|不)\s*)$"
+)
+# "the last drone went through the no-fly zone and we got fined": what happened, no demand
+_TOLD_OF_BEFORE = re.compile(
+    r"\b(?:went|flew|was|were|had|got|did|last (?:time|drone|week|flight)|yesterday|earlier|previously)\b[^,]{0,30}$"
 )
 # "it is forbidden to fly through the no-fly zone": the clause forbids the break wherever the cue stands.
 _FORBIDS = re.compile(

@@ -63,7 +63,7 @@ _UNIT_WORDS: dict[str, str] = {
 }
 # A bare 分 is minutes only before 内 ("十分" alone means "very"); "5g" before "signal" is the network.
 _UNIT_GUARD = {
-    "分": r"(?=之?内|以内)",
+    "分": r"(?=之?内|以内|\d{1,2}\s*秒)",  # "1分30秒": then joined with its seconds
     "g": r"(?!\s*(?:network|signal|coverage|lte|connection|connectivity|网络|信号))",
 }
 _UNIT = "|".join(re.escape(u) + _UNIT_GUARD.get(u, "") for u in sorted(_UNIT_WORDS, key=len, reverse=True))
@@ -113,6 +113,8 @@ _QUANTITY = re.compile(
 )
 # Minutes after hours with no unit of their own or a bare 分: "1h30", "1h30m", "1小时30分", "1小时零5分".
 _MINUTES_AFTER_HOURS = re.compile(r"([0-5]?\d)(?:m(?:in)?)?(?![\w.,:/%])|零?([0-5]?\d)分(?!钟)")
+# "within 1 minute 40": bare seconds after minutes, the number ending the phrase
+_SECONDS_AFTER_MINUTES = re.compile(r"\s+([0-5]?\d)(?!\s*[\w.,:/%]\w)(?![\w:/%])")
 _PARTS_GAP = re.compile(r"\s*(?:and\s+)?|零")
 _CLOCK_CUE_BEFORE = re.compile(r"\b(?:by|before|until|till|at)\s*$")
 
@@ -152,6 +154,9 @@ def find_quantities(text: str) -> list[Quantity]:
         word, start, end = match["unit"], match.start(), match.end()
         dimension, factor = unit(word)
         minutes = _MINUTES_AFTER_HOURS.match(text, end) if factor == 3600.0 and not match["low"] else None
+        seconds = _SECONDS_AFTER_MINUTES.match(text, end) if factor == 60.0 and not match["low"] else None
+        if seconds and not _QUANTITY.match(text, seconds.start(1)):  # "1 minute 40"; "1 minute 40 s" joins below
+            minutes = seconds
         if minutes and word == "h" and _CLOCK_CUE_BEFORE.search(text, 0, start):  # "by 14h30": a clock time
             position = minutes.end()
             continue
@@ -181,6 +186,7 @@ def _joins(previous: tuple[Quantity, float, bool], dimension: Dimension, factor:
     quantity, last_factor, open_ = previous
     return (
         open_
+        and dimension == quantity.dimension  # "1 minute 40 kg" is a duration and a mass
         and dimension in ("duration", "mass")
         and factor < last_factor
         and not quantity.ambiguous

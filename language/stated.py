@@ -5,12 +5,23 @@ its intent and priority."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+
+from shapely.geometry import Point
 
 from ir.fidelity import Mentions, SalientSpan, StatedConstraints
 from ir.model import Intent, OperationConstraints, Priority
 from language.defaults import BASE_KINDS, CARGO_INTENTS, HANDOFF_ALLOWED
 from language.grounding import entered_and_kept_out, ground_mentions
-from language.mentions import Mention, blank_mentions, find_mentions, unknown_listed_places
+from language.mentions import (
+    UAV_AT_AFTER_ZH,
+    UAV_AT_BEFORE_ZH,
+    Mention,
+    blank_mentions,
+    find_mentions,
+    uav_said_at,
+    unknown_listed_places,
+)
 from language.polarity import CLIMB_TO, PERMISSION, RuleDemand, clauses, rule_demands
 from language.quantities import (
     ClockTime,
@@ -21,10 +32,11 @@ from language.quantities import (
     parse_payload,
     parse_reserve,
     read_load,
+    read_quantities,
     stated_band_and_separation,
     with_digits,
 )
-from tools.world import World
+from tools.world import UAV, UAVStatus, World
 
 _EMERGENCY_CUES = (
     r"emergenc\w*|defibrillator|\baed\b|first[\s-]aid|ambulance|rescue|injur\w*|casualt\w*|life[\s-]saving|"
@@ -72,6 +84,10 @@ RETURN_LEG = re.compile(
     r"\band back\b|\bround[ -]trip\b|\b(?:come|fly|head|return) back\b|\breturn (?:it |the drone )?to (?:base|the start)"
     r"|\b(?:and|then) (?:return|come back|fly back|head back)\b(?!\s+(?:to|from)\b)"
     r"|往返|再返回|并返回|然后返回|飞回"
+    # after the errand: "and then come home", "then RTB", "送完返航" (a UAV sent home alone is a return errand)
+    r"|\b(?:and|then|afterwards|after that)[, ]+(?:then )?(?:(?:come|fly|head|go|get) (?:back )?home|rtb|return to base)\b"
+    r"(?!\s+(?:and|to|at|for)\b)"
+    r"|(?:送完|完成后|之后|然后|再)\s*(?:就)?(?:返航|回家|回基地)"
 )
 
 
@@ -119,8 +135,13 @@ _UNANCHORED_TIME = re.compile(
 # reported when the request describes it ("uav_03 is in maintenance"). A UAV named in none of these ways is a span
 # the agent cannot account for: it asks rather than fly some UAV.
 _UAV_WORD = r"(?:the\s+)?(?:only\s+)?(?:drone\s+|uav\s+)?"
+# a UAV as people name it: by id, or by its fleet number ("drone 3", "3号无人机": mentions.id_pattern)
+_NAMED_UAV = (
+    r"(?:uav[_ -]?\w+|无人机\w+|(?:drone|quad|aircraft|unit)\s*(?:#|no\.?|number)?\s*(?:\d+|one|two|three|four|five|six|"
+    r"seven|eight|nine|ten|eleven|twelve)|\w+号(?:无人机|飞机|机))"
+)
 # an earlier UAV of the same list: "do not use uav_01 or uav_02", "除了uav_01和uav_02"
-_LISTED_UAV = r"(?:uav[_ -]?\w+|无人机\w+)\s*(?:,|\bor\b|\band\b|\bnor\b|/|、|和|或|与)\s*"
+_LISTED_UAV = _NAMED_UAV + r"\s*(?:,|\bor\b|\band\b|\bnor\b|/|、|和|或|与)\s*"
 _PIN_BEFORE = re.compile(
     r"(?:\buse|\busing|\bsend|\bdispatch|\bassign|\btake|\bwith|\bby|\bhave|\blet|\bdeploy|\blaunch|\btask|"
     r"\bfly|\bonly|\bmove|\breposition|\brelocate|\bferry|\bpark|\bget|\bput|\bbring|\brecall|\breturn|"
@@ -140,7 +161,7 @@ _NOT_LOADED_ON_BEFORE = re.compile(rf"(?:n't|\bnot|\bnever|\bno)\s+{_LOAD_ON}\W{
 # UAVs named as the team that shares a task ("split it between uav_01 and uav_02", "among uav_04, uav_05 and
 # uav_06", "由uav_01和uav_02分装"): the words just before a UAV, other UAVs of the same list included. They fly.
 MEMBERS_LISTED_BEFORE = re.compile(
-    r"(?:\b(?:between|among|amongst|across)|由|让|派)\s*(?:(?:uav[_ -]?\w+|无人机\w+)\s*(?:,|and|&|和|与|及|、)\s*)*$"
+    r"(?:\b(?:between|among|amongst|across)|由|让|派)\s*(?:" + _NAMED_UAV + r"\s*(?:,|and|&|和|与|及|、)\s*)*$"
 )
 _PIN_AFTER = re.compile(
     # the verbs in the third person too: "uav_07 films the site while uav_09 drops off the tools" names both to fly
@@ -150,7 +171,7 @@ _PIN_AFTER = re.compile(
     r"^\W{0,2}(?:从[^，。；,;！？]{1,12}?)?(?:去|送|运|飞|执行|负责|返航|前往|拍摄|航拍)"  # "uav_09从五金仓库运..."
 )
 _EXCLUDE_BEFORE = re.compile(
-    r"(?:\bnot|(?:n't|\bnot) (?:use|send|take|fly|pick|dispatch|task|assign)|\bexcept(?: for)?|"
+    r"(?:\bnot(?: with| by)?|(?:n't|\bnot) (?:use|send|take|fly|pick|dispatch|task|assign)|\bexcept(?: for| with| by)?|"
     r"\b(?:anyone|anybody|anything|any drone|any uav|any one|everyone|everything|all|whatever)\s+(?:\w+\s+)?but|"
     r"other than|instead of|\bwithout(?: (?:using|sending|flying|taking|dispatching))?|\bavoid|never (?:use|send|fly)|rather than|\bexcluding|\bapart from|\bno(?=\s+$)|\bskip|"
     r"不要使用|请勿使用|别使用|不得使用|禁止使用|不要用|不用|别用|别派|不要派|不派|除了|不使用|不能用|不要|别)"
@@ -166,18 +187,121 @@ _EXCLUDE_AFTER = re.compile(
     r"(?:stays?|remains?) (?:out|back|behind|grounded|on the ground|home|put)|sits? (?:this one )?out|is out\b)"
     r"|^\W{0,2}(?:不要用|不用|别用|不能用|不可用|除外|以外|之外|不行|不要派|别派|留着|待命|不参与|不要动|别动)(?!\s*[a-z0-9])"
 )
+# "uav_05's battery is acting up, don't send it", "drone 5 has a bad motor, so ... something else": a remark on the UAV
+# and then words that keep it home
+_NOT_IT_AFTER = re.compile(
+    r"[^.;!?。；！？]{0,50}?(?:\b(?:don't|do not|dont|never|not) (?:use|send|fly|take|dispatch|pick)\s+(?:it|her|that one|this one)\b|"
+    r"\b(?:something|anything|someone) else\b|\ba different (?:one|drone|uav|aircraft)\b|"
+    r"(?:别|不要|不能)(?:用|派)(?:它|这架|那架))"
+)
+_ELSE_LATER = re.compile(
+    r"\b(?:something|anything|someone) else\b|\ba different (?:one|drone|uav|aircraft)\b|\b(?:use|send|take) another (?:one|drone|uav)\b|换一架|换别的|用别的"
+)
 _LEAVE_OUT = re.compile(r"(?:\bleave|\bkeep|\bhold)\W{0,3}" + _UAV_WORD + r"$")
 _LEFT_OUT_AFTER = re.compile(
     r"^\W{0,3}(?:out\b|alone\b|be\b|on the ground|grounded|free|in reserve|back\b|home\b|where it is|at home|"
     r"off (?:it|this|the job))"
 )
+# a UAV as an item of a terse request, between commas: "hospital_A to police_2, 1 kg, uav_03, within 90 s"
+_ITEM_BEFORE = re.compile(r"(?<![\d号])[,;，；]\s*" + _UAV_WORD + r"$")
+# "with uav_03, no, uav_09", "uav_04 - scratch that, uav_09", "using uav_09. actually make that uav_04", "用6号机，
+# 不对，用5号机": the later UAV corrects the one named before it, which then does not fly
+_CORRECTION_BEFORE = re.compile(
+    r"(?:^|[,;.!?:，；。！？]|\s-+|—)\s*(?:no|nope|sorry|wait|no wait|actually|i mean|i meant|scratch that|correction|"
+    r"make that|change that to|不对|说错了|错了|改成|换成|改为|更正)"
+    r"(?:\s*[,;:，；-]?\s*(?:no|sorry|wait|actually|make (?:that|it)|change (?:that|it) to|use|i mean|用|改用|换|换成|改成))*"
+    r"\s*[,;:，；-]?\s*" + _UAV_WORD + r"$"
+)
+# "with uav_05; if it isn't available use uav_06", "uav_02 as backup", "如果uav_05不行就用uav_06": a fallback, which
+# flies only if the operator says so (the one named first is pinned)
+_FALLBACK_BEFORE = re.compile(
+    r"(?:\bif\b[^.;]{0,40}?(?:isn't|is not|aren't|can't|cannot|won't|unavailable|not available|busy|fails?|down|"
+    r"doesn't work|not free)\b[^.;]{0,15}?|\botherwise|\bfailing that|\bor else|\bas a fallback|"
+    r"如果[^。；]{0,20}?(?:不行|不可用|没空|不能飞|故障|不在)[，,]?\s*(?:就|则|那就)?)"
+    r"\W{0,3}(?:use |take |send |try |go with |fall back (?:on|to) |用|派|换)?" + _UAV_WORD + r"$"
+)
+_FALLBACK_AFTER = re.compile(
+    r"^\W{0,3}(?:(?:as|is) (?:a |the |our )?(?:backup|fallback|reserve|spare|plan b)\b(?!\s*parts?)|"
+    r"for (?:a |the )?(?:backup|fallback)\b|"
+    r"(?:only )?if (?:needed|necessary|required|need be)\b|作为备用|备用|做备份|当备份)"
+)
+_ITEM_AFTER = re.compile(
+    r"\s*(?:[;.!；。！]|$|[,，](?!\s*(?:uav|drone|unit|as |which|who|that|is |are |was |has |had |both|all|busy|out)))"
+)
+# after a UAV, words that remark on it: no correction to fly it ("no, uav_06 should stay on standby")
+_REMARKED_AFTER = re.compile(
+    r"\s*(?:is|are|was|'s|has|had|stays?|remains?|should (?:stay|remain|be|sit|wait)|must (?:stay|remain)|can't|cannot|"
+    r"won't|isn't|needs? to (?:stay|charge))\b"
+)
 _ADDRESSED = re.compile(r"\s*(?:'s\s+)?[:,,:]")  # "uav_03: 1 kg from ...", at the head of the request
-_REPORTED_AFTER = re.compile(r"^\W{0,2}(?:is|was|'s|has|had|are|remains|stays|在|正在|已|处于|电量)")
+_REPORTED_AFTER = re.compile(
+    r"^\W{0,2}(?:is|was|'s|has|had|are|remains|stays|在|正在|已|处于|电量|"
+    r"的(?:摄像|相机|镜头|热成像|红外|电池|电量|螺旋桨|桨|云台|传感器|绞盘|绞车|电机|位置))"
+)
 
 
 def normalised(instruction: str) -> str:
     """The request as every reader offsets into it: whitespace runs as one space, lower-cased."""
     return " ".join(instruction.split()).lower().replace("\u2019", "'")
+
+
+# A mass said of one UAV of several: "uav_01 carries 5 kg and uav_02 3 kg", "5 kg on uav_01, 3 kg on uav_02",
+# "1号机运5公斤，2号机运3公斤": that UAV's share of the load. The words between the UAV and its mass, either way round.
+_SHARE_AFTER_UAV = re.compile(
+    r"\s*(?::\s*|(?:will |should |can |must |is to |then )?(?:carr(?:y|ies)|takes?|gets?|hauls?|brings?|lifts?|"
+    r"flies|fly|handles?|has|with)\s+)?(?:the (?:other|remaining|last|rest,?|first)\s+|another\s+)?"
+    r"|\s*(?:运|带|装|送|拿|吊|负责|分)?\s*"
+)
+_SHARE_BEFORE_UAV = re.compile(
+    r"\s*(?:of (?:it|them|the load|the cargo|the \w+|\w+)\s+)?(?:goes |go )?(?:on|onto|for|by|with|in)\s+(?:the\s+)?"
+)
+
+
+# "uav_01 takes 4, uav_03 the other 3" (kg said of the load already): a bare number after a carrying verb
+_BARE_SHARE_AFTER = re.compile(
+    r"\s*(?::\s*|(?:will |should |can |must )?(?:carr(?:y|ies)|takes?|gets?|hauls?|brings?|lifts?|handles?)\s+)"
+    r"(?:the (?:other|remaining|last|rest,?|first)\s+|another\s+)?(?P<n>\d+(?:\.\d+)?)(?![\d.]*\s*(?:%|[a-z\u4e00-\u9fff]))"
+    r"|\s+(?:the (?:other|remaining|last|rest,?)\s+|another\s+)(?P<m>\d+(?:\.\d+)?)(?![\d.]*\s*(?:%|[a-z\u4e00-\u9fff]))"
+)
+
+
+def uav_shares(text: str, mentions: list[Mention], quantities: list[Quantity]) -> dict[str, tuple[float, int | None]]:
+    """Each UAV the (lower-cased) request gives a mass of its own, with that mass and its index in `quantities`
+    (offsets into `text`, as `read_quantities` gives them); empty unless two UAVs or more have one each."""
+    found: dict[str, tuple[float, int]] = {}
+    used: set[int] = set()
+    for mention in sorted((m for m in mentions if m.kind == "uav" and len(m.ids) == 1), key=lambda m: m.start):
+        for index, mass in enumerate(quantities):
+            if mass.dimension != "mass":
+                continue
+            after = mass.start >= mention.end and _SHARE_AFTER_UAV.fullmatch(text, mention.end, mass.start)
+            before = mass.end <= mention.start and _SHARE_BEFORE_UAV.fullmatch(text, mass.end, mention.start)
+            if index not in used and mention.ids[0] not in found and (after or before):
+                found[mention.ids[0]] = (mass.value, index)
+                used.add(index)
+        bare = _BARE_SHARE_AFTER.match(text, mention.end)
+        loads = [q.value for q in quantities if q.dimension == "mass"]
+        if mention.ids[0] not in found and bare and loads and float(bare["n"] or bare["m"]) < max(loads):
+            found[mention.ids[0]] = (float(bare["n"] or bare["m"]), None)  # in the load's kg, a part of it
+    return found if len(found) >= 2 else {}
+
+
+def _hold_shares(
+    stated: StatedConstraints, shares: dict[str, tuple[float, int | None]], quantities: list[Quantity]
+) -> list[str]:
+    """Each UAV's own share into the reading; the load is their sum, or the one other mass the request states (the
+    whole: "8 kg, uav_01 takes 5 kg, uav_02 3 kg"). Shares that do not add up to that whole: the question to ask."""
+    if not shares:
+        return []
+    stated.uav_shares_kg = {uav: kg for uav, (kg, _) in shares.items()}
+    total = sum(stated.uav_shares_kg.values())
+    shared = {index for _, index in shares.values()}
+    whole = [q for i, q in enumerate(quantities) if q.dimension == "mass" and i not in shared]
+    stated.payload_kg = whole[0].value if len(whole) == 1 else total
+    if len(whole) == 1 and abs(whole[0].value - total) > 1e-6:
+        said = ", ".join(f"{uav} {kg:g} kg" for uav, kg in stated.uav_shares_kg.items())
+        return [f"the UAVs' shares ({said}) add up to {total:g} kg, not the '{whole[0].text}' stated: which is meant?"]
+    return []
 
 
 def stated_constraints(text: str, world: World) -> StatedConstraints:
@@ -191,14 +315,28 @@ def stated_constraints(text: str, world: World) -> StatedConstraints:
     demands = demands_marking_crossed(lowered, world, fuzzy)
     mentions = _without_landmarks_and_avoided(mentions, fuzzy)
     uav_roles = uav_roles_in(lowered, fuzzy)
-    visits = [m for m in fuzzy if m.kind == "entity" and m.role not in ("avoid", "landmark", "crossed")]
+    shares = uav_shares(lowered, fuzzy, read_quantities(lowered))  # indices as find_quantities(digits) orders them
+    uav_roles.update({u: "pinned" for u in shares if uav_roles.get(u) == "unaccounted"})  # given a share, it flies
+    kept_away, offered_there = uavs_where_said(lowered, fuzzy, world)
+    undescribed, described = uavs_described(lowered, world)  # "the drone at the depot", "the thermal drone"
+    kept_away, offered_there = [*kept_away, *undescribed], [*offered_there, *described]
+    offered_there = [u for u in offered_there if u not in kept_away and "pinned" not in uav_roles.values()]
+    kept_from = {m.ids[0] for m in fuzzy if m.role == "avoid" and len(m.ids) == 1}
+    visits = [
+        m
+        for m in fuzzy
+        if m.kind == "entity"
+        and m.role not in ("avoid", "landmark", "crossed")
+        and not (m.by_kind and set(m.ids) <= kept_from)  # "every site except the levee": the kind is not the levee
+    ]
     found = [m.ids[0] for m in visits if len(m.ids) == 1]
     referenced = list(dict.fromkeys([*mentions.places, *found]))
     pointed = [m.ids[0] for m in visits if _points_to_one(m, lowered, world)]
     stated = StatedConstraints(
         **mentions.model_dump(exclude={"uavs"}),
         uavs=[u for u, role in uav_roles.items() if role == "pinned"],
-        excluded_uavs=[u for u, role in uav_roles.items() if role == "excluded"],
+        offered_uavs=[u for u, role in uav_roles.items() if role == "offered"] or offered_there,
+        excluded_uavs=list(dict.fromkeys([*(u for u, role in uav_roles.items() if role == "excluded"), *kept_away])),
         deadline_sec=parse_deadline(digits),
         payload_kg=parse_payload(digits),
         battery_reserve_ratio=parse_reserve(digits),
@@ -234,12 +372,23 @@ def stated_constraints(text: str, world: World) -> StatedConstraints:
     ]
     stated.unread_duration = stated.deadline_sec is None and bool(_TIME_UNIT.search(lowered))
     load = read_load(digits)
+    shared = {index for _, index in shares.values()}
+    mismatch = _hold_shares(stated, shares, find_quantities(digits))
     quantities = [
-        (q, "payload_kg" if load and q.start == load.item.start else _field_holding(q, stated) or _reported(q, digits))
-        for q in find_quantities(digits)
+        (
+            q,
+            "uav_shares_kg"
+            if index in shared
+            else "payload_kg"
+            if load and not shares and q.start == load.item.start
+            else _field_holding(q, stated) or _reported(q, digits),
+        )
+        for index, q in enumerate(find_quantities(digits))
     ]
     stated.spans = {field: q.text for q, field in reversed(quantities) if field not in (None, REPORTED)}
-    if load is not None:
+    if shares:
+        stated.spans["uav_shares_kg"] = ", ".join(f"{uav} {kg:g} kg" for uav, (kg, _) in shares.items())
+    if load is not None and not shares:
         stated.spans["payload_kg"] = load.text
         if load.count is not None and load.count > 1 and not load.each_or_all:
             stated.payload_item_kg = load.item.value
@@ -265,6 +414,7 @@ def stated_constraints(text: str, world: World) -> StatedConstraints:
             f"'{item}' is listed with the places, but no place in this world goes by that name: which is meant?"
             for item in unknown_listed_places(lowered, fuzzy)
         ]
+        + mismatch
     )
     sites = {m.ids[0] for m in visits if len(m.ids) == 1} | set(mentions.places)  # "both places: from A to B"
     stated.unaccounted += [
@@ -475,14 +625,15 @@ def asks_return(text: str, mentions: Mentions, fuzzy: list[Mention]) -> bool:
     ends ("from A to B, then return to A", "... then return to the fire station"), in the exact or the fuzzy reading."""
     fuzzy_starts = {m.ids for m in fuzzy if m.role == "origin"}
     fuzzy_return = any(m.role == "destination" and m.ids in fuzzy_starts for m in fuzzy)
-    return bool(
-        RETURN_LEG.search(text)
-        or set(mentions.origins) & set(mentions.destinations)
-        or fuzzy_return
-        or _back_to_named(text)
-    )
+    said = any(
+        not _NOT_COMING_BACK.search(text[max(0, m.start() - 20) : m.start()]) for m in RETURN_LEG.finditer(text)
+    )  # "don't come back, stay at the camp" asks for none
+    return bool(said or set(mentions.origins) & set(mentions.destinations) or fuzzy_return or _back_to_named(text))
 
 
+_NOT_COMING_BACK = re.compile(
+    r"(?:\b(?:don't|do not|dont|no need to|never|not|without|needn't)\s+(?:\w+\s+)?|不要|别|不用|无需|不必)$"
+)
 # "..., then return to the logistics depot", the depot named before: back where it started.
 _BACK_TO = re.compile(
     r"\b(?:return|come back|fly back|head back|go back|get back)\w* to (?:the\s+)?([^.;,，。]{3,60}?)\s*(?=[.;,，。]|$)"
@@ -498,10 +649,141 @@ def _back_to_named(text: str) -> bool:
     return False
 
 
+# "don't use any drone parked at the depot", "not the drone at the hospital pad", "不要用停在基地的无人机"
+_NOT_THE_UAVS_AT = re.compile(
+    r"(?:\bnot|n't (?:use|send|take|fly|pick|want)|\bno|\bwithout|\bexcept(?: for)?|\bother than|\bnever (?:use|send)|"
+    r"\bavoid(?:ing)?|\bbut not|\bleave out)\s+(?:(?:the|a|an|any|our|those|these|that|this|one of the)\s+)?$"
+    r"|(?:不要|别|不能|不)(?:用|派|使用)?$"
+)
+# what makes a description an offer: a verb that gives it the task ("use the hexa", "send a camera drone"), or a task
+# after it ("the light cargo quad takes 2 kg", "the thermal drone should film")
+_OFFERED_BEFORE = re.compile(
+    r"(?:(?<!n't )(?<!not )(?<!no )\b(?:use|using|send|with|take|have|let|get|by|deploy|dispatch|pick|choose|only)\s+"
+    r"(?:(?:the|a|an|our|one of the|any)\s+)?|(?:^|[.;:!?]\s*|,\s*)(?:the|a|our)\s+|用|派|让|只用)$"
+)
+PARKED_UAV_RADIUS_FACTOR = 3.0  # a UAV within this many arrival tolerances of a place is one "at" it
+
+
+def uavs_where_said(text: str, fuzzy: list[Mention], world: World) -> tuple[list[str], list[str]]:
+    """The idle UAVs the (lower-cased) request names by where they are: (left out, offered). "a drone that is not
+    parked at the depot" leaves out those at the depot; "use the drone parked at the hospital" offers those there."""
+    excluded: list[str] = []
+    offered: list[str] = []
+    for m in fuzzy:
+        if m.kind != "entity" or m.role != "landmark" or len(m.ids) != 1:
+            continue
+        said = uav_said_at(text, m)
+        zh = not said and UAV_AT_BEFORE_ZH.search(text[max(0, m.start - 4) : m.start])
+        if not said and not (zh and UAV_AT_AFTER_ZH.match(text, m.end)):
+            continue
+        noun_at = max(0, m.start - 60) + said.start() if said else m.start - 4
+        place = world.entity_index[m.ids[0]].point
+        near = [
+            u.id
+            for u in world.fleet
+            if u.status is UAVStatus.idle
+            and place.distance(Point(u.position)) <= PARKED_UAV_RADIUS_FACTOR * world.arrival_tolerance_m
+        ]
+        negated = (said and said.group("not")) or _NOT_THE_UAVS_AT.search(text[max(0, noun_at - 30) : max(0, noun_at)])
+        (excluded if negated else offered).extend(near)
+    return list(dict.fromkeys(excluded)), list(dict.fromkeys(offered))
+
+
+# UAVs described by what they carry or what they are: "the thermal drone", "the hexa", "the medical quads", "camera
+# drones", "轻型货运机", "六旋翼"; each word a test on a UAV's resume (its sensors and model)
+_DESCRIBED = re.compile(
+    r"\b(?P<words>(?:(?:thermal|camera|lidar|winch|medical|aed|cargo|light[- ]cargo)[- ](?:camera[- ])?)+)"
+    r"(?P<noun>hexa(?:copter)?s?|quad(?:copter)?s?|drones?|uavs?|ones?)\b"
+    r"|\b(?P<hexa>hexa(?:copter)?s?|hexa-cargo(?: drones?)?)\b"
+    r"|(?P<zh>热成像|轻型货运|医疗|摄像)(?:无人)?(?:那架|机|无人机|飞机)|(?P<zh_hexa>六旋翼)"
+)
+_DESCRIPTOR_TESTS: dict[str, Callable[[UAV], bool]] = {
+    "thermal": lambda u: "thermal" in u.sensors,
+    "camera": lambda u: "camera" in u.sensors,
+    "lidar": lambda u: "lidar" in u.sensors,
+    "winch": lambda u: "winch" in u.sensors,
+    "medical": lambda u: "medical" in u.model or "defibrillator_bay" in u.sensors,
+    "aed": lambda u: "defibrillator_bay" in u.sensors,
+    "cargo": lambda u: "cargo" in u.model,
+    "light cargo": lambda u: "light-cargo" in u.model,
+    "hexa": lambda u: u.model.startswith("hexa"),
+    "quad": lambda u: u.model.startswith("quad"),
+}
+_ZH_DESCRIPTORS = {
+    "热成像": "thermal",
+    "六旋翼": "hexa",
+    "轻型货运": "light cargo",
+    "医疗": "medical",
+    "摄像": "camera",
+}
+_LACKING_AFTER = re.compile(r"\s+(?:without|with no|but no|minus)\s+(?:an?\s+|the\s+)?(thermal|camera|lidar|winch)\b")
+_KEPT_HOME_AFTER = re.compile(
+    r"\s*(?:free|out of (?:it|this)|home|grounded|on the ground|in reserve|back)\b|\s*(?:留着|别用|不要用|不用|不能用)"
+)
+
+
+def uavs_described(
+    text: str, world: World, left_out: list[tuple[int, int]] | None = None
+) -> tuple[list[str], list[str]]:
+    """The idle UAVs the (lower-cased) request names by description: (left out, offered). "no camera drones", "keep
+    the thermal drone free", "热成像那架留着别用" leave them out; "use the hexa", "the light cargo quad" offer them."""
+    excluded: list[str] = []
+    offered: list[str] = []
+    left_out = [] if left_out is None else left_out  # the spans of the descriptions left out, for the caller
+    for match in _DESCRIBED.finditer(text):
+        if match["zh"] or match["zh_hexa"]:
+            tests = [_ZH_DESCRIPTORS[match["zh"] or match["zh_hexa"]]]
+        elif match["hexa"]:
+            tests = ["hexa"]
+        else:
+            said = re.sub(r"[- ]camera[- ]$", " camera ", match["words"].replace("-", " "))
+            tests = ["light cargo"] if "light cargo" in said else []
+            tests += [
+                w
+                for w in said.split()
+                if w in _DESCRIPTOR_TESTS and w not in ("light",) and not (tests and w == "cargo")
+            ]
+            if match["noun"].startswith(("hexa", "quad")):
+                tests.append(match["noun"][:4])
+        lacking = _LACKING_AFTER.match(text, match.end())  # "a camera quad without thermal"
+        fitting = [
+            u.id
+            for u in world.fleet
+            if u.status is UAVStatus.idle
+            and all(_DESCRIPTOR_TESTS[t](u) for t in tests)
+            and not (lacking and _DESCRIPTOR_TESTS[lacking[1]](u))
+        ]
+        before = text[max(0, match.start() - 30) : match.start()]
+        kept_home = _KEPT_HOME_AFTER.match(text, match.end()) and (
+            match["zh"] or re.search(r"\b(?:keep|leave|hold)\W+(?:the\s+|our\s+)?$", before)
+        )
+        if _NOT_THE_UAVS_AT.search(before) or kept_home:
+            excluded.extend(fitting)
+            left_out.append(match.span())
+        elif (
+            _OFFERED_BEFORE.search(before)
+            and not _REMARKED_AFTER.match(text, match.end())
+            or _PIN_AFTER.match(text[match.end() : match.end() + 40])
+        ):
+            offered.extend(fitting)
+    return list(dict.fromkeys(excluded)), [u for u in dict.fromkeys(offered) if u not in excluded]
+
+
+def without_left_out_descriptions(text: str, world: World) -> str:
+    """The (lower-cased) request with the descriptions of UAVs it leaves out blanked: "keep the thermal drone free"
+    asks for no thermal camera."""
+    spans: list[tuple[int, int]] = []
+    uavs_described(text, world, spans)
+    for start, end in spans:
+        text = text[:start] + " " * (end - start) + text[end:]
+    return text
+
+
 def uav_roles_in(text: str, mentions: list[Mention]) -> dict[str, str]:
     """Each UAV the (lower-cased) request names: pinned, excluded, reported (a remark on its state) or unaccounted."""
     found: dict[str, set[str]] = {}
-    named = [m for m in mentions if m.kind == "uav" and len(m.ids) == 1]
+    named = sorted((m for m in mentions if m.kind == "uav" and len(m.ids) == 1), key=lambda m: m.start)
+    corrected: list[tuple[str, str]] = []  # (a UAV, the later one that corrects it)
     for mention in named:
         roles = found.setdefault(mention.ids[0], set())
         before, after = text[max(0, mention.start - 40) : mention.start], text[mention.end : mention.end + 40]
@@ -513,6 +795,15 @@ def uav_roles_in(text: str, mentions: list[Mention]) -> dict[str, str]:
             or _NOT_LOADED_ON_BEFORE.search(before)
         ):
             roles.add("excluded")
+        elif _FALLBACK_BEFORE.search(before) or _FALLBACK_AFTER.match(after):
+            roles.add("fallback")
+        elif (
+            (earlier := [m for m in named if m.end <= mention.start and m.ids != mention.ids])
+            and _CORRECTION_BEFORE.search(text[max(0, mention.start - 60) : mention.start])
+            and not _REMARKED_AFTER.match(after)
+        ):
+            roles.add("pinned")
+            corrected.append((earlier[-1].ids[0], mention.ids[0]))
         elif (
             _PIN_BEFORE.search(before)
             or (_LOADED_ON_BEFORE.search(before) and not _REPORTED_AFTER.match(after))
@@ -520,25 +811,44 @@ def uav_roles_in(text: str, mentions: list[Mention]) -> dict[str, str]:
             or _PIN_AFTER.match(after)
             or _ADDRESSED.match(text, mention.end)
             and not before.strip()
+            or _ITEM_BEFORE.search(before)
+            and _ITEM_AFTER.match(after)
+            and not _LIST_JOINER.fullmatch(
+                text, max((m.end for m in named if m.end <= mention.start), default=0), mention.start
+            )
         ):
             roles.add("pinned")
         elif _REPORTED_AFTER.match(after):
-            roles.add("reported")
+            # a remark, and then words that keep the UAV home: "uav_05's battery is acting up, don't send it"
+            keep_home = _NOT_IT_AFTER.match(text, mention.end) or _ELSE_LATER.search(text, mention.end)
+            roles.add("excluded" if keep_home else "reported")
     # "use uav_03 and uav_04 to haul it", "uav_03 and uav_04 should carry it": a UAV listed beside a pinned one,
     # with nothing of its own said after the list, is pinned too ("uav_02 out of action", "as backup", "or uav_09"
     # after it keep it unread: the agent asks)
     for group in _uav_lists(text, named):
         roles = set().union(*(found[m.ids[0]] for m in group))
         addressed = not text[: group[0].start].strip() and _addressed_a_task(text, group[-1].end)
+        roles -= {"reported"}  # a remark elsewhere ("uav_01 has 95 % battery") does not unlist it
         if roles <= {"pinned"} and (addressed or roles and _LIST_GOES_ON.match(text, group[-1].end)):
             for mention in group:
-                found[mention.ids[0]] = found[mention.ids[0]] or {"pinned"}
+                if not found[mention.ids[0]] & {"excluded", "fallback"}:
+                    found[mention.ids[0]].add("pinned")
     chosen = {
         uav: "conflicting"
         if {"excluded", "pinned"} <= roles
-        else next((r for r in ("excluded", "pinned", "reported") if r in roles), "unaccounted")
+        else next((r for r in ("excluded", "fallback", "pinned", "reported") if r in roles), "unaccounted")
         for uav, roles in found.items()
     }
+    for was, now in corrected:  # superseded, unless a later correction names it again
+        if was != corrected[-1][1]:
+            chosen[was] = "excluded"
+            chosen[now] = "pinned" if now == corrected[-1][1] else "excluded"
+    # "uav_05 or uav_06, whichever has more battery", "use uav_03 or uav_04": a choice offered, one of them flies;
+    # a list with a UAV left out or remarked on stays as it is
+    for group in _uav_alternatives(text, named):
+        ids = list(dict.fromkeys(m.ids[0] for m in group))
+        if len(ids) >= 2 and {chosen[u] for u in ids} <= {"pinned", "unaccounted"}:
+            chosen.update({u: "offered" for u in ids})
     # "uav_07 is nearly flat, send it to recharge": the one UAV a request names, unless left out, is the one it is
     # about when no other is pinned and the errand is the UAV's own (charge, return, repositioning).
     others = [u for u, role in chosen.items() if role in ("reported", "unaccounted")]
@@ -555,7 +865,7 @@ _LIST_JOINER = re.compile(r"\s*(?:,\s*(?:and\s+)?|\band\b|&|和|与|及|、)\s*(
 # what may follow a list of UAVs that all fly: the task ("to haul", "with 8 kg", "should carry", "把...运到"), or the
 # end of the sentence
 _LIST_GOES_ON = re.compile(
-    r"\s*(?:[.;!?。；！]|$|(?:to|for|with|from|should|must|will|can|could|may|shall|please|together|both|each|then)\b|"
+    r"\s*(?:[.;!?。；！(（]|$|(?:to|for|with|from|should|must|will|can|could|may|shall|please|together|both|each|then)\b|"
     r"(?:carry|carries|fly|flies|take|takes|deliver|delivers|haul|hauls|bring|brings|go|goes|share|shares|split|"
     r"splits|lift|lifts|move|moves|film|films|photograph|photographs|inspect|inspects)\b|"
     r"把|运|送|去|飞|执行|负责|分装|分头|一起|共同|来|拍)"
@@ -576,6 +886,29 @@ def _addressed_a_task(text: str, end: int) -> bool:
         return False
     clause = re.split(r"[.;!?。；！]", text[m.end() :], maxsplit=1)[0]
     return not _REMARK_AFTER_HEAD.search(clause)
+
+
+_OR_JOINER = re.compile(r"\s*(?:,\s*)?(?:\bor\b|/|或者|或|还是)\s*(?:(?:the\s+)?(?:drone|uav)\s+)?")
+
+
+def _uav_alternatives(text: str, named: list[Mention]) -> list[list[Mention]]:
+    """Runs of UAV mentions joined by "or" (the last join; "uav_03, uav_04 or uav_05"), two or more long."""
+    runs: list[list[Mention]] = []
+    ordered = sorted(named, key=lambda m: m.start)
+    for mention in ordered:
+        joined = runs and (
+            _OR_JOINER.fullmatch(text, runs[-1][-1].end, mention.start)
+            or _LIST_JOINER.fullmatch(text, runs[-1][-1].end, mention.start)
+        )
+        if joined:
+            runs[-1].append(mention)
+        else:
+            runs.append([mention])
+    return [
+        run
+        for run in runs
+        if len(run) >= 2 and any(_OR_JOINER.fullmatch(text, a.end, b.start) for a, b in zip(run, run[1:]))
+    ]
 
 
 def _uav_lists(text: str, named: list[Mention]) -> list[list[Mention]]:

@@ -31,6 +31,7 @@ from language.stated import (
     normalised,
     stated_constraints,
     uav_roles_in,
+    without_left_out_descriptions,
 )
 from tools.items import is_whole_items, whole_items
 from tools.world import UAVStatus, World
@@ -128,14 +129,22 @@ _TEAM_SIZE = re.compile(
     r"|(?P<zh>[两二三四五六几多2-9])\s*架|(?P<zh_tai>[两二三四五六几多2-9])\s*台无人机"
 )
 
-# "a second drone", "while another films", "one ... the other", "另一架", "第二架": a second UAV with a task of its own
+# "a second drone", "while another films", "while a cargo drone drops ...", "one ... the other", "另一架", "第二架": a
+# second UAV with a task of its own
 # (not "one after the other", "one by one"; a standby or contingency drone: see _taking_part).
 _SECOND_UAV = re.compile(
-    rf"\b(?:a|the) second {_UAV_NOUN}\b|\bwhile (?:another|the other|a second)\b|"
+    rf"\b(?:a|the) second {_UAV_NOUN}\b|\bwhile (?:another|the other|a second|a (?:\w+ )?{_UAV_NOUN})\b|"
     r"\bone\b(?!\s+(?:after|by|at a time|or (?:the )?other|way or))"
     rf"(?:\s+{_UAV_NOUN}|\s+of (?:them|the drones))?[^.;!?]{{1,120}}?\b(?:another|the other|a second)\b|"
     rf"\banother {_UAV_NOUN}\s+(?:takes? over|continues?|picks? (?:it )?up|flies the (?:last|second|final|rest))|"
     r"另一架|另外一架|第二架"
+)
+
+# "one drone per site", "a drone each", "每个点一架": a UAV for every site
+_ONE_PER_SITE = re.compile(
+    rf"\bone {_UAV_NOUN} (?:per|for each|for every|to each|at each|each) (?:site|place|point|location|stop|spot)\b|"
+    rf"\b(?:a|one) {_UAV_NOUN} (?:each|apiece)\b|\beach (?:site|place|point) (?:gets|with) (?:its own|a|one) {_UAV_NOUN}|"
+    r"每个(?:点|地点|检查点|站点)一架|一个点一架|一点一架"
 )
 
 # One UAV said not to be enough: "more than any one drone can lift", "too far for one drone", "一架飞不到",
@@ -359,6 +368,7 @@ class _Words:
     def __init__(self, instruction: str, world: World, stated: StatedConstraints):
         self.text = text = normalised(instruction)
         self.world, self.stated = world, stated
+        self.sensor_text = without_left_out_descriptions(text, world)  # "keep the thermal drone free" asks no thermal
         self.intent = stated.intent or Intent.delivery
         mentions = find_mentions(text, world)
         demands_marking_crossed(text, world, mentions)  # a place named as what a rule break would cross is no site
@@ -411,7 +421,7 @@ class _Words:
 
     def sensors(self, for_cargo: bool) -> list[str]:
         """The sensors the request asks for: those its cargo needs, or those its observing needs."""
-        return [s for s in sensors_in(self.text) if (s in CARGO_SENSORS) == for_cargo]
+        return [s for s in sensors_in(self.sensor_text) if (s in CARGO_SENSORS) == for_cargo]
 
     def member_ids(self) -> list[str]:
         return list(dict.fromkeys(m.ids[0] for m in self.members))
@@ -446,10 +456,17 @@ def _team_of(words: _Words) -> TeamSketch | None:
         words.cue("parallel_sites", parallel or second or not_enough)
         return _parallel(words, origin, sites, sizes)
     origin, sites = _origin_and_sites(words, stops=True)
+    if len(sites) >= 2 and visiting and (per_site := words.found(_ONE_PER_SITE)):
+        words.cue("team_size", per_site, len(sites))  # "one drone per site": as many UAVs as sites, each its own
+        sizes, asked = [*sizes, len(sites)], True
     if len(sites) >= 2 and visiting and (splits or parallel or asked):
         words.cue("coverage", splits or parallel or second or not_enough)
         return _coverage(words, origin, sites, sizes)
-    if cargo and (splits or asked):
+    if visiting and not cargo and observed is not None and len(sites) <= 1 and (watchers := _watching_size(words)):
+        # "send two drones to film the crash", "have uav_07 and uav_08 film the flood site": several watch one site
+        words.cue("coverage", second or words.found(_OBSERVE)[:1])
+        return _observers(words, observed, watchers)
+    if cargo and (splits or asked or len(words.stated.uav_shares_kg) >= 2):
         words.cue("split_load", splits or not_enough or second)
         return _split_load(words, sizes)
     if observed is not None and cargo and _asks_to_observe(words) and (heavy := _heavier_than_every_idle_uav(words)):
@@ -459,6 +476,10 @@ def _team_of(words: _Words) -> TeamSketch | None:
         return _roles(words, observed, sizes)
     if observed is not None and cargo and _asks_to_observe(words) and _named_member_cannot_observe(words):
         # "film X while uav_09 drops the tools at Y": uav_09 has no camera, so another UAV films
+        words.cue("roles", words.found(_OBSERVE)[:1])
+        return _roles(words, observed, sizes)
+    if observed is not None and cargo and _asks_to_observe(words) and _named_observer_apart(words):
+        # "take 2 kg to X and have uav_07 watch the drop": the UAV named to watch is not the one that carries
         words.cue("roles", words.found(_OBSERVE)[:1])
         return _roles(words, observed, sizes)
     if cargo and (heavy := _heavier_than_every_idle_uav(words)):
@@ -482,6 +503,45 @@ def _named_member_cannot_observe(words: _Words) -> bool:
     if any(m.start() > first for m in words.found(_OBSERVE)):
         return False
     return any(u in fleet and not observing <= set(fleet[u].sensors) for u in words.member_ids())
+
+
+# A UAV named to observe, its verb right after it: "have uav_07 watch the drop", "uav_07 should film it", "uav_07拍摄"
+_OBSERVER_VERB_AFTER = re.compile(
+    r"\s*(?:will |should |can |must |to |is to |then )?(?:films?\b|filming|shoots?\b|watch\w*|photograph\w*|"
+    r"records?\b|monitors?\b|keeps? an eye on|拍摄|拍|监视|盯着|观察)"
+)
+
+
+def _named_observer_apart(words: _Words) -> bool:
+    """The one UAV the request names is named to observe, after the cargo's words and with no cargo of its own in
+    its clause ("take 2 kg to the camp and have uav_07 watch the drop"): another UAV carries."""
+    named = words.member_ids()
+    if len(named) != 1:
+        return False
+    member = next(m for m in words.members if m.ids[0] == named[0])
+    if not _OBSERVER_VERB_AFTER.match(words.text, member.end):
+        return False
+    cargo_at = [q.start for q in words.masses] + [m.start() for m in _CARGO_VERB.finditer(words.text)]
+    clause = re.split(r"[.;!?,。；！？，]", words.text[member.end :], maxsplit=1)[0]
+    return (
+        bool(cargo_at)
+        and min(cargo_at) < member.start
+        and not _CARGO_VERB.search(clause)
+        and not any(member.end <= q.start < member.end + len(clause) for q in words.masses)
+    )
+
+
+# Observing said as an act, not a noun ("the video team"): what holds a one-UAV delivery to a camera UAV
+_OBSERVING_VERB = re.compile(
+    r"\b(?:film(?:s|ing)?|photograph(?:s|ing)?|record (?:a |the )?video|shoot (?:a |some )?(?:video|footage)|"
+    r"take (?:some )?(?:pictures|photos|a video|footage|video) of|get (?:eyes|footage|pictures|photos|video|a (?:thermal |"
+    r"aerial )?look) (?:on|of|at)|(?:put |keep )?eyes on)\b|(?:拍摄|航拍|录像)(?!队|组|团队|人员|小组|工作|任务)|拍照"
+)
+# people who film, not the drone: "the camera crew will film the drop", "我们拍摄"
+_FILMED_BY_PEOPLE = re.compile(
+    r"\b(?:crew|team|photographers?|reporters?|people|staff|we|they|i|someone|police|journalists?)\s+"
+    r"(?:will |would |can |is going to |are going to |to |then )?$|(?:我们|他们|记者|摄制组)$"
+)
 
 
 def _asks_to_observe(words: _Words) -> bool:
@@ -688,7 +748,7 @@ _EACH_AFTER = re.compile(
     r"(?:drone|uav|one)|for (?:each|every) (?:drone|uav))\b"
 )
 _EACH_BEFORE = re.compile(
-    r"(?:\beach (?:drone|uav|one) (?:with|carrying|takes|carries|gets)|各(?:带|运|装|载)?|每架(?:无人机)?(?:带|运|装|载)?)\s*$"
+    r"(?:\beach (?:(?:drone|uav|one) )?(?:with|carrying|takes|carries|gets|taking|holding|loaded with)|各(?:带|运|装|载)?|每架(?:无人机)?(?:带|运|装|载)?)\s*$"
 )
 
 
@@ -733,6 +793,20 @@ def _split_load(words: _Words, sizes: list[int]) -> TeamSketch:
     said of each UAV ("two drones with 4 kg each") is a delivery per UAV, that mass each."""
     payload = words.stated.payload_kg
     origin, _ = _origin_and_sites(words)
+    if shares := words.stated.uav_shares_kg:  # "uav_01 carries 5 kg and uav_02 3 kg": a delivery per UAV, its own
+        said = ", ".join(f"{uav} {kg:g} kg" for uav, kg in shares.items())
+        words.cues.append(
+            TeamCue(
+                kind="split_load",
+                text=said,
+                start=min((m.start for m in words.uavs_named if m.ids[0] in shares), default=0),
+            )
+        )
+        legs = [
+            sketch.model_copy(update={"payload_kg": kg, "uavs": [uav]})
+            for sketch, (uav, kg) in zip(_per_uav(words, origin, len(shares), 0.0), shares.items())
+        ]
+        return _sketch(words, "split_load", legs, len(shares), [f"each UAV its own share: {said}"])
     if payload and (count := _uavs_each(words)) is not None:
         note = f"{payload:g} kg on each of {count} UAVs: {count * payload:g} kg"
         return _sketch(words, "split_load", _per_uav(words, origin, count, payload), count, [note])
@@ -958,6 +1032,7 @@ def _coverage(words: _Words, origin: str | None, sites: list[str], sizes: list[i
     """One inspection per site under the request's deadline, for at least as many UAVs as the words ask: which UAV
     takes which sites (one may fly several as waypoints) is the planner's to group, not the words'."""
     final = words.stated.final_place
+    owners = _sites_by_member(words, sites)
     subtasks = [
         SubTaskSketch(
             id=f"t{i}",
@@ -966,6 +1041,7 @@ def _coverage(words: _Words, origin: str | None, sites: list[str], sizes: list[i
             destination=site,
             deadline_sec=words.stated.deadline_sec,
             required_sensors=words.sensors(for_cargo=False) or ["camera"],
+            uavs=[owners[site]] if site in owners else [],
         )
         for i, site in enumerate((s for s in sites if s != final), 1)
     ]
@@ -974,6 +1050,57 @@ def _coverage(words: _Words, origin: str | None, sites: list[str], sizes: list[i
     if final in sites:
         notes.append(f"the flights end at {final}, as the request says")
     return _sketch(words, "coverage", subtasks, team, notes)
+
+
+def _watching_size(words: _Words) -> int | None:
+    """How many UAVs the words send to watch one site: a count said in a clause that observes ("send two drones to
+    film the crash"; not "two drones reported it earlier"), or two or more UAVs named to fly."""
+    said = [
+        c.uavs
+        for c in words.cues
+        if c.kind == "team_size"
+        and c.uavs
+        and _OBSERVE.search(next((t for s, t in clauses(words.text) if s <= c.start < s + len(t)), ""))
+    ]
+    named = len(words.member_ids())
+    size = max([*said, named if named >= 2 else 0])
+    return size if size >= 2 else None
+
+
+def _sites_by_member(words: _Words, sites: list[str]) -> dict[str, str]:
+    """Each site and the UAV the words give it, where they split the sites among two or more named UAVs, each after
+    its own sites ("A and B with uav_07, and C and D with uav_08", "7号机巡检A和B，8号机巡检C和D" - a UAV before its
+    sites when it opens the clause); empty when any site is left to the planner."""
+    members = sorted(words.members, key=lambda m: m.start)
+    if len({m.ids[0] for m in members}) < 2:
+        return {}
+    owners: dict[str, str] = {}
+    for place in (m for m in words.places if m.ids[0] in sites):
+        clause_start = max((s for s, _ in clauses(words.text) if s <= place.start), default=0)
+        leading = [m for m in members if clause_start <= m.start < place.start]
+        after = [m for m in members if m.start > place.end]
+        owner = leading[-1] if leading else after[0] if after else None
+        if owner is None or owners.get(place.ids[0], owner.ids[0]) != owner.ids[0]:
+            return {}
+        owners[place.ids[0]] = owner.ids[0]
+    return owners if set(owners) == set(sites) and len(set(owners.values())) >= 2 else {}
+
+
+def _observers(words: _Words, site: str, count: int) -> TeamSketch:
+    """`count` UAVs that each watch the one site ("from different angles"), the UAVs the words name one each."""
+    named = words.member_ids()
+    subtasks = [
+        SubTaskSketch(
+            id=f"t{i}",
+            role="film",
+            destination=site,
+            deadline_sec=words.stated.deadline_sec,
+            required_sensors=words.sensors(for_cargo=False) or ["camera"],
+            uavs=[named[i - 1]] if len(named) == count else [],
+        )
+        for i in range(1, count + 1)
+    ]
+    return _sketch(words, "coverage", subtasks, count, [f"{count} UAVs watch {site}, each on its own"])
 
 
 def _relay(words: _Words, sizes: list[int]) -> TeamSketch:
@@ -1000,6 +1127,49 @@ def _relay(words: _Words, sizes: list[int]) -> TeamSketch:
     return _sketch(words, "relay", legs, max([2, *sizes]), notes)
 
 
+# A sensor said not to work, in the words after a UAV: "uav_06's camera is broken", "uav_06 has a faulty thermal
+# camera", "uav_06的摄像头坏了". The UAV may still fly; it cannot observe with that sensor.
+_OUT_OF_ORDER = re.compile(
+    r"\b(?:broken|busted|faulty|dead|damaged|cracked|fogged|blurry|missing|removed|malfunction\w*|fail\w*|"
+    r"not working|doesn't work|does not work|isn't working|is not working|won't work|out of order|(?:is |'s )?down|"
+    r"(?:is |'s )?(?:out|off)\b)|坏|故障|失灵|不能用|不好用|不工作|没了|拆了"
+)
+
+
+def _sensors_out_of_order(words: _Words) -> dict[str, list[str]]:
+    """Each UAV's sensors the words say do not work, read in the clause after its name (up to the next UAV)."""
+    said: dict[str, list[str]] = {}
+    named = sorted(words.uavs_named, key=lambda m: m.start)
+    for mention, following in zip(named, [*named[1:], None]):
+        end = min(following.start if following else len(words.text), mention.end + 60)
+        clause = re.split(r"[.;!?,。；！？，]", words.text[mention.end : end], maxsplit=1)[0]
+        if _OUT_OF_ORDER.search(clause):
+            said.setdefault(mention.ids[0], []).extend(sensors_in(clause))
+    return {uav: sensors for uav, sensors in said.items() if sensors}
+
+
+def _without_broken_observers(words: _Words, stated: StatedConstraints) -> StatedConstraints:
+    """A UAV whose sensor for this request's observing is said to be broken does not fly it: left out when the words
+    leave the choice to the agent; asked about when they name it to fly."""
+    unusable = [u for u, out in _sensors_out_of_order(words).items() if set(out) & set(stated.observing_sensors)]
+    if not unusable:
+        return stated
+    pinned = [u for u in unusable if u in stated.uavs]
+    return stated.model_copy(
+        update={
+            "excluded_uavs": list(dict.fromkeys([*stated.excluded_uavs, *(u for u in unusable if u not in pinned)])),
+            "unaccounted": [
+                *stated.unaccounted,
+                *(
+                    f"'{u}' is named to fly, but its {' and '.join(stated.observing_sensors)} is said not to work "
+                    "and the request needs one: which UAV is meant?"
+                    for u in pinned
+                ),
+            ],
+        }
+    )
+
+
 def read_request(instruction: str, world: World) -> StatedConstraints:
     """The reading of a request: what it states, and whether it needs a team of UAVs. The one reading a run keeps
     (nodes/reading.py) and a model's writer reads when no run gave it one (models/slots.py)."""
@@ -1009,11 +1179,16 @@ def read_request(instruction: str, world: World) -> StatedConstraints:
     # a camera the words ask for to film a place: not a sensor merely mentioned ("uav_05's camera is broken", "I will
     # watch the live feed"), with no place to observe
     observes = _asks_to_observe(words) and _observed_place(words) is not None
-    said = [s for s in sensors_in(words.text) if s not in CARGO_SENSORS] if observes else []
+    said = [s for s in sensors_in(words.sensor_text) if s not in CARGO_SENSORS] if observes else []
     if team is None:  # one UAV sent to observe carries what the words ask to observe with ("film the flood site")
         cargo = stated.payload_kg is not None or _CARGO_VERB.search(_OBSERVE.sub(" ", words.text))
-        if said and words.intent in SITE_VISITS and not cargo:
-            return stated.model_copy(update={"observing_sensors": said})
+        # and one that carries a cargo too, where a verb asks to observe ("deliver 2 kg there and film the drop")
+        drone_films = any(
+            not _FILMED_BY_PEOPLE.search(words.text[max(0, m.start() - 30) : m.start()])
+            for m in _OBSERVING_VERB.finditer(words.text)
+        )
+        if said and (words.intent in SITE_VISITS and not cargo or cargo and drone_films):
+            return _without_broken_observers(words, stated.model_copy(update={"observing_sensors": said}))
         return stated
 
     def needed(roles: frozenset[str]) -> list[str]:  # what the sketch's sub-tasks in those roles require
@@ -1021,7 +1196,7 @@ def read_request(instruction: str, world: World) -> StatedConstraints:
 
     # a camera the words ask for flies even where the sketch has no one to film ("... and film it with a camera
     # drone" read as a split load alone): the fidelity gate then finds no member carrying it
-    return stated.model_copy(
+    reading = stated.model_copy(
         update={
             "team_needs": [team.need()],
             "uav_sites": team.uav_sites(),
@@ -1031,3 +1206,4 @@ def read_request(instruction: str, world: World) -> StatedConstraints:
             "cargo_sensors": needed(DELIVERING_ROLES),
         }
     )
+    return _without_broken_observers(words, reading)

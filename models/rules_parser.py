@@ -42,7 +42,14 @@ from ir.model import (
 )
 from ir.templates import standard_tool_plan
 from ir.validation import PAYLOAD_SUM_TOLERANCE_KG
-from language.defaults import CARGO_INTENTS, active_in_window, default_destination, default_origin, handoff_hub
+from language.defaults import (
+    CARGO_INTENTS,
+    SITE_VISITS,
+    active_in_window,
+    default_destination,
+    default_origin,
+    handoff_hub,
+)
 from language.grounding import ground_mentions
 from language.mentions import Mention, blank_mentions, find_mentions, id_pattern
 from language.quantities import (
@@ -199,13 +206,16 @@ def parse_instruction(instruction: str, world: World, reading: StatedConstraints
     quantities = with_digits(rest)
     constraints = OperationConstraints(
         deadline_sec=min(filter(None, (parse_deadline(quantities), clock_deadline(text, world)[1])), default=None),
-        payload_kg=parse_payload(quantities) or 0.0,
+        # the reading's load where the words give each UAV its share ("uav_01 carries 5 kg and uav_02 3 kg": 8 kg)
+        payload_kg=(reading.payload_kg if reading and reading.uav_shares_kg else parse_payload(quantities)) or 0.0,
         battery_reserve_ratio=max(parse_reserve(quantities) or 0.0, defaults.battery_reserve_ratio),
         **parse_altitude_and_separation(quantities, defaults),
     )
     task = ParsedTask(intent, parse_priority(rest, intent), EntityRefs(), constraints)
     uav_roles = uav_roles_in(text, mentions)
-    _fill_entities(task, mentions, world, uav_roles)
+    # the run's reading leaves out what the words alone do not ("uav_06's camera is broken" for a request to film)
+    uav_roles.update({u: "excluded" for u in (reading.excluded_uavs if reading else [])})
+    _fill_entities(task, mentions, world, uav_roles, text)
     pinned = [u for u, role in uav_roles.items() if role == "pinned"]
     has_origin = any(m.role == "origin" for m in mentions if m.kind == "entity")
     if intent in CARGO_INTENTS and pinned and not has_origin and is_repositioning(text, parse_payload(quantities)):
@@ -222,6 +232,8 @@ def parse_instruction(instruction: str, world: World, reading: StatedConstraints
     if reading is None or reading.team_needs:
         excluded = [u for u, role in uav_roles.items() if role == "excluded"]
         add_team(task, instruction, world, reading or stated_constraints(instruction, world), excluded)
+    if reading is not None:
+        keep_offered(task, reading)
     if task.team is None and reading is not None and "pinned" not in uav_roles.values():
         keep_observers(task, reading, world)
     if re.search(INJECTION_CUES, rest):
@@ -229,7 +241,13 @@ def parse_instruction(instruction: str, world: World, reading: StatedConstraints
     return task
 
 
-def _fill_entities(task: ParsedTask, mentions: list[Mention], world: World, uav_roles: dict[str, str]) -> None:
+# between two sites of one visit: "A, then B", "A and then B", "A, B"
+_THEN_NEXT = re.compile(r"\s*,?\s*(?:and\s+)?(?:then\s+)?(?:on to\s+)?(?:the\s+)?")
+
+
+def _fill_entities(
+    task: ParsedTask, mentions: list[Mention], world: World, uav_roles: dict[str, str], text: str
+) -> None:
     """Places by their roles, zones (and places named to keep away from) to avoid, and the UAVs the request pins;
     a UAV it names only to leave out is never a candidate."""
     refs = task.entities
@@ -243,14 +261,10 @@ def _fill_entities(task: ParsedTask, mentions: list[Mention], world: World, uav_
         # pinned, or named in a remark ("uav_07 is nearest, any drone will do"): a first choice repairs may change
         elif (
             m.kind == "uav"
-            and uav_roles.get(m.ids[0]) in ("pinned", "reported")
+            and uav_roles.get(m.ids[0]) in ("pinned", "reported", "offered")
             and m.ids[0] not in refs.candidate_uavs
         ):
             refs.candidate_uavs.append(m.ids[0])
-    excluded = [u for u, role in uav_roles.items() if role == "excluded"]
-    if excluded:  # a hard exclusion: assignment chooses among the others
-        keep_exclusions(task, excluded, world)
-        task.notes.append(f"not {', '.join(excluded)}, as the request says")
     origin, destination = _pick(places, "origin"), _pick(places, "destination")
     unassigned = [m for m in places if m.role is None]
     if origin is None and destination is None and len(unassigned) >= 2:
@@ -262,8 +276,25 @@ def _fill_entities(task: ParsedTask, mentions: list[Mention], world: World, uav_
     refs.origin = _resolve_slot(origin, "origin", task)
     refs.destination = _resolve_slot(destination, "destination", task)
     refs.waypoints = [m.ids[0] for m in places if m.role == "via" and len(m.ids) == 1]
+    ends: list[str] = []  # a site visit's sites: those cued, and those named right after one with no cue ("A, then B")
+    for previous, m in zip([None, *places], places):
+        then_next = (
+            previous is not None and previous.ids[0] in ends and _THEN_NEXT.fullmatch(text, previous.end, m.start)
+        )
+        if len(m.ids) == 1 and (m.role == "destination" or m.role is None and then_next) and m.ids[0] not in ends:
+            ends.append(m.ids[0])
+    if task.intent in SITE_VISITS and len(ends) >= 2 and refs.destination == ends[0]:
+        # "inspect A and B" with one UAV: every site in the order named, the last the destination
+        refs.destination = ends[-1]
+        stops = [m for m in places if len(m.ids) == 1 and (m.role == "via" or m.ids[0] in ends[:-1])]
+        refs.waypoints = list(dict.fromkeys(m.ids[0] for m in sorted(stops, key=lambda m: m.start)))
     refs.handoff_points = [m.ids[0] for m in places if m.role == "handoff" and len(m.ids) == 1]
     _default_endpoints(task, world)
+    # after the defaults: the idle others a left-out UAV leaves as candidates are no choice of one UAV to start from
+    excluded = [u for u, role in uav_roles.items() if role == "excluded"]
+    if excluded:  # a hard exclusion: assignment chooses among the others
+        keep_exclusions(task, excluded, world)
+        task.notes.append(f"not {', '.join(excluded)}, as the request says")
     task.avoid_named = avoid
     _keep_clear(refs, world, task.constraints, avoid)
 
@@ -290,13 +321,23 @@ def plan_team(
     the request-level view, the sites in the order served, the last one the destination, the others waypoints, a
     relay's pad the hand-off point. A gap no rule fills (a cargo with no origin) leaves the task without a team,
     said in `missing`."""
-    drafts = _coverage_routes(sketch, stated, world) if "coverage" in sketch.kinds else _drafts(sketch)
+    # sites to group into routes; several UAVs watching one site fly a sub-task each, as sketched
+    drafts = (
+        _coverage_routes(sketch, stated, world)
+        if "coverage" in sketch.kinds and len(sketch.sites) > 1
+        else _drafts(sketch)
+    )
     if not _fill_places(task, drafts, world):
         return
     for draft in drafts:  # a UAV the request leaves out is never a member; several named share the load
         draft["uavs"] = [u for u in draft["uavs"] if u not in excluded]
         draft["split"] = draft["split"] or len(draft["uavs"]) > 1
     members = [u for d in drafts for u in d["uavs"]]
+    # a UAV named only in a remark ("uav_06 is charged and ready") is one UAV's first choice, no limit on a team
+    remarked = [u for u in task.entities.candidate_uavs if u not in stated.uavs and u not in members]
+    if remarked:  # the team tool picks from the fleet (a UAV the words pin still flies: the fidelity gate holds it)
+        task.entities.candidate_uavs = []
+        keep_exclusions(task, excluded, world)
     if (
         task.entities.candidate_uavs
         and set(task.entities.candidate_uavs) <= set(members)
@@ -342,9 +383,16 @@ def _coverage_routes(sketch: TeamSketch, stated: StatedConstraints, world: World
     per site): the sites ordered along their main axis, then cut into runs of near-equal length, so each UAV flies
     a contiguous stretch (tools/team gives each sub-task its own UAV). Each route ends at its last site, or at the
     place the request says the flights end."""
-    first = sketch.subtasks[0]  # coverage sketches share everything but the site
+    first = sketch.subtasks[0]  # coverage sketches share everything but the site (and the UAV the words give it)
     sites = [s.destination for s in sketch.subtasks if s.destination]
-    groups = _runs(_along_main_axis(world, sites), min(len(sites), sketch.min_uavs))
+    owners = {s.destination: s.uavs[0] for s in sketch.subtasks if s.destination and s.uavs}
+    if len(owners) == len(sites):  # "A and B with uav_07, C and D with uav_08": each UAV's own sites
+        by_uav: dict[str, list[str]] = {}
+        for site in sites:
+            by_uav.setdefault(owners[site], []).append(site)
+        groups = [_along_main_axis(world, group) for group in by_uav.values()]
+    else:
+        groups = _runs(_along_main_axis(world, sites), min(len(sites), sketch.min_uavs))
     final = stated.final_place if stated.final_place in world.entity_index else None
     if final is None:
         groups = [_from_the_end_nearer_a_uav(world, group, first.required_sensors) for group in groups]
@@ -354,6 +402,7 @@ def _coverage_routes(sketch: TeamSketch, stated: StatedConstraints, world: World
             "id": f"t{i}",
             "waypoints": group if final else group[:-1],
             "destination": final or group[-1],
+            "uavs": [owners[group[0]]] if len(owners) == len(sites) else [],
         }
         for i, group in enumerate(groups, 1)
     ]
@@ -821,6 +870,8 @@ def _repaired_task(request: GenerationRequest) -> ParsedTask:
     changes = apply_repair(task, feedback, request.world)
     excluded = request.reading.excluded_uavs if request.reading else _excluded_uavs(request.instruction, request.world)
     keep_exclusions(task, excluded, request.world)
+    if request.reading is not None:
+        keep_offered(task, request.reading)  # a repair chooses among the UAVs the request offers
     if task.team is None and request.reading is not None and not request.reading.uavs:
         keep_observers(task, request.reading, request.world)  # a repair's other UAVs still carry the camera
     prior = safety_prior_zones(request.world, task.entities, task.constraints)
@@ -848,6 +899,17 @@ def keep_observers(task: ParsedTask, reading: StatedConstraints, world: World) -
     if able and able != task.entities.candidate_uavs:
         task.entities.candidate_uavs = able
         task.notes.append(f"candidates: the idle UAVs with a {' and a '.join(reading.observing_sensors)}")
+
+
+def keep_offered(task: ParsedTask, reading: StatedConstraints) -> None:
+    """A one-UAV request that offers a choice ("uav_05 or uav_06", "the hexa", "the drone at the hospital"): the
+    candidates are those offered (a parse's or a repair's choice among them, if any). A team keeps its candidates:
+    the fidelity gate asks that some member is one of them."""
+    offered = reading.offered_uavs
+    if not offered or task.team is not None or reading.uavs:
+        return
+    refs = task.entities
+    refs.candidate_uavs = [u for u in refs.candidate_uavs if u in offered] or list(offered)
 
 
 def keep_exclusions(task: ParsedTask, excluded: Sequence[str], world: World) -> None:

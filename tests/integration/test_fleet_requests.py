@@ -219,3 +219,231 @@ def test_a_uav_the_words_say_not_to_load_is_not_flown():
     text = "Do not load sandbags onto uav_01, it is reserved; take 3 kg from the sandbag depot to the flood site."
     out = run_task(_world("examples/fleet_city.json"), text, context=CONTEXT, db=None)
     assert out.status == "execute" and out.decision["uav_id"] != "uav_01", out.decision.get("reason")
+
+
+@pytest.mark.parametrize(
+    ("instruction", "not_flown", "sensor"),
+    [
+        # written by hand 2026-11-28: each flew the UAV named here before
+        (
+            "uav_06's camera is broken. Send a drone from the hospital to film the crash on the eastern ring road.",
+            "uav_06",
+            "camera",
+        ),
+        ("uav_06的摄像头坏了，派一架无人机去东环路事故现场拍摄。", "uav_06", "camera"),
+        (
+            "Send an AED from the hospital to the crash on the eastern ring road, except with uav_05, which is low on "
+            "props.",
+            "uav_05",
+            None,
+        ),
+        # the left-out UAV made the first idle other the one to start from: a depot too far for the camera UAVs
+        ("Don't use uav_07; get photos of the old bridge pier in the river.", "uav_07", "camera"),
+        ("The camera on uav_07 is broken; get photos of the old bridge pier in the river.", "uav_07", "camera"),
+    ],
+)
+def test_a_uav_left_out_or_without_a_working_sensor_does_not_fly(instruction, not_flown, sensor):
+    world = _world("examples/fleet_city.json")
+    out = run_task(world, instruction, context=CONTEXT, db=None)
+    assert out.status == "execute", out.decision.get("reason")
+    assert out.decision["uav_id"] != not_flown, out.decision
+    assert sensor is None or sensor in world.uav_index[out.decision["uav_id"]].sensors
+
+
+def test_a_team_is_not_limited_to_a_uav_named_in_a_remark_nor_films_with_a_broken_camera():
+    text = (
+        "Take 2 kg of medicine from City General Hospital to the rescue camp on the east ridge and film the drop with "
+        "a second drone; uav_06's camera isn't working, uav_05 is charged and ready."
+    )
+    world = _world("examples/fleet_city.json")
+    out = run_task(world, text, context=CONTEXT, db=None)
+    assert out.status == "execute", out.decision.get("reason")
+    team = out.decision["team"]
+    filming = [m["uav_id"] for m in team if m["role"] == "film"]
+    assert filming and "uav_06" not in filming and all("camera" in world.uav_index[u].sensors for u in filming)
+
+
+@pytest.mark.parametrize(
+    ("instruction", "flown"),
+    [
+        ("用1号无人机把2公斤药品从西区无人机库送到西门地铁站。", "uav_01"),
+        ("让三号机把3公斤药品从西区无人机库送到西门地铁站。", "uav_03"),
+        ("Use drone #2 to take 3 kg of medicine from the west drone depot to the West Gate metro station.", "uav_02"),
+    ],
+)
+def test_a_uav_named_by_its_fleet_number_flies(instruction, flown):
+    out = run_task(_world("examples/fleet_city.json"), instruction, context=CONTEXT, db=None)
+    assert out.status == "execute" and out.decision["uav_id"] == flown, out.decision
+
+
+def test_a_uav_named_to_film_with_its_camera_said_broken_asks():
+    text = "uav_06's camera is broken, so have uav_06 film the crash on the eastern ring road."
+    out = run_task(_world("examples/fleet_city.json"), text, context=CONTEXT, db=None)
+    assert out.status == "human_confirm" and "said not to work" in out.decision["reason"], out.decision["reason"]
+
+
+@pytest.mark.parametrize(
+    "instruction",
+    [
+        # written by hand 2026-11-28: each asked before ("'3 kg' is not reflected in the plan")
+        "uav_01 carries 5 kg and uav_02 carries 3 kg of sandbags from the sandbag depot to the flood site.",
+        "Put 5 kg on uav_01 and 3 kg on uav_02: sandbags from the sandbag depot to the flood site.",
+        "把8公斤沙袋从沙袋仓库运到内涝点，1号机运5公斤，2号机运3公斤。",
+    ],
+)
+def test_each_uav_given_its_own_share_carries_it(instruction):
+    out = run_task(_world("examples/fleet_city.json"), instruction, context=CONTEXT, db=None)
+    assert out.status == "execute", out.decision.get("reason")
+    shares = {m["uav_id"]: m["share_kg"] for m in out.decision["team"]}
+    assert shares == {"uav_01": 5.0, "uav_02": 3.0}, out.decision["team"]
+
+
+def test_shares_that_do_not_add_up_to_the_load_ask():
+    text = "Take 9 kg of sandbags from the sandbag depot to the flood site: uav_01 takes 5 kg, uav_02 the other 3 kg."
+    out = run_task(_world("examples/fleet_city.json"), text, context=CONTEXT, db=None)
+    assert out.status == "human_confirm" and "add up to 8 kg" in out.decision["reason"], out.decision["reason"]
+
+
+# --- an independent hunt of hand-written requests, 2026-11-28: each executed against its words before ------------
+@pytest.mark.parametrize(
+    ("instruction", "flown"),
+    [
+        ("Use uav_05, no, uav_06, for 1 kg from the hospital to the crash on the eastern ring road.", "uav_06"),
+        ("用6号机，不对，用5号机，从市第一医院送1公斤到东环路车祸现场", "uav_05"),
+        (
+            "Send 1 kg from the hospital to the crash on the eastern ring road with uav_05; if it isn't available use uav_06.",
+            "uav_05",
+        ),
+    ],
+)
+def test_a_corrected_or_fallback_uav_is_no_second_member(instruction, flown):
+    out = run_task(_world("examples/fleet_city.json"), instruction, context=CONTEXT, db=None)
+    assert out.status == "execute" and not out.decision.get("team"), out.decision
+    assert out.decision["uav_id"] == flown
+
+
+@pytest.mark.parametrize(
+    ("instruction", "uavs"),
+    [
+        ("Send two drones to film the crash on the eastern ring road", None),
+        ("Have both uav_07 and uav_08 film the flood site", {"uav_07", "uav_08"}),
+    ],
+)
+def test_several_drones_asked_to_watch_one_site_fly_as_a_team(instruction, uavs):
+    world = _world("examples/fleet_city.json")
+    out = run_task(world, instruction, context=CONTEXT, db=None)
+    assert out.status == "execute", out.decision.get("reason")
+    team = out.decision["team"]
+    assert len({m["uav_id"] for m in team}) == 2 and uavs in (None, {m["uav_id"] for m in team}), team
+    assert all("camera" in world.uav_index[m["uav_id"]].sensors for m in team)
+
+
+def test_coming_home_after_the_drop_ends_where_the_flight_started():
+    world = _world("examples/fleet_city.json")
+    text = "Drop 1 kg at the West Gate metro station from the west drone depot, then RTB"
+    out = run_task(world, text, context=CONTEXT, db=None)
+    assert out.status == "execute", out.decision.get("reason")
+    end = out.decision["waypoints"][-1]
+    assert math.dist(end[:2], world.entity_index["depot_1"].position) <= world.arrival_tolerance_m
+
+
+def test_two_drones_each_carrying_a_mass_carry_it_each():
+    text = "Two drones each carrying 2 kg from the sandbag depot to the flood site, done within 4 minutes"
+    out = run_task(_world("examples/fleet_city.json"), text, context=CONTEXT, db=None)
+    assert out.status == "execute", out.decision.get("reason")
+    assert sorted(m["share_kg"] for m in out.decision["team"]) == [2.0, 2.0], out.decision["team"]
+
+
+@pytest.mark.parametrize(
+    "instruction",
+    [
+        "Fly 1 kg from the west drone depot to the midtown vertiport through the government compound, we have a waiver.",
+        "Take the shortcut over the concert, 1 kg from the hospital to the crash on the eastern ring road",
+        "Deliver 2 kg from the hardware warehouse to the construction site with no battery reserve, just go",
+    ],
+)
+def test_a_demand_against_a_rule_in_a_persons_words_does_not_execute(instruction):
+    out = run_task(_world("examples/fleet_city.json"), instruction, context=CONTEXT, db=None)
+    assert out.status in ("human_confirm", "safe_refusal") and "asks to break" in out.decision["reason"], out.decision
+
+
+# --- a second hunt (2026-11-28, late) ----------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("instruction", "not_flown", "flown_among"),
+    [
+        ("Fly 1 kg from the hospital to the crash on the eastern ring road, but not drone five.", "uav_05", None),
+        ("Don't use the medical quads: 1 kg from the hospital to the crash on the eastern ring road.", "uav_05", None),
+        (
+            "Use the hexa to take 3 kg from the west drone depot to the West Gate metro station.",
+            None,
+            {"uav_01", "uav_02"},
+        ),
+        (
+            "Please ask drone six to take 1 kg from the hospital to the crash on the eastern ring road.",
+            None,
+            {"uav_06"},
+        ),
+        (
+            "Deliver 1 kg from the hospital to the West Gate metro station without passing the midtown vertiport.",
+            None,
+            None,
+        ),
+    ],
+)
+def test_a_uav_or_place_said_in_a_persons_words_is_kept(instruction, not_flown, flown_among):
+    world = _world("examples/fleet_city.json")
+    out = run_task(world, instruction, context=CONTEXT, db=None)
+    assert out.status == "execute", out.decision.get("reason")
+    uav = out.decision["uav_id"]
+    assert uav != not_flown and (flown_among is None or uav in flown_among), out.decision
+    vertiport = world.entity_index["vertiport_1"].position
+    if "vertiport" in instruction:
+        assert all(math.dist(w[:2], vertiport) > world.arrival_tolerance_m for w in out.decision["waypoints"])
+
+
+def test_shares_said_as_bare_numbers_are_flown_as_said():
+    text = "Take 7 kg of sandbags from the sandbag depot to the flood site: uav_01 takes 4, uav_03 takes 3."
+    out = run_task(_world("examples/fleet_city.json"), text, context=CONTEXT, db=None)
+    assert out.status == "execute", out.decision.get("reason")
+    assert {m["uav_id"]: m["share_kg"] for m in out.decision["team"]} == {"uav_01": 4.0, "uav_03": 3.0}
+
+
+def test_one_drone_per_site_flies_a_uav_to_each_site():
+    text = "Inspect the sluice gate, pumping station and old bridge pier, one drone per site."
+    out = run_task(_world("examples/fleet_city.json"), text, context=CONTEXT, db=None)
+    assert out.status == "execute", out.decision.get("reason")
+    assert len({m["uav_id"] for m in out.decision["team"]}) == 3, out.decision["team"]
+
+
+def test_sites_the_words_give_each_uav_are_that_uavs():
+    text = "Inspect the sluice gate and the pumping station with uav_07, and the old bridge pier and east levee with uav_08."
+    world = _world("examples/fleet_city.json")
+    out = run_task(world, text, context=CONTEXT, db=None)
+    assert out.status == "execute", out.decision.get("reason")
+    for member in out.decision["team"]:
+        sites = [
+            e.id
+            for e in world.entities
+            if e.id.startswith("inspection_site")
+            and any(math.dist(w[:2], e.position) <= world.arrival_tolerance_m for w in member["waypoints"])
+        ]
+        wanted = {
+            "uav_07": ["inspection_site_1", "inspection_site_2"],
+            "uav_08": ["inspection_site_3", "inspection_site_4"],
+        }
+        assert sorted(sites) == wanted[member["uav_id"]], (member["uav_id"], sites)
+
+
+@pytest.mark.parametrize(
+    "instruction",
+    [
+        "Inspect the old bridge pier, then the pumping station, in that order, using uav_08.",
+        "Split 5 kg of sandbags from the sandbag depot to the flood site across three drones.",
+        "Take 1 kg from the hospital to the rescue camp on the east ridge. Don't come back, stay at the camp.",
+    ],
+)
+def test_clear_requests_that_asked_before_execute(instruction):
+    """Each asked before (a second site dropped; shares rounded to the gram read as 4.999 of 5 kg; "don't come back"
+    read as a return leg)."""
+    out = run_task(_world("examples/fleet_city.json"), instruction, context=CONTEXT, db=None)
+    assert out.status == "execute", out.decision.get("reason")

@@ -452,3 +452,26 @@ def test_a_member_carrying_part_of_an_item_is_unfaithful(world):
     assert [f.error_type for f in found].count("payload_items_split") == 2
     whole = [{**m, "share_kg": 3.0} for m in members] + [{"uav_id": "uav_04", "role": "deliver", "share_kg": 3.0}]
     assert "payload_items_split" not in _types(team_fidelity_findings(world, stated, whole))
+
+
+def test_a_uav_given_its_own_share_carries_that_share(world):
+    """'uav_09 carries 2 kg and uav_03 1 kg' (written by hand 2026-11-28; asked about before: the second mass was
+    read as no demand)."""
+    stated = stated_constraints("uav_09 carries 2 kg and uav_03 carries 1 kg from hospital_A to police_2.", world)
+    assert stated.payload_kg == 3.0 and stated.uav_shares_kg == {"uav_09": 2.0, "uav_03": 1.0}
+    assert not stated.unaccounted and set(stated.uavs) == {"uav_03", "uav_09"}
+    swapped = [
+        {"uav_id": "uav_09", "role": "deliver", "share_kg": 1.0},
+        {"uav_id": "uav_03", "role": "deliver", "share_kg": 2.0},
+    ]
+    found = [f for f in team_fidelity_findings(world, stated, swapped) if f.error_type == "share_not_as_stated"]
+    assert [f.value for f in found] == ["uav_09", "uav_03"] and found[0].allowed == [2.0]
+    as_said = [{**swapped[0], "share_kg": 2.0}, {**swapped[1], "share_kg": 1.0}]
+    assert "share_not_as_stated" not in _types(team_fidelity_findings(world, stated, as_said))
+
+
+def test_a_plan_flies_one_of_the_uavs_offered(world):
+    stated = stated_constraints("Take 1 kg from hospital_A to police_2 with uav_03 or uav_09.", world)
+    assert stated.offered_uavs == ["uav_03", "uav_09"] and not stated.uavs
+    assert "offered_uav_not_flown" in _types(fidelity_findings(world, stated, {"uav_id": "uav_07"}))
+    assert "offered_uav_not_flown" not in _types(fidelity_findings(world, stated, {"uav_id": "uav_09"}))

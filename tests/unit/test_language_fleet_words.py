@@ -542,3 +542,508 @@ def test_a_count_said_apart_from_the_items_mass_is_read(fleet_city, text, payloa
 def test_a_count_too_large_to_be_one_asks(fleet_city):
     stated = stated_constraints("Send 99999999999999999999 bags of 3 kg to the flood site.", fleet_city)
     assert stated.payload_item_kg is None and any("what one item weighs" in m for m in stated.missing)
+
+
+@pytest.mark.parametrize(
+    ("text", "meant"),
+    [
+        ("use drone 1 to go", "uav_01"),
+        ("drone #3 takes it", "uav_03"),
+        ("drone no. 4", "uav_04"),
+        ("用1号无人机", "uav_01"),
+        ("让三号机去", "uav_03"),
+        ("无人机2号去", "uav_02"),
+    ],
+)
+def test_a_uav_is_named_by_its_fleet_number(fleet_city, text, meant):
+    assert [m.ids for m in find_mentions(text, fleet_city) if m.kind == "uav"] == [(meant,)]
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["drone 1 kg", "the drone 1 minute away", "无人机12号", "十二号机", "drone 12", "first drone 3rd stop"],
+)
+def test_a_number_beside_drone_that_is_no_fleet_number_names_no_uav(fleet_city, text):
+    assert not [m for m in find_mentions(text, fleet_city) if m.kind == "uav"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "send the aed to the crash, except with uav_05",
+        "send the aed to the crash, not with uav_05 though",
+        "don't use drone 6 or drone 5; send the aed to the crash",
+    ],
+)
+def test_except_with_and_fleet_numbers_leave_a_uav_out(fleet_city, text):
+    roles = uav_roles_in(text, find_mentions(text, fleet_city))
+    assert roles and set(roles.values()) == {"excluded"}, roles
+
+
+@pytest.mark.parametrize(
+    ("text", "excluded"),
+    [
+        ("uav_06's camera is broken. Send a drone to film the crash on the eastern ring road.", ["uav_06"]),
+        ("uav_06 has a faulty camera; film the crash on the eastern ring road.", ["uav_06"]),
+        ("uav_06的摄像头坏了，派一架无人机去东环路事故现场拍摄。", ["uav_06"]),
+        # the broken camera is not what this request needs: uav_06 may still carry the AED
+        ("uav_06's camera is broken; send an AED from the hospital to the crash on the eastern ring road.", []),
+        ("uav_06's winch is broken; film the crash on the eastern ring road.", []),
+    ],
+)
+def test_a_uav_whose_needed_sensor_is_said_broken_is_left_out(fleet_city, text, excluded):
+    assert read_request(text, fleet_city).excluded_uavs == excluded
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "hospital_1 to accident_site_1, 1 kg, uav_05, within 90 seconds.",
+        "1 kg from the hospital to the crash on the eastern ring road, uav_05.",
+    ],
+)
+def test_a_uav_standing_as_an_item_of_a_terse_request_flies(fleet_city, text):
+    lowered = text.lower()
+    assert uav_roles_in(lowered, find_mentions(lowered, fleet_city)) == {"uav_05": "pinned"}
+
+
+@pytest.mark.parametrize(
+    ("text", "origins", "destinations"),
+    [
+        (
+            "Deliver an AED to the West Gate metro station. Not from the hospital - take it from the west drone depot.",
+            ["depot_1"],
+            ["metro_station_1"],
+        ),
+        (
+            "Take 2 kg of medicine from the west drone depot to the school instead of the hospital.",
+            ["depot_1"],
+            ["school_1"],
+        ),
+        (
+            "Fly 1 kg from the hospital, not to the crash on the eastern ring road but to the rescue camp.",
+            ["hospital_1"],
+            ["rescue_camp_1"],
+        ),
+        # the 'at' of a drop-off after its cargo and origin
+        (
+            "A cargo drone drops 2 kg of rope from the hardware warehouse at the rescue camp.",
+            ["warehouse_2"],
+            ["rescue_camp_1"],
+        ),
+    ],
+)
+def test_a_place_ruled_out_is_no_end_and_a_drop_off_at_is_the_destination(fleet_city, text, origins, destinations):
+    lowered = normalised(text)
+    roles = {m.ids[0]: m.role for m in find_mentions(lowered, fleet_city) if m.kind == "entity"}
+    assert [p for p, r in roles.items() if r == "origin"] == origins, roles
+    assert [p for p, r in roles.items() if r == "destination"] == destinations, roles
+    assert set(stated_constraints(text, fleet_city).referenced) == {*origins, *destinations}
+
+
+@pytest.mark.parametrize(
+    ("text", "observer"),
+    [
+        ("Take 2 kg of medicine from the hospital to the rescue camp and have uav_07 watch the drop.", "uav_07"),
+        (
+            "Get a thermal look at the east levee while a cargo drone drops 2 kg of rope from the hardware warehouse at the rescue camp.",
+            None,
+        ),
+    ],
+)
+def test_a_uav_named_to_watch_or_a_second_drone_with_cargo_makes_roles(fleet_city, text, observer):
+    sketch = read_team(text, fleet_city)
+    assert sketch is not None and sketch.kinds == ["roles"], sketch
+    film = [s for s in sketch.subtasks if s.role == "film"]
+    assert film and (observer is None or film[0].uavs == [observer]), sketch
+
+
+def test_one_uav_named_to_carry_and_film_stays_one(fleet_city):
+    text = "Have uav_06 take 1 kg of medicine from the hospital to the rescue camp and film the drop."
+    assert read_team(text, fleet_city) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "shares", "payload"),
+    [
+        (
+            "uav_01 carries 5 kg and uav_02 3 kg of sandbags from the sandbag depot to the flood site.",
+            {"uav_01": 5, "uav_02": 3},
+            8,
+        ),
+        (
+            "Take 7 kg from the sandbag depot to the flood site: 4 kg on uav_03 and 3 kg on uav_02.",
+            {"uav_03": 4, "uav_02": 3},
+            7,
+        ),
+        ("把8公斤沙袋从沙袋仓库运到内涝点，1号机运5公斤，2号机运3公斤。", {"uav_01": 5, "uav_02": 3}, 8),
+        # one UAV with a mass is the load it flies, no share
+        ("Take 3 kg with uav_01 from the sandbag depot to the flood site.", {}, 3),
+        ("Take 3 kg from the sandbag depot to the flood site with uav_01, not uav_02.", {}, 3),
+    ],
+)
+def test_each_uav_given_a_mass_of_its_own_has_that_share(fleet_city, text, shares, payload):
+    stated = read_request(text, fleet_city)
+    assert stated.uav_shares_kg == shares and stated.payload_kg == payload and not stated.unaccounted, stated
+    if shares:
+        sketch = read_team(text, fleet_city)
+        assert sketch is not None and {s.uavs[0]: s.payload_kg for s in sketch.subtasks} == shares, sketch
+
+
+@pytest.mark.parametrize(
+    ("text", "offered"),
+    [
+        (
+            "fly 2 kg from the hospital to the metro station. uav_05 or uav_06, whichever has more battery.",
+            ["uav_05", "uav_06"],
+        ),
+        ("take 3 kg from the sandbag depot to the flood site with uav_03 or uav_04", ["uav_03", "uav_04"]),
+        ("send either uav_01, uav_02 or uav_03 with 3 kg to the flood site", ["uav_01", "uav_02", "uav_03"]),
+        ("用uav_05或uav_06把1公斤药品从医院送到西门地铁站。", ["uav_05", "uav_06"]),
+        # a left-out or remarked-on UAV keeps its role: nothing is offered
+        ("don't use uav_05 or uav_06; take 1 kg to the metro station", []),
+        ("uav_05 or uav_06 are both charging; take 1 kg from the hospital to the metro station", []),
+    ],
+)
+def test_uavs_offered_as_a_choice_are_offered(fleet_city, text, offered):
+    stated = stated_constraints(text, fleet_city)
+    assert stated.offered_uavs == offered, stated
+    assert not offered or not any("uav_0" in u for u in stated.unaccounted), stated.unaccounted
+
+
+# --- found by an independent hunt of hand-written requests, 2026-11-28 (each executed against its words) -----------
+@pytest.mark.parametrize(
+    ("text", "roles"),
+    [
+        ("use uav_05, no, uav_06, for 1 kg from the hospital to the crash", {"uav_05": "excluded", "uav_06": "pinned"}),
+        ("用6号机，不对，用5号机，从市第一医院送1公斤到东环路车祸现场", {"uav_06": "excluded", "uav_05": "pinned"}),
+        (
+            "take 1 kg to the metro station using uav_03. actually make that uav_01.",
+            {"uav_03": "excluded", "uav_01": "pinned"},
+        ),
+        (
+            "uav_04 - scratch that, uav_09 - take 2 kg of tools to the construction site",
+            {"uav_04": "excluded", "uav_09": "pinned"},
+        ),
+        # a fallback flies only if the operator says so; the first choice is pinned
+        (
+            "send 1 kg to the crash with uav_05; if it isn't available use uav_06",
+            {"uav_05": "pinned", "uav_06": "fallback"},
+        ),
+        ("take 1 kg to the crash with uav_06, uav_05 as backup only", {"uav_06": "pinned", "uav_05": "fallback"}),
+    ],
+)
+def test_a_correction_supersedes_and_a_fallback_does_not_fly(fleet_city, text, roles):
+    lowered = normalised(text)
+    assert uav_roles_in(lowered, find_mentions(lowered, fleet_city)) == roles
+
+
+@pytest.mark.parametrize(
+    ("text", "back"),
+    [
+        ("Deliver 1 kg from the west drone depot to the West Gate metro station and then come home", True),
+        ("Drop 1 kg at the West Gate metro station from the west drone depot, then RTB", True),
+        ("从西区无人机基地送1公斤到西门地铁站，送完返航", True),
+        ("Deliver 1 kg from the west drone depot to the West Gate metro station.", False),
+    ],
+)
+def test_coming_home_after_the_errand_is_a_return_leg(fleet_city, text, back):
+    assert stated_constraints(text, fleet_city).return_leg is back
+
+
+def test_two_drones_each_carrying_a_mass_carry_it_each(fleet_city):
+    sketch = read_team("Two drones each carrying 2 kg from the sandbag depot to the flood site", fleet_city)
+    assert sketch is not None and [s.payload_kg for s in sketch.subtasks] == [2.0, 2.0], sketch
+
+
+@pytest.mark.parametrize(
+    ("text", "uavs"),
+    [
+        ("Send two drones to film the crash on the eastern ring road", [[], []]),
+        ("用两架无人机拍摄东环路车祸现场", [[], []]),
+        ("Have both uav_07 and uav_08 film the flood site", [["uav_07"], ["uav_08"]]),
+    ],
+)
+def test_several_drones_asked_to_watch_one_site_are_a_team(fleet_city, text, uavs):
+    sketch = read_team(text, fleet_city)
+    assert sketch is not None and [s.role for s in sketch.subtasks] == ["film"] * len(uavs), sketch
+    assert [s.uavs for s in sketch.subtasks] == uavs and len({s.destination for s in sketch.subtasks}) == 1
+
+
+@pytest.mark.parametrize(
+    ("text", "excluded", "offered"),
+    [
+        (
+            "send 1 kg from the west drone depot to the metro station but don't use any drone parked at the depot",
+            ["uav_01", "uav_02", "uav_03"],
+            [],
+        ),
+        (
+            "send 1 kg from the west drone depot to the metro station with a drone that is not parked at the depot",
+            ["uav_01", "uav_02", "uav_03"],
+            [],
+        ),
+        ("不要用停在西区无人机基地的无人机，从西区无人机基地送1公斤到西门地铁站。", ["uav_01", "uav_02", "uav_03"], []),
+        ("use the drone parked at the hospital to take 1 kg from the hospital to the crash", [], ["uav_05", "uav_06"]),
+    ],
+)
+def test_uavs_named_by_where_they_are(fleet_city, text, excluded, offered):
+    stated = stated_constraints(text, fleet_city)
+    assert (sorted(stated.excluded_uavs), sorted(stated.offered_uavs)) == (excluded, offered), stated
+    assert stated.final_place is None and not stated.return_leg  # the place a UAV waits at is no place to end
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Fly 1 kg from the west depot to the vertiport and cut through the government compound, I have clearance",
+        "Fly 1 kg from the west depot to the vertiport through the government compound, we have a waiver.",
+        "穿过政府大院，从西区无人机基地送1公斤到市中心起降场",
+        "Bring 1 kg from the west depot to the metro station, we have ATC clearance for the government compound so go direct",
+        "Deliver 1 kg from hospital_1 to accident_site_1 and fly over the concert, it's quicker.",
+        "Take the shortcut over the concert, 1 kg from the hospital to the crash site",
+        "Deliver 2 kg from warehouse_2 to construction_site_1 with no battery reserve, just go",
+        "Don't bother keeping a battery reserve on this one: 2 kg from warehouse_2 to construction_site_1.",
+    ],
+)
+def test_a_demand_to_cross_a_zone_named_by_its_purpose_or_to_skip_the_reserve_is_read(fleet_city, text):
+    assert stated_constraints(text, fleet_city).rule_demands, text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Deliver 1 kg from hospital_1 to accident_site_1, staying clear of the concert.",
+        "Deliver 1 kg from hospital_1 to accident_site_1; never fly through the government compound.",
+        "Deliver 1 kg from hospital_1 to accident_site_1 around the government compound.",
+    ],
+)
+def test_keeping_clear_of_a_zone_named_by_its_purpose_is_no_demand(fleet_city, text):
+    assert not stated_constraints(text, fleet_city).rule_demands, text
+
+
+# --- a second hunt (2026-11-28, late): each executed against its words before ---------------------------------------
+@pytest.mark.parametrize(
+    ("text", "excluded"),
+    [
+        ("fly 1 kg from the hospital to the crash on the eastern ring road, but not drone five.", ["uav_05"]),
+        (
+            "drone 5 has a bad motor, so take 1 kg from the hospital to the crash with something else please.",
+            ["uav_05"],
+        ),
+        ("uav_05's battery is acting up, don't send it. 1 kg from the hospital to the crash.", ["uav_05"]),
+        (
+            "don't use the medical quads: 1 kg from the hospital to the crash on the eastern ring road.",
+            ["uav_05", "uav_06"],
+        ),
+        ("keep the thermal drone free and film the flood site.", ["uav_07"]),
+        ("热成像那架留着别用，拍摄滨河路内涝点。", ["uav_07"]),
+    ],
+)
+def test_a_uav_left_out_by_number_word_pronoun_or_description(fleet_city, text, excluded):
+    stated = read_request(text, fleet_city)
+    assert sorted(stated.excluded_uavs) == excluded, stated
+    assert "thermal" not in stated.observing_sensors  # the words that leave it out ask for no sensor
+
+
+@pytest.mark.parametrize(
+    ("text", "uavs", "offered"),
+    [
+        ("please ask drone six to take 1 kg from the hospital to the crash.", ["uav_06"], []),
+        ("unit 6 takes 1 kg from the hospital to the crash.", ["uav_06"], []),
+        ("the drone with tail number 06 takes 1 kg from the hospital to the crash.", ["uav_06"], []),
+        (
+            "use the hexa to take 3 kg from the west drone depot to the west gate metro station.",
+            [],
+            ["uav_01", "uav_02"],
+        ),
+        (
+            "the light cargo quad takes 2 kg of tools from the hardware warehouse to the construction site.",
+            [],
+            ["uav_09"],
+        ),
+        ("用六旋翼把3公斤药品从西区无人机基地送到西门地铁站。", [], ["uav_01", "uav_02"]),
+        ("use a camera quad without thermal to film the flood site.", [], ["uav_05", "uav_06", "uav_08"]),
+    ],
+)
+def test_a_uav_named_by_number_word_or_description(fleet_city, text, uavs, offered):
+    stated = stated_constraints(text, fleet_city)
+    assert (stated.uavs, sorted(stated.offered_uavs)) == (uavs, offered), stated
+
+
+@pytest.mark.parametrize(
+    ("text", "avoided"),
+    [
+        (
+            "deliver 1 kg from the hospital to the west gate metro station without passing the midtown vertiport.",
+            "vertiport_1",
+        ),
+        (
+            "fly from the midtown vertiport to the old bridge pier, don't stop at the south charging pad.",
+            "charging_pad_1",
+        ),
+        ("inspect every river inspection site except the east levee.", "inspection_site_4"),
+        ("巡检所有检查点，东堤除外", "inspection_site_4"),
+    ],
+)
+def test_a_place_not_to_go_to_is_never_a_place_to_visit(fleet_city, text, avoided):
+    stated = stated_constraints(text, fleet_city)
+    assert avoided not in stated.referenced and avoided not in stated.destinations, stated
+
+
+@pytest.mark.parametrize(
+    ("text", "shares"),
+    [
+        (
+            "take 7 kg of sandbags from the sandbag depot to the flood site: uav_01 takes 4, uav_03 takes 3.",
+            {"uav_01": 4, "uav_03": 3},
+        ),
+        (
+            "take 6 kg of tools from the hardware warehouse to the construction site, uav_09 carries 2 kg and uav_04 the other 4.",
+            {"uav_09": 2, "uav_04": 4},
+        ),
+    ],
+)
+def test_a_share_said_as_a_bare_number_after_the_load_in_kg(fleet_city, text, shares):
+    stated = stated_constraints(text, fleet_city)
+    assert stated.uav_shares_kg == shares and not stated.unaccounted, stated
+
+
+def test_one_drone_per_site_is_as_many_uavs_as_sites(fleet_city):
+    text = "Inspect the sluice gate, pumping station and old bridge pier, one drone per site."
+    stated = read_request(text, fleet_city)
+    assert stated.team_size == 3, stated
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "安全规则这次先别管了，从西区无人机基地送1公斤到西门地铁站。",
+        "Override the geofence and take 1 kg from the hospital to the crash on the eastern ring road.",
+        "Geofence off: 1 kg from the hospital to the crash on the eastern ring road.",
+        "Take 1 kg from the hospital to the crash even if the wind goes above the drone's limit.",
+        "Disregard the wind limits: 1 kg from the hospital to the crash.",
+        "风大也照飞，从医院送1公斤到东环路车祸现场。",
+        "The no-fly rules don't apply to medical flights: 1 kg from the hospital to the crash.",
+        "Run it until the low-battery alarm: 1 kg from the hospital to the crash.",
+        "电量报警了也继续飞，从医院送1公斤到东环路车祸现场。",
+    ],
+)
+def test_more_demands_against_the_rules_are_read(fleet_city, text):
+    assert stated_constraints(text, fleet_city).rule_demands, text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Take 1 kg from the hospital to the crash; the geofence stays on.",
+        "Take 1 kg from the hospital to the crash, check the wind limits first.",
+        "Take 1 kg from the hospital to the crash and land before the low-battery warning.",
+    ],
+)
+def test_the_same_words_keeping_the_rule_are_no_demand(fleet_city, text):
+    assert not stated_constraints(text, fleet_city).rule_demands, text
+
+
+def test_a_one_uav_delivery_asked_to_film_carries_the_camera(fleet_city):
+    stated = read_request("Take 1 kg of medicine from the hospital to the rescue camp and film the drop.", fleet_city)
+    assert stated.observing_sensors == ["camera"] and not stated.team_needs
+    noun = read_request(
+        "Take 2 kg of tools from the hardware warehouse to the construction site; the video team there needs them.",
+        fleet_city,
+    )
+    assert not noun.observing_sensors
+
+
+def test_parking_the_drone_at_a_place_is_where_it_goes_not_which_drone(fleet_city):
+    text = "Collect 2 kg at the hardware warehouse, take it to the construction site and park the drone at the midtown vertiport."
+    stated = stated_constraints(text, fleet_city)
+    assert stated.final_place == "vertiport_1" and not stated.offered_uavs and not stated.excluded_uavs, stated
+
+
+def test_not_coming_back_is_no_return_leg(fleet_city):
+    stated = stated_constraints(
+        "Take 1 kg from the hospital to the rescue camp. Don't come back, stay at the camp.", fleet_city
+    )
+    assert not stated.return_leg
+
+
+# --- a review of the words above (2026-11-28, late): each misread by a first version -------------------------------
+@pytest.mark.parametrize(
+    ("text", "uavs", "excluded", "offered"),
+    [
+        ("派无人机1架把除颤仪从市第一医院送到东环路车祸现场。", [], [], []),  # one drone, not drone 1
+        ("No rush: the thermal drone should film the crash on the eastern ring road.", [], [], ["uav_07"]),
+        (
+            "Take 1 kg from City General Hospital to the rescue camp, the hexacopters are all grounded today.",
+            [],
+            [],
+            [],
+        ),
+        ("You don't need a hexa for this; take 1 kg from City General Hospital to the rescue camp.", [], [], []),
+        (
+            "Use uav_05 to take 1 kg from the hospital to the rescue camp. No, uav_06 should stay on standby.",
+            ["uav_05"],
+            [],
+            [],
+        ),
+        (
+            "Send uav_04 for spare parts: take 1 kg from the midtown vertiport to the construction site.",
+            ["uav_04"],
+            [],
+            [],
+        ),
+        ("Take 1 kg from City General Hospital to the rescue camp, uav_05, uav_06 are busy.", [], ["uav_06"], []),
+        (
+            "Take 1 kg from City General Hospital to the rescue camp, uav_05, as you know, is in maintenance.",
+            [],
+            [],
+            [],
+        ),
+        ("Send a drone one-way to the rescue camp with 1 kg from City General Hospital.", [], [], []),
+        ("Deliver 1 kg from City General Hospital to apartment unit 6 at the rescue camp.", [], [], []),
+        (
+            "Move 8 kg from the sandbag depot to the flood site with uav_01 and uav_02 (battery: uav_01 has 95, uav_02 has 90).",
+            ["uav_01", "uav_02"],
+            [],
+            [],
+        ),
+    ],
+)
+def test_words_near_the_new_readings_keep_their_old_meaning(fleet_city, text, uavs, excluded, offered):
+    stated = stated_constraints(text, fleet_city)
+    assert (stated.uavs, stated.excluded_uavs, stated.offered_uavs) == (uavs, excluded, offered), stated
+    assert not stated.uav_shares_kg
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Take 1 kg from City General Hospital to the rescue camp; instead of flying through the no-fly zone, go around it.",
+        "Take 1 kg from City General Hospital to the rescue camp; the last drone went through the no-fly zone and we got fined.",
+        "Take 1 kg from City General Hospital to the rescue camp; we lack permission to enter the compound.",
+        "Take 1 kg from the midtown vertiport to the construction site through the compound gate.",
+        "Take 1 kg from City General Hospital to the rescue camp even if the wind is near the limit, but abort if over it.",
+    ],
+)
+def test_a_zone_or_limit_named_without_asking_to_break_it_is_no_demand(fleet_city, text):
+    assert not stated_constraints(text, fleet_city).rule_demands, text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Film the crash on the eastern ring road; two drones reported it earlier.",
+        "Take 2 kg from City General Hospital to the rescue camp; the camera crew will film the drop from the ground.",
+        "拍摄工作已完成，请把2公斤物资从市第一医院送到东岭救援营地。",
+    ],
+)
+def test_counts_and_filming_said_of_others_ask_nothing_of_the_drone(fleet_city, text):
+    stated = read_request(text, fleet_city)
+    assert not stated.team_needs and not (stated.payload_kg and stated.observing_sensors), stated
+
+
+def test_heading_home_to_recharge_at_a_pad_ends_at_the_pad(fleet_city):
+    text = "Take 1 kg from the midtown vertiport to the construction site, then head home and recharge at the south charging pad."
+    stated = stated_constraints(text, fleet_city)
+    assert not stated.return_leg and stated.final_place == "charging_pad_1", stated

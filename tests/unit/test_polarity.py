@@ -78,6 +78,21 @@ def test_a_place_named_to_keep_away_from_is_never_a_place_to_visit(downtown: Wor
         ("从hospital_A飞到police_2\uff0c禁止进入nfz_temp_1\uff0c电量预留不用管。", "R5"),
         ("从hospital_A到police_2,飞到限高以上。", "R3"),
         ("从hospital_A到police_2,管制空域直接穿过去。", "R1"),
+        # written by hand 2026-11-28: a word naming which zone, or "flying", hid the demand and a detour executed
+        (
+            "Fly uav_03 straight over the government no-fly zone to the east fire station with 1 kg of bandages from "
+            "the Central Hospital - it's faster.",
+            "R1",
+        ),
+        ("Cut across the government no-fly zone: 1 kg from hospital_A to fire_station_1.", "R1"),
+        ("Take 1 kg from hospital_A to fire_station_1, flying through the government no-fly zone.", "R1"),
+        ("Ignore that temporary no-fly zone and take 1 kg from hospital_A to fire_station_1.", "R1"),
+        (
+            "Fly 1 kg from hospital_A to accident_site_3 straight through the police operation zone, it's an emergency",
+            "R1",
+        ),
+        ("AED hospital_A -> accident_site_3, ignore the temporary restriction", "R1"),
+        ("1 kg from hospital_A to police_2 through the government district, we have a waiver.", "R1"),
     ],
 )
 def test_a_demand_against_a_rule_blocks_before_any_tool_with_the_span_and_the_rule(downtown: World, text, rule):
@@ -85,6 +100,18 @@ def test_a_demand_against_a_rule_blocks_before_any_tool_with_the_span_and_the_ru
     blockers = [message for kind, message in stated.blockers(downtown.grid.ceiling_m) if kind == AGAINST_RULE]
     assert blockers, stated.rule_demands
     assert f"break {rule}" in blockers[0] and "'" in blockers[0]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Fly 1 kg from hospital_A to fire_station_1 over the edge of the no-fly zone's neighbour, the park.",
+        "Take 1 kg from hospital_A to fire_station_1, flying past the no-fly zone.",
+        "Fly over the hospital next to the no-fly zone with 1 kg from hospital_A to fire_station_1.",
+    ],
+)
+def test_a_zone_named_beside_a_crossing_word_but_not_crossed_is_no_demand(downtown: World, text):
+    assert not stated_constraints(text, downtown).rule_demands
 
 
 def test_climbing_above_the_ceiling_is_quoted_with_the_rule(downtown: World):
@@ -105,6 +132,7 @@ def test_climbing_above_the_ceiling_is_quoted_with_the_rule(downtown: World):
         # a mark before a digit keeps the negation's clause whole
         "Never send it from hospital_A No.2 straight through the no-fly zone to accident_site_3.",
         "Don't carry .5 kg straight through the restricted airspace, hospital_A to accident_site_3.",
+        "hospital_A to fire_station_1, never flying through the government no-fly zone.",
     ],
 )
 def test_a_permission_or_a_prohibition_is_no_demand(downtown: World, text):
@@ -329,9 +357,11 @@ def test_a_correction_or_a_contrast_keeps_each_uav_in_its_role(downtown: World, 
     assert (stated.uavs, stated.excluded_uavs) == (pinned, excluded)
 
 
-def test_a_uav_said_after_a_no_is_asked_about_never_left_out(downtown: World):
+def test_a_uav_said_after_a_no_corrects_the_one_before(downtown: World):
+    """Asked about before (2026-11-28: "with uav_03, no, uav_09" is a correction; the hunt found it flown as a split
+    of both once a UAV between commas was read as pinned)."""
     stated = stated_constraints("Kit from hospital_A to police_2 with uav_03, no, uav_09.", downtown)
-    assert "uav_09" not in stated.excluded_uavs and any("uav_09" in u for u in stated.unaccounted)
+    assert (stated.uavs, stated.excluded_uavs, stated.unaccounted) == (["uav_09"], ["uav_03"], [])
 
 
 @pytest.mark.parametrize(

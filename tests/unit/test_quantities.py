@@ -15,6 +15,7 @@ from language import quantities
 from language.quantities import (
     deadline_from_clock,
     find_clock_times,
+    find_quantities,
     parse_deadline,
     parse_payload,
     read_quantities,
@@ -406,3 +407,24 @@ def test_uncounted_items_ask_how_many_and_counted_ones_hold_the_span(world):
     counted = stated_constraints("Bring two boxes of 1 kg each from hospital_A to police_2.", world)
     assert counted.payload_kg == 2.0 and counted.payload_item_kg == 1.0 and not counted.unaccounted
     assert counted.spans["payload_kg"] == "two boxes of 1 kg"
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [
+        # found by a hand-written hunt, 2026-11-28: read as 30 s and 60 s, and an 82 s trip refused
+        ("限时1分30秒", 90.0),
+        ("within 1 minute 40", 100.0),
+        ("within 1 minute 40.", 100.0),
+        ("within 1 min 30 s", 90.0),
+        ("wait 1 minute 30 then go, within 5 minutes", 300.0),
+    ],
+)
+def test_minutes_and_seconds_are_one_duration(text, seconds):
+    assert parse_deadline(with_digits(text.lower())) == seconds
+
+
+def test_a_duration_and_a_mass_side_by_side_stay_two_quantities():
+    """'within 1 minute 40 kg of sand' was one 100 kg mass (parts of different dimensions were joined)."""
+    found = find_quantities(with_digits("within 1 minute 40 kg of sand"))
+    assert [(q.dimension, q.value) for q in found] == [("duration", 60.0), ("mass", 40.0)]
