@@ -373,7 +373,8 @@ def stated_constraints(text: str, world: World) -> StatedConstraints:
     stated.unread_duration = stated.deadline_sec is None and bool(_TIME_UNIT.search(lowered))
     load = read_load(digits)
     shared = {index for _, index in shares.values()}
-    mismatch = _hold_shares(stated, shares, find_quantities(digits))
+    said = find_quantities(digits)
+    mismatch = _hold_shares(stated, shares, said)
     quantities = [
         (
             q,
@@ -383,7 +384,7 @@ def stated_constraints(text: str, world: World) -> StatedConstraints:
             if load and not shares and q.start == load.item.start
             else _field_holding(q, stated) or _reported(q, digits),
         )
-        for index, q in enumerate(find_quantities(digits))
+        for index, q in enumerate(said)
     ]
     stated.spans = {field: q.text for q, field in reversed(quantities) if field not in (None, REPORTED)}
     if shares:
