@@ -85,22 +85,29 @@ def close_sqlite_savers() -> None:
                 del _SAVERS[key]
 
 
-SETUP_TRIES = 10
+# How long a process waits for another one's setup of the same database before it gives up with a clear error.
+SETUP_WAIT_S = 120.0
+_SETUP_LOCK = "SELECT pg_try_advisory_lock(hashtext('cloudbrain_checkpoint_setup')) AS got"
+_SETUP_UNLOCK = "SELECT pg_advisory_unlock(hashtext('cloudbrain_checkpoint_setup'))"
 
 
-def _set_up_racing(saver: BaseCheckpointSaver, psycopg: Any) -> None:
-    """PostgresSaver.setup, when other processes may be running it at the same moment (two `cloudbrain ops` on one
-    database): the loser of a race on a migration meets a duplicate and tries again once the winner has recorded
-    it. A lock around it cannot work: a migration builds an index CONCURRENTLY, which waits for the other process's
-    waiting statement."""
-    for attempt in range(SETUP_TRIES):
-        try:
-            saver.setup()
-            return
-        except (psycopg.errors.UniqueViolation, psycopg.errors.DuplicateTable, psycopg.errors.DuplicateObject):
-            if attempt == SETUP_TRIES - 1:
-                raise
-            time.sleep(0.2 * (attempt + 1))
+def _set_up_one_at_a_time(saver: BaseCheckpointSaver, connection: Any) -> None:
+    """PostgresSaver.setup, one process at a time per database (two `cloudbrain ops` or benchmark workers may open
+    one new database at the same moment). Unserialised, both build an index CONCURRENTLY on the same table and
+    PostgreSQL kills one as a deadlock. The lock is polled, never waited on: a statement blocked in
+    pg_advisory_lock holds a snapshot, which the holder's CONCURRENTLY build waits for (a deadlock again)."""
+    deadline = time.monotonic() + SETUP_WAIT_S
+    while not connection.execute(_SETUP_LOCK).fetchone()["got"]:
+        if time.monotonic() > deadline:
+            raise CheckpointerError(
+                f"cannot open the PostgreSQL checkpointer: another process has been setting up its tables for "
+                f"over {SETUP_WAIT_S:.0f} s"
+            )
+        time.sleep(0.05)
+    try:
+        saver.setup()
+    finally:
+        connection.execute(_SETUP_UNLOCK)
 
 
 def postgres_checkpointer(url: str) -> BaseCheckpointSaver:
@@ -121,6 +128,6 @@ def postgres_checkpointer(url: str) -> BaseCheckpointSaver:
                 first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
                 raise CheckpointerError(f"cannot open the PostgreSQL checkpointer: {first_line}") from None
             saver = PostgresSaver(connection)
-            _set_up_racing(saver, psycopg)
+            _set_up_one_at_a_time(saver, connection)
             _SAVERS[(os.getpid(), url)] = saver
         return saver

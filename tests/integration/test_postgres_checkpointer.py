@@ -5,12 +5,15 @@ unreachable server is a one-line error."""
 from __future__ import annotations
 
 import sqlite3
+import threading
 
 import psycopg
 import pytest
 
 from benchmark.generator import generate_splits
 from evaluation.store import DB_FILE, load_records
+from graph import checkpoint
+from graph.checkpoint import CheckpointerError, postgres_checkpointer
 from tests.support.cli import run_cli, run_json
 from tests.support.paths import DOWNTOWN
 from tests.support.postgres import fresh_database
@@ -65,3 +68,35 @@ def test_an_unreachable_postgres_is_one_line(command, tmp_path, capsys):
     code, _, err = run_cli(capsys, *argv)
     assert code == 2 and "cannot open the PostgreSQL checkpointer" in err and "Traceback" not in err
     assert len(err.strip().splitlines()) == 1
+
+
+def _tables(url: str) -> set[str]:
+    with psycopg.connect(url) as connection:
+        return {row[0] for row in connection.execute("select tablename from pg_tables where schemaname = 'public'")}
+
+
+def test_a_second_process_waits_for_the_first_ones_setup(postgres_url):
+    """Two processes opening one new database at once used to build the same index CONCURRENTLY and PostgreSQL
+    killed one as a deadlock (CI, two `cloudbrain ops`). Setup now goes one process at a time: while another session
+    holds the setup lock, opening the checkpointer creates nothing; it finishes once the lock is let go."""
+    url = fresh_database(postgres_url)
+    opened: list[object] = []
+    with psycopg.connect(url, autocommit=True) as other:
+        other.execute("SELECT pg_advisory_lock(hashtext('cloudbrain_checkpoint_setup'))")
+        opener = threading.Thread(target=lambda: opened.append(postgres_checkpointer(url)))
+        opener.start()
+        opener.join(timeout=1.5)
+        assert opener.is_alive() and not opened and _tables(url) == set()
+        other.execute("SELECT pg_advisory_unlock(hashtext('cloudbrain_checkpoint_setup'))")
+        opener.join(timeout=30)
+    assert opened and {"checkpoints", "checkpoint_writes", "checkpoint_migrations"} <= _tables(url)
+
+
+def test_a_setup_held_up_too_long_is_one_clear_error(postgres_url, monkeypatch):
+    url = fresh_database(postgres_url)
+    monkeypatch.setattr(checkpoint, "SETUP_WAIT_S", 0.3)
+    with psycopg.connect(url, autocommit=True) as other:
+        other.execute("SELECT pg_advisory_lock(hashtext('cloudbrain_checkpoint_setup'))")
+        with pytest.raises(CheckpointerError, match="another process has been setting up its tables"):
+            postgres_checkpointer(url)
+    assert _tables(url) == set()
