@@ -128,6 +128,10 @@ def postgres_checkpointer(url: str) -> BaseCheckpointSaver:
                 first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
                 raise CheckpointerError(f"cannot open the PostgreSQL checkpointer: {first_line}") from None
             saver = PostgresSaver(connection)
-            _set_up_one_at_a_time(saver, connection)
+            try:
+                _set_up_one_at_a_time(saver, connection)
+            except BaseException:
+                connection.close()  # a saver that never set up is not cached: its connection goes with it
+                raise
             _SAVERS[(os.getpid(), url)] = saver
         return saver

@@ -543,6 +543,13 @@ def _assign_roles(text: str, mentions: list[Mention]) -> None:
         previous = mention
 
 
+# "再飞到东消防站降落": a landing said right after the place
+_LANDS_AFTER_ZH = re.compile(r"\s*(?:降落|落地|着陆)")
+# "land at Y after dropping it at X", "end at Y once you have visited X": X is visited before the end named first.
+_DONE_FIRST_BETWEEN = re.compile(
+    r"^\s*,?\s*(?:right\s+|just\s+)?(?:after|once)\s+(?:you(?:'ve| have)?\s+|it(?:'s| has)\s+)?\w+(?:ing|ed)\b[^.;,。；，]*$"
+)
+
 # "if it is closed, then to X": a conditional alternative, no end the request fixes.
 _CONDITION = re.compile(r"\b(?:if|unless|otherwise|in case|should it|failing that)\b|如果|否则|万一|要是")
 
@@ -555,9 +562,22 @@ def _stops_before_the_end(text: str, mentions: list[Mention]) -> None:
         i
         for i, m in enumerate(places)
         if m.role == "destination"
-        and re.search(_TERMINAL_CUE, text[max(places[i - 1].end if i else 0, m.start - CUE_WINDOW_CHARS) : m.start])
+        and (
+            re.search(_TERMINAL_CUE, text[max(places[i - 1].end if i else 0, m.start - CUE_WINDOW_CHARS) : m.start])
+            or _LANDS_AFTER_ZH.match(text, m.end)
+        )
         and not _CONDITION.search(re.split(r"[.;。;]", text[: m.start])[-1])
     ]
+    done_first = {  # "land at Y after dropping it at X": X, though cued as an end itself, is a stop before Y
+        i + 1
+        for i in ends
+        if i + 1 < len(places)
+        and places[i + 1].role == "destination"
+        and _DONE_FIRST_BETWEEN.match(text[places[i].end : places[i + 1].start])
+    }
+    ends = [i for i in ends if i not in done_first]
+    for i in done_first:
+        places[i].role = "via"
     for i in ends:
         places[i].terminal = True
     before = places[: ends[-1]] if ends else []
@@ -624,13 +644,46 @@ def uav_said_at(text: str, mention: Mention) -> re.Match[str] | None:
     return said
 
 
+# "don't use any drone parked at the depot", "not the drone at the hospital pad", "不要用停在基地的无人机"
+NOT_THE_UAVS_AT = re.compile(
+    r"(?:\bnot|n't (?:use|send|take|fly|pick|want)|\bno|\bwithout|\bexcept(?: for)?|\bother than|\bnever (?:use|send)|"
+    r"\bavoid(?:ing)?|\bbut not|\bleave out)\s+(?:(?:the|a|an|any|our|those|these|that|this|one of the)\s+)?$"
+    r"|(?:不要|别|不能|不)(?:用|派|使用)?$"
+)
+
+
+# "the drone at the hospital is out of action": those UAVs are left out
+_OUT_OF_SERVICE_AFTER = re.compile(
+    r"\s*(?:is|are|'s|was|were)\s+(?:still\s+|currently\s+|now\s+)?(?:out of (?:action|service|order|commission)|"
+    r"grounded|down|broken|busy|unavailable|not available|offline|being (?:serviced|repaired|charged)|"
+    r"(?:in|under) (?:maintenance|repair)|unserviceable|u/s\b|not working|damaged)"
+)
+
+
+def uavs_wait_at(text: str, mention: Mention) -> bool | None:
+    """Whether the words say UAVs wait at this place: True where they offer those UAVs ("the drone at the
+    hospital", "停在医院的无人机"), False where they leave them out ("a drone that is not parked at the depot",
+    "don't use any drone parked at the depot", "the drone at the hospital is out of action"), None where they say
+    no UAV is there."""
+    said = uav_said_at(text, mention)
+    if said:
+        noun_at = max(0, mention.start - 60) + said.start()
+        return not (
+            said.group("not")
+            or NOT_THE_UAVS_AT.search(text[max(0, noun_at - 30) : noun_at])
+            or _OUT_OF_SERVICE_AFTER.match(text, mention.end)
+        )
+    zh = UAV_AT_BEFORE_ZH.search(text[max(0, mention.start - 4) : mention.start])
+    if zh and UAV_AT_AFTER_ZH.match(text, mention.end):
+        noun_at = max(0, mention.start - 4) + zh.start()
+        return not NOT_THE_UAVS_AT.search(text[max(0, noun_at - 30) : noun_at])
+    return None
+
+
 def _where_uavs_wait(text: str, mentions: list[Mention]) -> None:
+    """The places said of a UAV are no stops: landmarks."""
     for mention in mentions:
-        if mention.kind == "entity" and (
-            uav_said_at(text, mention)
-            or UAV_AT_BEFORE_ZH.search(text[max(0, mention.start - 4) : mention.start])
-            and UAV_AT_AFTER_ZH.match(text, mention.end)
-        ):
+        if mention.kind == "entity" and uavs_wait_at(text, mention) is not None:
             mention.role, mention.terminal = "landmark", False
 
 

@@ -14,12 +14,11 @@ from ir.model import Intent, OperationConstraints, Priority
 from language.defaults import BASE_KINDS, CARGO_INTENTS, HANDOFF_ALLOWED
 from language.grounding import entered_and_kept_out, ground_mentions
 from language.mentions import (
-    UAV_AT_AFTER_ZH,
-    UAV_AT_BEFORE_ZH,
+    NOT_THE_UAVS_AT,
     Mention,
     blank_mentions,
     find_mentions,
-    uav_said_at,
+    uavs_wait_at,
     unknown_listed_places,
 )
 from language.polarity import CLIMB_TO, PERMISSION, RuleDemand, clauses, rule_demands
@@ -81,9 +80,12 @@ INJECTION_CUES = (
 
 
 RETURN_LEG = re.compile(
-    r"\band back\b|\bround[ -]trip\b|\b(?:come|fly|head|return) back\b|\breturn (?:it |the drone )?to (?:base|the start)"
+    r"\band back\b|\bround[ -]trip\b|\b(?:come|fly|head|return) (?:straight |right |directly )?back\b"
+    r"|\breturn (?:it |the drone )?to (?:base|the start)"
     r"|\b(?:and|then) (?:return|come back|fly back|head back)\b(?!\s+(?:to|from)\b)"
-    r"|往返|再返回|并返回|然后返回|飞回"
+    # "... and comes straight back": said of the UAV's errand, not "when uav_03 comes back from charging"
+    r"|\b(?:and|then) (?:\w+ )?(?:comes|flies|heads|returns) (?:straight |right |directly )?back\b"
+    r"|往返|再返回|并返回|然后返回|后返回|(?:然后|再|并|后)回来|飞回"
     # after the errand: "and then come home", "then RTB", "送完返航" (a UAV sent home alone is a return errand)
     r"|\b(?:and|then|afterwards|after that)[, ]+(?:then )?(?:(?:come|fly|head|go|get) (?:back )?home|rtb|return to base)\b"
     r"(?!\s+(?:and|to|at|for)\b)"
@@ -650,12 +652,6 @@ def _back_to_named(text: str) -> bool:
     return False
 
 
-# "don't use any drone parked at the depot", "not the drone at the hospital pad", "不要用停在基地的无人机"
-_NOT_THE_UAVS_AT = re.compile(
-    r"(?:\bnot|n't (?:use|send|take|fly|pick|want)|\bno|\bwithout|\bexcept(?: for)?|\bother than|\bnever (?:use|send)|"
-    r"\bavoid(?:ing)?|\bbut not|\bleave out)\s+(?:(?:the|a|an|any|our|those|these|that|this|one of the)\s+)?$"
-    r"|(?:不要|别|不能|不)(?:用|派|使用)?$"
-)
 # what makes a description an offer: a verb that gives it the task ("use the hexa", "send a camera drone"), or a task
 # after it ("the light cargo quad takes 2 kg", "the thermal drone should film")
 _OFFERED_BEFORE = re.compile(
@@ -671,13 +667,9 @@ def uavs_where_said(text: str, fuzzy: list[Mention], world: World) -> tuple[list
     excluded: list[str] = []
     offered: list[str] = []
     for m in fuzzy:
-        if m.kind != "entity" or m.role != "landmark" or len(m.ids) != 1:
+        waits = uavs_wait_at(text, m) if m.kind == "entity" and len(m.ids) == 1 else None
+        if waits is None:
             continue
-        said = uav_said_at(text, m)
-        zh = not said and UAV_AT_BEFORE_ZH.search(text[max(0, m.start - 4) : m.start])
-        if not said and not (zh and UAV_AT_AFTER_ZH.match(text, m.end)):
-            continue
-        noun_at = max(0, m.start - 60) + said.start() if said else m.start - 4
         place = world.entity_index[m.ids[0]].point
         near = [
             u.id
@@ -685,8 +677,7 @@ def uavs_where_said(text: str, fuzzy: list[Mention], world: World) -> tuple[list
             if u.status is UAVStatus.idle
             and place.distance(Point(u.position)) <= PARKED_UAV_RADIUS_FACTOR * world.arrival_tolerance_m
         ]
-        negated = (said and said.group("not")) or _NOT_THE_UAVS_AT.search(text[max(0, noun_at - 30) : max(0, noun_at)])
-        (excluded if negated else offered).extend(near)
+        (offered if waits else excluded).extend(near)
     return list(dict.fromkeys(excluded)), list(dict.fromkeys(offered))
 
 
@@ -758,7 +749,7 @@ def uavs_described(
         kept_home = _KEPT_HOME_AFTER.match(text, match.end()) and (
             match["zh"] or re.search(r"\b(?:keep|leave|hold)\W+(?:the\s+|our\s+)?$", before)
         )
-        if _NOT_THE_UAVS_AT.search(before) or kept_home:
+        if NOT_THE_UAVS_AT.search(before) or kept_home:
             excluded.extend(fitting)
             left_out.append(match.span())
         elif (

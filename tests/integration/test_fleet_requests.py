@@ -447,3 +447,31 @@ def test_clear_requests_that_asked_before_execute(instruction):
     read as a return leg)."""
     out = run_task(_world("examples/fleet_city.json"), instruction, context=CONTEXT, db=None)
     assert out.status == "execute", out.decision.get("reason")
+
+
+@pytest.mark.parametrize(
+    ("instruction", "visits"),
+    [
+        (
+            "End at the hospital after topping up at the south charging pad; carry 1 kg from the hardware warehouse.",
+            ["warehouse_2", "charging_pad_1", "hospital_1"],
+        ),
+        (
+            "Land at the vertiport after dropping 1 kg at the metro station, starting from the west drone depot.",
+            ["depot_1", "metro_station_1", "vertiport_1"],
+        ),
+    ],
+)
+def test_a_stop_said_after_the_end_is_flown_before_it(instruction, visits):
+    """The first asked (the metro station never reached), the second ended at the charging pad (2026-11-29)."""
+    world = _world("examples/fleet_city.json")
+    out = run_task(world, instruction, context=CONTEXT, db=None)
+    assert out.status == "execute", out.decision.get("reason")
+    waypoints, at = out.decision["waypoints"], 0
+    for ref in visits:  # each place reached after the one before it, by the world's own tolerance
+        x, y = world.entity_index[ref].position[:2]
+        at = next(
+            (i for i in range(at, len(waypoints)) if math.dist((x, y), waypoints[i][:2]) <= world.arrival_tolerance_m),
+            None,
+        )
+        assert at is not None, (ref, waypoints)

@@ -1047,3 +1047,69 @@ def test_heading_home_to_recharge_at_a_pad_ends_at_the_pad(fleet_city):
     text = "Take 1 kg from the midtown vertiport to the construction site, then head home and recharge at the south charging pad."
     stated = stated_constraints(text, fleet_city)
     assert not stated.return_leg and stated.final_place == "charging_pad_1", stated
+
+
+# --- a stop said after the end, and the review of the first version (2026-11-29) ------------------------------
+@pytest.mark.parametrize(
+    ("text", "roles"),
+    [
+        (  # "land at Y after dropping it at X": X first
+            "Land at the vertiport after dropping 1 kg at the metro station, starting from the west drone depot.",
+            {"vertiport_1": "destination", "metro_station_1": "via", "depot_1": "origin"},
+        ),
+        (
+            "Finish at the midtown vertiport once you've dropped 2 kg at the school, from the depot.",
+            {"vertiport_1": "destination", "school_1": "via", "depot_1": "origin"},
+        ),
+        (  # the stop has an end cue of its own ("topping up at"): still a stop, and the end stays the end
+            "End at the hospital after topping up at the south charging pad; carry 1 kg from the hardware warehouse.",
+            {"hospital_1": "destination", "charging_pad_1": "via", "warehouse_2": "origin"},
+        ),
+        (  # "after" a time is no stop said first
+            "Land at the vertiport after 5 minutes; take 1 kg from the depot.",
+            {"vertiport_1": "destination", "depot_1": "origin"},
+        ),
+        (  # the place a UAV waits at is no origin: "fetch and bring back" starts elsewhere (the review's finding)
+            "The drone at the hospital flies to the rescue camp to pick up 1 kg and brings it back.",
+            {"hospital_1": "landmark"},
+        ),
+        ("No rush: the drone at City General Hospital takes 1 kg to the rescue camp.", {"hospital_1": "landmark"}),
+    ],
+)
+def test_where_a_flight_starts_and_which_stop_comes_first(fleet_city, text, roles):
+    found = {m.ids[0]: m.role for m in find_mentions(normalised(text), fleet_city) if m.kind == "entity"}
+    assert {ref: found.get(ref) for ref in roles} == roles, found
+
+
+def test_a_landing_said_after_the_place_in_chinese_ends_the_flight_there():
+    downtown = load_world(ROOT / "examples" / "downtown.json")
+    text = "从中心医院送1公斤到南广场地铁站，再飞到东消防站降落"
+    found = {m.ids[0]: (m.role, m.terminal) for m in find_mentions(text, downtown) if m.kind == "entity"}
+    assert found["metro_station_4"] == ("via", False) and found["fire_station_1"] == ("destination", True), found
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The drone at the hospital is out of action; take 1 kg from the west drone depot to the rescue camp.",
+        "The drones at the hospital are grounded, so send 1 kg from the depot to the rescue camp with another one.",
+    ],
+)
+def test_uavs_said_out_of_service_where_they_wait_are_left_out(fleet_city, text):
+    stated = stated_constraints(text, fleet_city)
+    assert {"uav_05", "uav_06"} <= set(stated.excluded_uavs) and not stated.offered_uavs, stated
+
+
+@pytest.mark.parametrize(
+    ("text", "back"),
+    [
+        ("Take 1 kg from the hospital to the rescue camp, then come straight back.", True),
+        ("The quad flies 1 kg of blood from the hospital to the crash site and comes back.", True),
+        ("从市第一医院把1公斤送到东岭救援营地后返回", True),
+        ("送完1公斤到东岭救援营地然后回来，从市第一医院出发", True),
+        ("When uav_03 comes back from charging, take 1 kg from the depot to the school.", False),
+        ("Take 1 kg from the hospital to the rescue camp; don't come straight back, wait there.", False),
+    ],
+)
+def test_coming_back_in_more_words_is_a_return_leg(fleet_city, text, back):
+    assert stated_constraints(text, fleet_city).return_leg is back
