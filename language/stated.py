@@ -83,8 +83,11 @@ RETURN_LEG = re.compile(
     r"\band back\b|\bround[ -]trip\b|\b(?:come|fly|head|return) (?:straight |right |directly )?back\b"
     r"|\breturn (?:it |the drone )?to (?:base|the start)"
     r"|\b(?:and|then) (?:return|come back|fly back|head back)\b(?!\s+(?:to|from)\b)"
-    # "... and comes straight back": said of the UAV's errand, not "when uav_03 comes back from charging"
-    r"|\b(?:and|then) (?:\w+ )?(?:comes|flies|heads|returns) (?:straight |right |directly )?back\b"
+    # "... and comes straight back", "; it comes back": said of the UAV's errand, not "when uav_03 comes back from
+    # charging"; "load 1 kg there and bring them back": back where the flight started
+    r"|(?:\b(?:and|then)|[;,])\s+(?:then\s+)?(?:it\s+|she\s+|the\s+(?:drone|uav|quad)\s+)?(?:comes|flies|heads|returns)"
+    r"\s+(?:straight\s+|right\s+|directly\s+)?back\b"
+    r"|\b(?:and|then)\s+bring(?:s|ing)?\s+(?:it|them|(?:the|that|this)\s+\w+)\s+back\b(?!\s+(?:to|from)\b)"
     r"|往返|再返回|并返回|然后返回|后返回|(?:然后|再|并|后)回来|飞回"
     # after the errand: "and then come home", "then RTB", "送完返航" (a UAV sent home alone is a return errand)
     r"|\b(?:and|then|afterwards|after that)[, ]+(?:then )?(?:(?:come|fly|head|go|get) (?:back )?home|rtb|return to base)\b"

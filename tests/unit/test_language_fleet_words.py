@@ -1107,7 +1107,11 @@ def test_uavs_said_out_of_service_where_they_wait_are_left_out(fleet_city, text)
         ("The quad flies 1 kg of blood from the hospital to the crash site and comes back.", True),
         ("从市第一医院把1公斤送到东岭救援营地后返回", True),
         ("送完1公斤到东岭救援营地然后回来，从市第一医院出发", True),
+        ("Take 1 kg from the hospital to the rescue camp; it comes back.", True),
+        ("Fly 1 kg from the hospital to the crash site and then it comes back.", True),
+        ("Fly from the hospital to the rescue camp, load 1 kg of samples and bring them back.", True),
         ("When uav_03 comes back from charging, take 1 kg from the depot to the school.", False),
+        ("Take 1 kg from the hospital to the rescue camp and bring it back to the crash site.", False),
         ("Take 1 kg from the hospital to the rescue camp; don't come straight back, wait there.", False),
     ],
 )
