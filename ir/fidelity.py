@@ -534,27 +534,26 @@ def _stop_order(world: World, stated: StatedConstraints, named: list[str], xy: l
     return [Finding("stops_out_of_order", "waypoints", None, message, allowed=stops)]
 
 
-def observing_uavs(world: World, stated: StatedConstraints) -> list[str]:
-    """The idle UAVs that carry every sensor the words ask to observe with and that the request does not leave out."""
+def equipped_uavs(world: World, stated: StatedConstraints) -> list[str]:
+    """The idle UAVs that carry every sensor the words ask for (to observe with, or for the cargo: "a drone with a
+    winch") and that the request does not leave out."""
+    wanted = {*stated.observing_sensors, *stated.cargo_sensors}
     return [
         u.id
         for u in world.fleet
-        if u.status is UAVStatus.idle
-        and set(stated.observing_sensors) <= set(u.sensors)
-        and u.id not in stated.excluded_uavs
+        if u.status is UAVStatus.idle and wanted <= set(u.sensors) and u.id not in stated.excluded_uavs
     ]
 
 
 def _sensors(world: World, stated: StatedConstraints, uav: Any) -> list[Finding]:
-    """The one UAV carries the sensors the words ask to observe with ("film the flood site": a camera)."""
+    """The one UAV carries the sensors the words ask for ("film the flood site": a camera; "a drone with a winch")."""
     flying = world.uav_index.get(uav) if isinstance(uav, str) else None
-    lacking = [s for s in stated.observing_sensors if flying is not None and s not in flying.sensors]
+    wanted = list(dict.fromkeys([*stated.observing_sensors, *stated.cargo_sensors]))
+    lacking = [s for s in wanted if flying is not None and s not in flying.sensors]
     if not lacking:
         return []
-    able = observing_uavs(world, stated)
-    message = (
-        f"the request asks for a {' and a '.join(stated.observing_sensors)}; {uav} carries no {', '.join(lacking)}"
-    )
+    able = equipped_uavs(world, stated)
+    message = f"the request asks for a {' and a '.join(wanted)}; {uav} carries no {', '.join(lacking)}"
     return [Finding("sensor_not_carried", "uav_id", uav, message, allowed=able)]
 
 

@@ -227,6 +227,10 @@ _LENGTH = rf"({_NOT_AFTER}(?:{_NUMBER})\s*-?\s*{_UNIT_WORD})"
 
 
 _NOT_DISTANCE = r"(?!\s*(?:of\s+)?(?:separation|clearance|apart|spacing|from|away|distance|between|间隔|间距|距离))"
+# after a limit word said behind its number ("20 m minimum distance from other drones" is no altitude)
+_NOT_DISTANCE_AFTER = (
+    r"(?!\s*(?:\w+\s+)?(?:separation|clearance|apart|spacing|from|away|distance|between|range|radius|间隔|间距|距离))"
+)
 
 
 _SEPARATION_PATTERNS = (
@@ -282,8 +286,23 @@ _NEGATED_OR_TRAILING_LIMITS = (
             _NEGATION + r"\s*(?:[a-z]+\s+){0,2}?(?:飞|降)?(?:below|under|lower than|低于)\s*" + _LENGTH + _NOT_DISTANCE
         ),
     ),
-    ("altitude_min_m", re.compile(_LENGTH + r"\s*(?:or (?:higher|more|above)|and (?:above|up)|以上)(?!\s*\d)")),
-    ("altitude_max_m", re.compile(_LENGTH + r"\s*(?:or (?:lower|less|below)|and below|以下)(?!\s*\d)")),
+    # "at 55 m max", "100 ft maximum", "40 m minimum": a limit said after its number
+    (
+        "altitude_min_m",
+        re.compile(
+            _LENGTH
+            + r"\s*(?:or (?:higher|more|above)|and (?:above|up)|min(?:imum)?\b|at (?:the )?least\b|以上)(?!\s*\d)"
+            + _NOT_DISTANCE_AFTER
+        ),
+    ),
+    (
+        "altitude_max_m",
+        re.compile(
+            _LENGTH
+            + r"\s*(?:or (?:lower|less|below)|and below|max(?:imum)?\b|at (?:the )?most\b|tops\b|以下)(?!\s*\d)"
+            + _NOT_DISTANCE_AFTER
+        ),
+    ),
 )
 
 
@@ -465,10 +484,31 @@ _NOT_A_DEADLINE = re.compile(
 )
 
 
+# A duration that says when to leave, or the earliest time to arrive, not the latest: "take off in 10 minutes", "not
+# until 3 minutes from now", "arrive no earlier than 5 minutes", "between 3 and 4 minutes", "at T+4 min" ("by T+3
+# min" is a deadline), "in 5 minutes, not before", "ETA 4 minutes exactly", "10分钟后起飞", "不要早于5分钟到达".
+# No plan here leaves later or waits to arrive: the quantity stays unaccounted, and the request is asked about.
+_START_OR_EARLIEST_BEFORE = re.compile(
+    r"(?:\b(?:take[- ]?off|launch|leave|depart|set off|lift off|head out|fly out|go|dispatch|send it|wait)\w*\s+"
+    r"(?:in|after)\s+(?:about |around |another |the next )?|\b(?:not until|not before|no earlier than|no sooner than|"
+    r"not earlier than|not sooner than|at the earliest)\s+(?:about |around )?|\bbetween\s+[\d.]+\s*(?:and|to|-)\s*|"
+    r"\bat\s+t\s*\+\s*|(?:不要|不能|不得|别)?(?:早于|不早于|晚于)\s*)$"
+)
+_START_OR_EARLIEST_AFTER = re.compile(
+    r"\s*(?:from now\s*)?(?:,?\s*(?:but\s+|and\s+)?not (?:before|earlier|sooner)\b|(?:exactly|sharp|on the dot|at the "
+    r"earliest)\b|(?:have|has) passed\b|后(?!\s*(?:之内|以内|内))|之后|以后)"
+)
+
+
 def is_deadline(quantity: Quantity, text: str) -> bool:
-    """A duration the (`with_digits`) text states as the time to arrive in, not one that times something else."""
-    return quantity.dimension == "duration" and not _NOT_A_DEADLINE.search(
-        text[max(0, quantity.start - 30) : quantity.start]
+    """A duration the (`with_digits`) text states as the time to arrive in, not one that times something else or
+    says when to leave or the earliest time to arrive."""
+    before = text[max(0, quantity.start - 30) : quantity.start]
+    return (
+        quantity.dimension == "duration"
+        and not _NOT_A_DEADLINE.search(before)
+        and not _START_OR_EARLIEST_BEFORE.search(before)
+        and not _START_OR_EARLIEST_AFTER.match(text, quantity.end)
     )
 
 
@@ -670,12 +710,23 @@ _CLOCK = re.compile(
     r"|(?P<noon>noon|midday|midnight)\b"
     # by 14h30
     r"|(?<=by |at )(?P<h3>\d{1,2})h(?P<m3>[0-5]\d)\b"
+    # ten past two, half past two, a quarter to three, twenty-five to four (spoken, twelve-hour)
+    rf"|(?P<spoken_m>(?:a )?quarter|half|five|ten|twenty|twenty[- ]five|\d{{1,2}})(?: minutes?)? (?P<rel>past|after|to) "
+    rf"(?P<h5>{'|'.join(_EN_HOURS)}|\d{{1,2}})\b(?!\s*(?:minutes?|mins?|hours?|km|kg|m\b|drones?))"
+    # British "half two" (2:30), and "by three" said alone
+    rf"|(?<=by |at )half (?P<h6>{'|'.join(_EN_HOURS)})\b(?!\s*(?:minutes?|mins?|hours?|an? ))"
+    rf"|(?:(?<=by )|(?<=until )|(?<=before ))(?P<h7>{'|'.join(_EN_HOURS)})\b(?=\s*(?:[,.;!?)]|$|today|this|tonight|latest|at the latest))"
+    # 24-hour "1430", "0900h", "1500 hrs", "ETA 1430" after a time cue or before hrs/h
+    r"|(?<![\d.,])(?P<h8>[01]\d|2[0-3])(?P<m8>[0-5]\d)\s*(?:hrs|hours|h)\b"
+    r"|(?:(?<=by )|(?<=at )|(?<=eta )|(?<=before )|(?<=until )|(?<=till ))(?P<h9>[01]\d|2[0-3])(?P<m9>[0-5]\d)(?![\d.,]|\s*(?:m\b|kg|km|ft|metres?|meters?))"
     # 下午3点半, 15点30分, 三点一刻, 凌晨2时
     r"|(?P<period>凌晨|清晨|早上|早晨|上午|中午|午后|下午|傍晚|晚上|夜里|夜间|今晚)?\s*"
     rf"(?P<h4>{_ZH_NUMBER})\s*(?:点钟?|时)(?![间候速])"
     rf"(?:\s*(?P<half>半)|\s*(?P<quarter>[一三])刻|\s*(?P<m4>{_ZH_NUMBER})\s*分?(?!钟))?"
     r")"
 )
+_BY_A_FACTOR = re.compile(r"\b(?:split|divid|shar|multipl|reduc|increas|cut|round|rais|lower|spread)\w*\b[^.;,]{0,15}$")
+_SPOKEN_MINUTES = {"quarter": 15, "a quarter": 15, "half": 30, "five": 5, "ten": 10, "twenty": 20, "twenty five": 25}
 _ZH_CUE_BEFORE = re.compile(r"(?:在|于|不晚于|最晚|最迟|截止|截至|到|从|自)\s*$")
 _ZH_CUE_AFTER = re.compile(r"^\s*(?:之前|以前|前|为止|之后|以后|后|起|开始)")
 _START_BEFORE = re.compile(
@@ -745,6 +796,21 @@ def _clock(m: re.Match[str], text: str) -> ClockTime | None:
         hour, minute = (24 if m["noon"] == "midnight" else 12), 0
     elif m["h3"] is not None:
         hour, minute = int(m["h3"]), int(m["m3"])
+    elif m["h5"] is not None:
+        said = m["h5"]
+        hour = _EN_HOURS.get(said) or int(said)
+        offset = _SPOKEN_MINUTES.get(m["spoken_m"].replace("-", " "))
+        offset = offset if offset is not None else int(m["spoken_m"])
+        minute = offset if m["rel"] != "to" else 60 - offset
+        hour, twelve = (hour - 1 if m["rel"] == "to" else hour) % 12 or 12, True
+    elif m["h6"] is not None:
+        hour, minute, twelve = _EN_HOURS[m["h6"]], 30, True
+    elif m["h7"] is not None:
+        if _BY_A_FACTOR.search(before):  # "split it by three" is no time
+            return None
+        hour, minute, twelve = _EN_HOURS[m["h7"]], 0, True
+    elif m["h8"] is not None or m["h9"] is not None:
+        hour, minute = int(m["h8"] or m["h9"]), int(m["m8"] or m["m9"])
     else:
         period = m["period"]
         if not (period or _ZH_CUE_BEFORE.search(before) or _ZH_CUE_AFTER.match(after)):

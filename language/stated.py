@@ -88,6 +88,7 @@ RETURN_LEG = re.compile(
     r"|(?:\b(?:and|then)|[;,])\s+(?:then\s+)?(?:it\s+|she\s+|the\s+(?:drone|uav|quad)\s+)?(?:comes|flies|heads|returns)"
     r"\s+(?:straight\s+|right\s+|directly\s+)?back\b"
     r"|\b(?:and|then)\s+bring(?:s|ing)?\s+(?:it|them|(?:the|that|this)\s+\w+)\s+back\b(?!\s+(?:to|from)\b)"
+    r"|\b(?:and )?then (?:straight |right )?home\b(?!\s+in\b)|\breturn(?:s|ing)? (?:afterwards?|after that|when (?:done|finished))\b"
     r"|往返|再返回|并返回|然后返回|后返回|(?:然后|再|并|后)回来|飞回"
     # after the errand: "and then come home", "then RTB", "送完返航" (a UAV sent home alone is a return errand)
     r"|\b(?:and|then|afterwards|after that)[, ]+(?:then )?(?:(?:come|fly|head|go|get) (?:back )?home|rtb|return to base)\b"
@@ -124,12 +125,26 @@ _CLAUSE = (
 )
 
 
+# A mass said without a number: "a couple of kilos", "a few pounds", "几公斤" (the UAV's lift and energy need one).
+_VAGUE_MASS = re.compile(
+    r"\b(?:a\s+(?:couple|few|bunch|handful|little)\s+(?:of\s+)?|several\s+|some\s+|many\s+|a\s+lot\s+of\s+|lots\s+of\s+)"
+    r"(?:kilo(?:gram(?:me)?)?s|kgs|pounds|lbs)\b|(?:几|若干|好几|多)\s*(?:公斤|千克|斤|磅)"
+)
+
+# A time to arrive in without a number: "within a couple of minutes", "in a few minutes", "几分钟内".
+_VAGUE_DURATION = re.compile(
+    r"\b(?:within|in|under|inside(?: of)?)\s+(?:a\s+(?:couple|few)\s+(?:of\s+)?|several\s+|some\s+)"
+    r"(?:minutes|mins|hours|seconds)\b|几\s*分钟\s*(?:内|之内|以内)"
+)
+
 # A time the request ties to something the agent has no clock for ("before the meeting", "by noon", "after they
 # call", "tomorrow", "会议前"): a deadline that cannot be placed, unlike a duration from now ("within 20 minutes").
 _UNANCHORED_TIME = re.compile(
     rf"\b{_ANCHOR_WORD}\s+(?:(?:the|their|his|her|our|this)\s+)?{_EVENT}\b|\b{_ANCHOR_WORD}\s+{_CLAUSE}\b"
     r"|\b(?:by the time|in time for)\b|\b(?:tomorrow|tonight|this (?:morning|afternoon|evening)|next week)\b"
     r"|\b(?:same time as|the usual time|like last time|as (?:we did )?yesterday)\b"
+    r"|\b(?:a )?quarter (?:past|to)\b(?!\s+(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|\d))"
+    r"|\bhalf past\b(?!\s+(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|\d))"
     r"|(?:会议|开会|手术|下班|上班|交班|天黑|中午|午饭|晚饭|早饭|比赛|傍晚)(?:开始|结束)?(?:之前|以前|前|之后|以后)"
     r"|明天|今晚|后天|下周|到时候|那时候?|老时间|跟昨天一样|和上次一样|照旧"
 )
@@ -437,6 +452,14 @@ def stated_constraints(text: str, world: World) -> StatedConstraints:
         f"deadline: '{m.group(0)}' is no time the agent can place; give it as a duration (within 20 minutes)"
         for m in _UNANCHORED_TIME.finditer(lowered)
     ]
+    if stated.payload_kg is None and (vague := _VAGUE_MASS.search(lowered)):
+        stated.missing.append(
+            f"payload: '{vague.group(0).strip()}' gives no mass the plan can be checked for: how many kg?"
+        )
+    if stated.deadline_sec is None and (vague := _VAGUE_DURATION.search(lowered)):
+        stated.missing.append(
+            f"deadline: '{vague.group(0).strip()}' gives no time to arrive in: within how many minutes?"
+        )
     if load is not None and load.count is None:
         stated.missing.append(
             f"payload: '{load.item.text}' is what one item weighs, but not how many there are: how many, or what do "
@@ -444,6 +467,11 @@ def stated_constraints(text: str, world: World) -> StatedConstraints:
         )
     elif load is not None and load.each_or_all:
         stated.missing.append(f"payload: '{load.text}': is that {load.item.text} each, or in all?")
+    if (starting := next((c for c in find_clock_times(lowered) if not c.deadline), None)) is not None:
+        stated.missing.append(  # no plan here leaves later than t = 0
+            f"start: '{starting.text}' is a time to leave at or after; the agent plans departures now: drop it, or "
+            "send the request at that time"
+        )
     if clock is not None and clock_sec is None:
         stated.missing.append(
             f"deadline: '{clock.text}' is a time of day the agent cannot place (the world gives no clock origin, or "

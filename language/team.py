@@ -312,16 +312,25 @@ _ALTERNATIVES = re.compile(r"\bor\b|\beither\b|或")
 # The sensors a task asks for: a camera to film, a thermal camera, a defibrillator bay for an AED, a winch.
 SENSOR_WORDS: dict[str, str] = {
     "thermal": r"\bthermal (?:cameras?|imag\w*|sensors?|scan\w*|views?|drones?|footage|pictures?|photo\w*|shots?|video\w*|"
-    r"survey\w*|inspection\w*|look)|\binfra-?red\b|"
+    r"survey\w*|inspection\w*|look)|\binfra-?red\b|\bir (?:cameras?|cam|checks?|scans?|sweeps?|imag\w*|sensors?)\b|"
     r"\bheat (?:signatures?|map\w*)|热成像|红外",
     "camera": r"\bcamera\w*|\bfilm\w*|\bfootage\b|\bvideo\w*|\bphotos?\b|\bphotograph\w*|\bpictures?\b|\bimagery\b|"
     r"\blive (?:feed|stream)\b|(?<!all )\beyes on\b|\baerial (?:view|shots?|look)\b|摄像|拍摄|拍照|航拍|录像|拍完|视频|照片",
     "defibrillator_bay": r"\baeds?\b|\bdefib\w*|除颤",
-    "winch": r"\bwinch\w*|\blower (?:it|them|the \w+) (?:down )?on a (?:line|rope|cable)|绞盘|绞车|吊放",
+    "winch": r"\bwinch\w*|\blower\w* (?:it|them|(?:a|an|the) (?:[\w.]+ ){0,3}?\w+) (?:down )?on a (?:line|rope|cable|tether)|"
+    r"\bhoist\w*|绞盘|绞车|吊放",
     "lidar": r"\blidar\b|\blaser scan\w*|激光雷达",
 }
 _SENSOR_PATTERNS = {sensor: re.compile(pattern) for sensor, pattern in SENSOR_WORDS.items()}
 CARGO_SENSORS = ("defibrillator_bay", "winch")  # what the cargo needs goes to the UAV that carries it
+# Cargo equipment a one-UAV request asks for by name ("a drone with a winch", "winch it down", "the drone with the
+# defibrillator bay"); an AED alone is cargo any UAV that lifts it may carry (docs/fleet.md).
+_EQUIPMENT_ASKED = {
+    "winch": re.compile(SENSOR_WORDS["winch"]),
+    "defibrillator_bay": re.compile(
+        r"\b(?:defibrillator|defib|aed) (?:bay|compartment|mount|holder)|除颤(?:仪)?(?:舱|仓|挂架|挂载)"
+    ),
+}
 
 # One thing that cannot be divided: "a crate of machine parts (9 kg)", "one 8 kg casting", "6公斤的发电机".
 _ONE_PIECE = re.compile(
@@ -542,6 +551,16 @@ _FILMED_BY_PEOPLE = re.compile(
     r"\b(?:crew|team|photographers?|reporters?|people|staff|we|they|i|someone|police|journalists?)\s+"
     r"(?:will |would |can |is going to |are going to |to |then )?$|(?:我们|他们|记者|摄制组)$"
 )
+
+
+def _asked_for(words: _Words, pattern: re.Pattern[str]) -> bool:
+    """The words ask for it, not said to be unneeded or not working ("no winch needed", "uav_01's winch is broken")."""
+    return any(
+        not _NEGATED.search(words.text[max(0, m.start() - 30) : m.start()])
+        and not _SENSOR_NEGATED.search(words.text[max(0, m.start() - 20) : m.start()])
+        and not _SAID_OUT_OF_ORDER.match(words.text, m.end())
+        for m in pattern.finditer(words.sensor_text)
+    )
 
 
 def _asks_to_observe(words: _Words) -> bool:
@@ -1134,6 +1153,10 @@ _OUT_OF_ORDER = re.compile(
     r"not working|doesn't work|does not work|isn't working|is not working|won't work|out of order|(?:is |'s )?down|"
     r"(?:is |'s )?(?:out|off)\b)|坏|故障|失灵|不能用|不好用|不工作|没了|拆了"
 )
+# "the winch is broken", "its winch has failed" (not "winch down 1 kg", a verb)
+_SAID_OUT_OF_ORDER = re.compile(
+    r"\s*(?:is|are|'s|was|were|has|have|seems|looks)\b[^.;,。；，]{0,20}?(?:" + _OUT_OF_ORDER.pattern + ")"
+)
 
 
 def _sensors_out_of_order(words: _Words) -> dict[str, list[str]]:
@@ -1187,9 +1210,16 @@ def read_request(instruction: str, world: World) -> StatedConstraints:
             not _FILMED_BY_PEOPLE.search(words.text[max(0, m.start() - 30) : m.start()])
             for m in _OBSERVING_VERB.finditer(words.text)
         )
-        if said and (words.intent in SITE_VISITS and not cargo or cargo and drone_films):
-            return _without_broken_observers(words, stated.model_copy(update={"observing_sensors": said}))
-        return stated
+        # and the cargo equipment it names ("a drone with a winch to lower 2 kg"), left out where said not to work
+        equipment = [s for s, pattern in _EQUIPMENT_ASKED.items() if _asked_for(words, pattern)]
+        held = stated.model_copy(update={"cargo_sensors": equipment}) if equipment else stated
+        # a sensor asked for on a flight with no cargo ("a drone with a thermal camera to look for people at X", "an
+        # infrared check of X") is the drone's, whatever the errand's verb; not one said not to work
+        if not cargo and words.intent not in SITE_VISITS:
+            said = [sensor for sensor in said if _asked_for(words, _SENSOR_PATTERNS[sensor])]
+        if said and (not cargo or drone_films):
+            return _without_broken_observers(words, held.model_copy(update={"observing_sensors": said}))
+        return held
 
     def needed(roles: frozenset[str]) -> list[str]:  # what the sketch's sub-tasks in those roles require
         return list(dict.fromkeys(s for sub in team.subtasks if sub.role in roles for s in sub.required_sensors))

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 from shapely.geometry import LineString
 
-from ir.fidelity import StatedConstraints, observing_uavs
+from ir.fidelity import StatedConstraints, equipped_uavs
 from ir.model import (
     DELIVERING_ROLES,
     OBSERVING_ROLES,
@@ -235,7 +235,7 @@ def parse_instruction(instruction: str, world: World, reading: StatedConstraints
     if reading is not None:
         keep_offered(task, reading)
     if task.team is None and reading is not None and "pinned" not in uav_roles.values():
-        keep_observers(task, reading, world)
+        keep_equipped(task, reading, world)
     if re.search(INJECTION_CUES, rest):
         task.notes.append("the request asked to relax safety rules; ignored (R1-R3 always hold)")
     return task
@@ -873,7 +873,7 @@ def _repaired_task(request: GenerationRequest) -> ParsedTask:
     if request.reading is not None:
         keep_offered(task, request.reading)  # a repair chooses among the UAVs the request offers
     if task.team is None and request.reading is not None and not request.reading.uavs:
-        keep_observers(task, request.reading, request.world)  # a repair's other UAVs still carry the camera
+        keep_equipped(task, request.reading, request.world)  # a repair's other UAVs still carry the sensors
     prior = safety_prior_zones(request.world, task.entities, task.constraints)
     task.entities.avoid_zones = list(dict.fromkeys(task.entities.avoid_zones + prior))
     task.notes.append(f"repair round {request.round}: " + ("; ".join(changes) if changes else "no applicable repair"))
@@ -888,17 +888,18 @@ def _excluded_uavs(instruction: str, world: World) -> list[str]:
     return [u for u, role in uav_roles_in(text, find_mentions(text, world)).items() if role == "excluded"]
 
 
-def keep_observers(task: ParsedTask, reading: StatedConstraints, world: World) -> None:
-    """A one-UAV request sent to observe ("film the flood site"): the candidates are the idle UAVs that carry the
-    sensors it asks for and that the request does not leave out (assign_uav knows no sensors). None carrying them:
-    the candidates stay, and the fidelity gate asks the operator (sensor_not_carried)."""
-    if not reading.observing_sensors:
+def keep_equipped(task: ParsedTask, reading: StatedConstraints, world: World) -> None:
+    """A one-UAV request that asks for sensors ("film the flood site", "a drone with a winch"): the candidates are
+    the idle UAVs that carry them and that the request does not leave out (assign_uav knows no sensors). None
+    carrying them: the candidates stay, and the fidelity gate asks the operator (sensor_not_carried)."""
+    wanted = list(dict.fromkeys([*reading.observing_sensors, *reading.cargo_sensors]))
+    if not wanted:
         return
-    able = observing_uavs(world, reading)
+    able = equipped_uavs(world, reading)
     able = [u for u in able if u in task.entities.candidate_uavs] or able  # a repair's choice among them, if any
     if able and able != task.entities.candidate_uavs:
         task.entities.candidate_uavs = able
-        task.notes.append(f"candidates: the idle UAVs with a {' and a '.join(reading.observing_sensors)}")
+        task.notes.append(f"candidates: the idle UAVs with a {' and a '.join(wanted)}")
 
 
 def keep_offered(task: ParsedTask, reading: StatedConstraints) -> None:

@@ -475,3 +475,58 @@ def test_a_stop_said_after_the_end_is_flown_before_it(instruction, visits):
             None,
         )
         assert at is not None, (ref, waypoints)
+
+
+@pytest.mark.parametrize(
+    ("instruction", "sensor"),
+    [
+        (
+            "A drone with a winch to lower 2 kg at the construction site on Harbour Street, from the south charging pad",
+            "winch",
+        ),
+        ("From the south charging pad, lower a 1 kg buoy on a line at the old bridge pier in the river", "winch"),
+        ("From the south charging pad, do an infrared check of the east levee at the river bend", "thermal"),
+        (
+            "From the west drone depot, use a drone with a thermal camera to look for people at the flood site",
+            "thermal",
+        ),
+    ],
+)
+def test_one_drone_asked_for_equipment_flies_with_it_or_asks(instruction, sensor):
+    """Each flew a UAV without it before (the third hunt, 2026-11-29)."""
+    world = _world("examples/fleet_city.json")
+    out = run_task(world, instruction, context=CONTEXT, db=None)
+    if out.status == "execute":
+        assert sensor in world.uav_index[out.decision["uav_id"]].sensors, out.decision["uav_id"]
+    else:
+        assert out.status == "human_confirm" and "sensor_not_carried" in out.decision["reason"], out.decision["reason"]
+    if sensor == "winch":
+        assert out.status == "execute", out.decision.get("reason")
+
+
+@pytest.mark.parametrize(
+    "instruction",
+    [
+        "Take off in 10 minutes from the west depot and fly to the hospital",
+        "10分钟后从西区无人机基地起飞，飞到市第一医院",
+        "Fly from the west drone depot to the pumping station by the river, not before 2 pm",
+        "Fly from the west depot to the rescue camp on the east ridge no later than ten past two",
+        "West depot to the crash on the eastern ring road by 1430 hrs",
+        "Bring a couple of kilos of supplies from the hardware warehouse to the construction site on Harbour Street",
+    ],
+)
+def test_a_time_to_leave_a_spoken_clock_time_or_a_mass_without_a_number_is_asked_about(instruction):
+    """Each executed at t = 0 with no deadline, or with none of the load, before (the third hunt, 2026-11-29)."""
+    out = run_task(_world("examples/fleet_city.json"), instruction, context=CONTEXT, db=None)
+    assert out.status == "human_confirm", out.decision.get("reason")
+
+
+def test_an_altitude_said_as_a_maximum_is_never_exceeded():
+    out = run_task(
+        _world("examples/fleet_city.json"),
+        "Fly from the west drone depot to the crash on the eastern ring road at 55m max",
+        context=CONTEXT,
+        db=None,
+    )
+    assert out.status == "execute", out.decision.get("reason")
+    assert max(w[2] for w in out.decision["waypoints"]) <= 55.0

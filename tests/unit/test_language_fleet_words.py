@@ -1117,3 +1117,41 @@ def test_uavs_said_out_of_service_where_they_wait_are_left_out(fleet_city, text)
 )
 def test_coming_back_in_more_words_is_a_return_leg(fleet_city, text, back):
     assert stated_constraints(text, fleet_city).return_leg is back
+
+
+# --- a third hunt (2026-11-29): the equipment one drone is asked to carry -----------------------------------------
+@pytest.mark.parametrize(
+    ("text", "observing", "cargo"),
+    [
+        (
+            "From the west drone depot, use a drone with a thermal camera to look for people at the flood site at "
+            "the Riverside Road underpass",
+            ["thermal"],
+            [],
+        ),
+        ("From the west drone depot, do an infrared check of the pumping station by the river", ["thermal"], []),
+        ("From the west drone depot, IR camera check of the sluice gate on the river embankment", ["thermal"], []),
+        ("从西区无人机基地出发，用热成像查看滨河路内涝点", ["thermal"], []),
+        (
+            "A drone with a winch to lower 2 kg at the construction site on Harbour Street, from the south charging pad",
+            [],
+            ["winch"],
+        ),
+        ("Winch down 1 kg of rope at the old bridge pier in the river from the south charging pad", [], ["winch"]),
+        ("From the south charging pad, lower a 1 kg buoy on a line at the old bridge pier in the river", [], ["winch"]),
+        ("带绞车的无人机从西区无人机基地送3公斤沙袋到滨河路内涝点", [], ["winch"]),
+        (
+            "Use the drone with the defibrillator bay to take an AED from the west drone depot to the crash on the "
+            "eastern ring road",
+            [],
+            ["defibrillator_bay"],
+        ),
+        # an AED alone is cargo (docs/fleet.md); a winch said not to be needed or broken is not asked for
+        ("Send an AED from the west drone depot to the crash on the eastern ring road", [], []),
+        ("Take 2 kg from the hardware warehouse to the construction site, no winch needed", [], []),
+        ("Take 2 kg from the depot to the school with uav_03, uav_01's winch is broken", [], []),
+    ],
+)
+def test_the_equipment_one_drone_is_asked_to_carry_is_held(fleet_city, text, observing, cargo):
+    reading = read_request(text, fleet_city)
+    assert not reading.team_needs and (reading.observing_sensors, reading.cargo_sensors) == (observing, cargo), reading

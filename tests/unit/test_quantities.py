@@ -428,3 +428,102 @@ def test_a_duration_and_a_mass_side_by_side_stay_two_quantities():
     """'within 1 minute 40 kg of sand' was one 100 kg mass (parts of different dimensions were joined)."""
     found = find_quantities(with_digits("within 1 minute 40 kg of sand"))
     assert [(q.dimension, q.value) for q in found] == [("duration", 60.0), ("mass", 40.0)]
+
+
+# --- a third hunt (2026-11-29): each executed against its words before --------------------------------------------
+@pytest.mark.parametrize(
+    ("text", "band"),
+    [
+        ("fly to the crash at 55m max", {"altitude_max_m": 55.0}),  # was "at 55 m" give or take 10 m
+        ("to the accident at 100 ft max", {"altitude_max_m": 100 * FT}),
+        ("keep 40 m minimum", {"altitude_min_m": 40.0}),
+        ("55 m at most, please", {"altitude_max_m": 55.0}),
+        ("keep 20 m minimum distance from other drones", {}),  # a distance, no altitude
+    ],
+)
+def test_a_limit_said_after_its_altitude_is_a_limit(text, band):
+    assert stated_band_and_separation(with_digits(text)) == pytest.approx(band)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "take off in 10 minutes from the west depot and fly to the hospital",
+        "launch in 5 min from the west depot to the sluice gate",
+        "10分钟后从西区无人机基地起飞，飞到市第一医院",
+        "not until 3 minutes from now: fly from the west depot to the hospital",
+        "arrive no earlier than 5 minutes from now",
+        "arrive between 3 and 4 minutes from now",
+        "at t+4 min",
+        "eta 4 minutes exactly",
+        "it's needed in 5 minutes, not before",
+        "不要早于5分钟到达",
+    ],
+)
+def test_a_time_to_leave_or_the_earliest_arrival_is_no_deadline(text):
+    assert parse_deadline(with_digits(text)) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [("within 10 minutes", 600.0), ("10分钟内送到", 600.0), ("最迟2分钟内送到", 120.0), ("in 8 minutes", 480.0)],
+)
+def test_deadlines_said_plainly_stay_deadlines(text, seconds):
+    assert parse_deadline(with_digits(text)) == seconds
+
+
+@pytest.mark.parametrize(
+    ("text", "hour", "minute"),
+    [
+        ("no later than ten past two", 2, 10),
+        ("by half past two", 2, 30),
+        ("before quarter to three", 2, 45),
+        ("we need it there by twenty to three", 2, 40),
+        ("west depot to the crash by three", 3, 0),
+        ("by half two", 2, 30),
+        ("by 1500", 15, 0),
+        ("eta 1430", 14, 30),
+        ("by 1430 hrs", 14, 30),
+        ("before 0900h", 9, 0),
+    ],
+)
+def test_clock_times_said_in_words_or_as_four_digits(text, hour, minute):
+    clocks = find_clock_times(text)
+    assert [(c.hour, c.minute, c.deadline) for c in clocks] == [(hour, minute, True)]
+
+
+@pytest.mark.parametrize(
+    "text", ["split it by three.", "by three drones", "fly 1500 m", "take 1200 g", "within 1500 s"]
+)
+def test_numbers_that_are_no_clock_times(text):
+    assert find_clock_times(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "asked"),
+    [
+        ("Bring a couple of kilos of supplies from hospital_A to police_2.", "payload: 'a couple of kilos'"),
+        ("Bring a few kilos of tools from hospital_A to police_2.", "payload: 'a few kilos'"),
+        ("从hospital_A运几公斤药品到police_2", "payload: '几公斤'"),
+        ("Fly from hospital_A to police_2, not before 2 pm.", "start: '2 pm"),
+        ("Fly from hospital_A to police_2 from 14:00 onwards.", "start: '14:00'"),
+        ("Fly from hospital_A to police_2, we need it there at a quarter past.", "deadline: 'a quarter past'"),
+        ("Fly from hospital_A to police_2 within a couple of minutes.", "deadline: 'within a couple of minutes'"),
+        ("从hospital_A飞到police_2，几分钟内到", "deadline: '几分钟内'"),
+    ],
+)
+def test_a_mass_without_a_number_or_a_time_to_leave_is_asked_about(world, text, asked):
+    stated = stated_constraints(text, world)
+    assert any(m.startswith(asked) for m in stated.missing), stated.missing
+
+
+@pytest.mark.parametrize(
+    ("text", "back"),
+    [
+        ("Fly 1 kg from hospital_A to police_2 and then home.", True),
+        ("Fly 1 kg from hospital_A to police_2, return afterwards.", True),
+        ("Fly 1 kg from hospital_A to police_2, then home in on the roof pad.", False),
+    ],
+)
+def test_going_home_afterwards_is_a_return_leg(world, text, back):
+    assert stated_constraints(text, world).return_leg is back
