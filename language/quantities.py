@@ -227,9 +227,11 @@ _LENGTH = rf"({_NOT_AFTER}(?:{_NUMBER})\s*-?\s*{_UNIT_WORD})"
 
 
 _NOT_DISTANCE = r"(?!\s*(?:of\s+)?(?:separation|clearance|apart|spacing|from|away|distance|between|间隔|间距|距离))"
-# after a limit word said behind its number ("20 m minimum distance from other drones" is no altitude)
-_NOT_DISTANCE_AFTER = (
-    r"(?!\s*(?:\w+\s+)?(?:separation|clearance|apart|spacing|from|away|distance|between|range|radius|间隔|间距|距离))"
+# after a limit said behind its number: an altitude word or the end of the phrase ("at 55 m max.", "40 m minimum
+# altitude"); "15 m minimum gap to other drones", "a 20 m minimum margin to buildings" are no altitudes
+_ALTITUDE_LIMIT_ENDS = (
+    r"(?=\s*(?:(?:altitude|height|agl|aloft|above (?:the )?ground(?: level)?|up|high|in the air)\b|[,.;!?)，。；！？）]|$|"
+    r"(?:and|but|then|please|when|while|throughout|en route|all the way|the whole way|(?:to|from|over|via) the)\b))"
 )
 
 
@@ -286,23 +288,11 @@ _NEGATED_OR_TRAILING_LIMITS = (
             _NEGATION + r"\s*(?:[a-z]+\s+){0,2}?(?:飞|降)?(?:below|under|lower than|低于)\s*" + _LENGTH + _NOT_DISTANCE
         ),
     ),
-    # "at 55 m max", "100 ft maximum", "40 m minimum": a limit said after its number
-    (
-        "altitude_min_m",
-        re.compile(
-            _LENGTH
-            + r"\s*(?:or (?:higher|more|above)|and (?:above|up)|min(?:imum)?\b|at (?:the )?least\b|以上)(?!\s*\d)"
-            + _NOT_DISTANCE_AFTER
-        ),
-    ),
-    (
-        "altitude_max_m",
-        re.compile(
-            _LENGTH
-            + r"\s*(?:or (?:lower|less|below)|and below|max(?:imum)?\b|at (?:the )?most\b|tops\b|以下)(?!\s*\d)"
-            + _NOT_DISTANCE_AFTER
-        ),
-    ),
+    ("altitude_min_m", re.compile(_LENGTH + r"\s*(?:or (?:higher|more|above)|and (?:above|up)|以上)(?!\s*\d)")),
+    ("altitude_max_m", re.compile(_LENGTH + r"\s*(?:or (?:lower|less|below)|and below|以下)(?!\s*\d)")),
+    # "at 55 m max", "100 ft maximum", "40 m minimum altitude": a limit said after its number
+    ("altitude_min_m", re.compile(_LENGTH + r"\s*(?:min(?:imum)?|at (?:the )?least)\b" + _ALTITUDE_LIMIT_ENDS)),
+    ("altitude_max_m", re.compile(_LENGTH + r"\s*(?:max(?:imum)?|at (?:the )?most|tops)\b" + _ALTITUDE_LIMIT_ENDS)),
 )
 
 
@@ -314,6 +304,13 @@ _RESERVE_PATTERN = re.compile(
     r"|(?:battery |charge )?reserve\s*(?:of|:)?\s*(\d+(?:\.\d+)?)\s*(?:%|percent|per cent)"
     r"|(?:保留|剩余|留有|不低于|至少|不少于)\s*(\d+(?:\.\d+)?)\s*%\s*(?:的)?电量"
     r"|电量[^,。;,;\d]{0,4}?(?:不低于|不少于|不小于|至少|保留)\s*(\d+(?:\.\d+)?)\s*%"
+    # "don't let the battery drop under 40%"
+    r"|(?:battery|charge)\s+(?:\w+\s+)?(?:drops?|falls?|goes|go|gets?|dips?|sinks?)\s+(?:under|below|lower than)\s+"
+    r"(\d+(?:\.\d+)?)\s*(?:%|percent|per cent)"
+)
+# "return with no less than 0.7 charge", "at least 0.3 of the battery": the share as a ratio
+_RESERVE_RATIO = re.compile(
+    r"(?:no less than|not less than|at least|minimum of|min\.?)\s+(0?\.\d+)\s+(?:of\s+(?:the\s+|its\s+)?)?(?:charge|battery)"
 )
 # "at 400 metres", "flying at 350 m", "at an altitude of 90 m", "在150米高度", "at 250 ft": one altitude to cruise at.
 _CRUISE_PATTERN = re.compile(
@@ -470,7 +467,8 @@ def _cn_counted(text: str, mass: Quantity) -> Load | None:
 def parse_reserve(text: str) -> float | None:
     """The battery share the (lower-cased) request asks to keep on arrival, as a ratio."""
     if not (m := _RESERVE_PATTERN.search(text)):
-        return None
+        ratio_said = _RESERVE_RATIO.search(text)
+        return float(ratio_said[1]) if ratio_said and 0 < float(ratio_said[1]) < 1 else None
     ratio = float(next(g for g in m.groups() if g is not None)) / 100
     return ratio if 0 < ratio < 1 else None
 
@@ -489,11 +487,14 @@ _NOT_A_DEADLINE = re.compile(
 # min" is a deadline), "in 5 minutes, not before", "ETA 4 minutes exactly", "10分钟后起飞", "不要早于5分钟到达".
 # No plan here leaves later or waits to arrive: the quantity stays unaccounted, and the request is asked about.
 _START_OR_EARLIEST_BEFORE = re.compile(
-    r"(?:\b(?:take[- ]?off|launch|leave|depart|set off|lift off|head out|fly out|go|dispatch|send it|wait)\w*\s+"
+    r"(?:\b(?:take[- ]?off|takes off|taking off|launch(?:es|ed|ing)?|leav(?:e|es|ing)|depart(?:s|ing)?|"
+    r"set(?:s|ting)? off|lift(?:s|ing)? off|head(?:s|ing)? out|fly(?:ing)? out|go(?:es|ing)?|dispatch(?:ed|ing)?|"
+    r"wait(?:s|ing)?)\s+"
     r"(?:in|after)\s+(?:about |around |another |the next )?|\b(?:not until|not before|no earlier than|no sooner than|"
     r"not earlier than|not sooner than|at the earliest)\s+(?:about |around )?|\bbetween\s+[\d.]+\s*(?:and|to|-)\s*|"
-    r"\bat\s+t\s*\+\s*|(?:不要|不能|不得|别)?(?:早于|不早于|晚于)\s*)$"
+    r"\bat\s+t\s*\+\s*|(?:不要|不能|不得|别|不)?早于\s*|(?<![不得要能])晚于\s*)$"
 )
+_AT_THE_LATEST_AFTER = re.compile(r"\s*(?:from now\s*)?,?\s*(?:at the latest|at most|max(?:imum)?|tops)\b")
 _START_OR_EARLIEST_AFTER = re.compile(
     r"\s*(?:from now\s*)?(?:,?\s*(?:but\s+|and\s+)?not (?:before|earlier|sooner)\b|(?:exactly|sharp|on the dot|at the "
     r"earliest)\b|(?:have|has) passed\b|后(?!\s*(?:之内|以内|内))|之后|以后)"
@@ -504,10 +505,11 @@ def is_deadline(quantity: Quantity, text: str) -> bool:
     """A duration the (`with_digits`) text states as the time to arrive in, not one that times something else or
     says when to leave or the earliest time to arrive."""
     before = text[max(0, quantity.start - 30) : quantity.start]
+    latest = _AT_THE_LATEST_AFTER.match(text, quantity.end)  # "at T+5 min at the latest"
     return (
         quantity.dimension == "duration"
         and not _NOT_A_DEADLINE.search(before)
-        and not _START_OR_EARLIEST_BEFORE.search(before)
+        and (bool(latest) or not _START_OR_EARLIEST_BEFORE.search(before))
         and not _START_OR_EARLIEST_AFTER.match(text, quantity.end)
     )
 
@@ -700,6 +702,11 @@ def with_digits(text: str) -> str:
 _EN_HOURS = {w: i for i, w in enumerate("one two three four five six seven eight nine ten eleven twelve".split(), 1)}
 _ZH_NUMBER = r"\d{1,2}|[零〇一二两三四五六七八九十]{1,3}"
 _AM_PM = r"(?P<{}>[ap])\.?m(?![a-z])\.?"
+# what follows a number that is no hour: a unit or a counted noun ("40 to 60 metres", "4 to 6 bottles")
+_NOT_A_CLOCK_AFTER = (
+    r"minutes?|mins?|hours?|hrs?|km|kg|kilo\w*|g\b|grams?|lbs?|pounds?|m\b|metres?|meters?|ft|feet|%|percent|"
+    r"drones?|uavs?|quads?|[a-z]+s\b"
+)
 _CLOCK = re.compile(
     r"(?<![a-z0-9_.:/])(?:"
     # 14:30, 2:30 pm, 15：00 (not "1:30 h", a duration)
@@ -711,8 +718,9 @@ _CLOCK = re.compile(
     # by 14h30
     r"|(?<=by |at )(?P<h3>\d{1,2})h(?P<m3>[0-5]\d)\b"
     # ten past two, half past two, a quarter to three, twenty-five to four (spoken, twelve-hour)
-    rf"|(?P<spoken_m>(?:a )?quarter|half|five|ten|twenty|twenty[- ]five|\d{{1,2}})(?: minutes?)? (?P<rel>past|after|to) "
-    rf"(?P<h5>{'|'.join(_EN_HOURS)}|\d{{1,2}})\b(?!\s*(?:minutes?|mins?|hours?|km|kg|m\b|drones?))"
+    rf"|(?:(?P<spoken_m>(?:a )?quarter|half|five|ten|twenty|twenty[- ]five)(?: minutes?)? (?P<rel>past|after|to)"
+    rf"|(?P<digits_m>\d{{1,2}})(?: minutes?)? (?:past|after)) "
+    rf"(?P<h5>{'|'.join(_EN_HOURS)}|\d{{1,2}})\b(?![.,]?\d)(?!\s*(?:-|{_NOT_A_CLOCK_AFTER}))"
     # British "half two" (2:30), and "by three" said alone
     rf"|(?<=by |at )half (?P<h6>{'|'.join(_EN_HOURS)})\b(?!\s*(?:minutes?|mins?|hours?|an? ))"
     rf"|(?:(?<=by )|(?<=until )|(?<=before ))(?P<h7>{'|'.join(_EN_HOURS)})\b(?=\s*(?:[,.;!?)]|$|today|this|tonight|latest|at the latest))"
@@ -725,7 +733,10 @@ _CLOCK = re.compile(
     rf"(?:\s*(?P<half>半)|\s*(?P<quarter>[一三])刻|\s*(?P<m4>{_ZH_NUMBER})\s*分?(?!钟))?"
     r")"
 )
-_BY_A_FACTOR = re.compile(r"\b(?:split|divid|shar|multipl|reduc|increas|cut|round|rais|lower|spread)\w*\b[^.;,]{0,15}$")
+_BY_A_FACTOR = re.compile(
+    r"\b(?:split|divid|shar|multipl|reduc|increas|cut|round|rais|lower|spread)\w*\b[^.;,]{0,15}$"
+    r"|\b(?:\w+ed|flown|done|taken|driven|given|made|sent|seen|led|borne|shown)\s+by\s+$"  # "flown by two"
+)
 _SPOKEN_MINUTES = {"quarter": 15, "a quarter": 15, "half": 30, "five": 5, "ten": 10, "twenty": 20, "twenty five": 25}
 _ZH_CUE_BEFORE = re.compile(r"(?:在|于|不晚于|最晚|最迟|截止|截至|到|从|自)\s*$")
 _ZH_CUE_AFTER = re.compile(r"^\s*(?:之前|以前|前|为止|之后|以后|后|起|开始)")
@@ -799,8 +810,7 @@ def _clock(m: re.Match[str], text: str) -> ClockTime | None:
     elif m["h5"] is not None:
         said = m["h5"]
         hour = _EN_HOURS.get(said) or int(said)
-        offset = _SPOKEN_MINUTES.get(m["spoken_m"].replace("-", " "))
-        offset = offset if offset is not None else int(m["spoken_m"])
+        offset = int(m["digits_m"]) if m["digits_m"] else _SPOKEN_MINUTES[m["spoken_m"].replace("-", " ")]
         minute = offset if m["rel"] != "to" else 60 - offset
         hour, twelve = (hour - 1 if m["rel"] == "to" else hour) % 12 or 12, True
     elif m["h6"] is not None:

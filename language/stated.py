@@ -89,6 +89,7 @@ RETURN_LEG = re.compile(
     r"\s+(?:straight\s+|right\s+|directly\s+)?back\b"
     r"|\b(?:and|then)\s+bring(?:s|ing)?\s+(?:it|them|(?:the|that|this)\s+\w+)\s+back\b(?!\s+(?:to|from)\b)"
     r"|\b(?:and )?then (?:straight |right )?home\b(?!\s+in\b)|\breturn(?:s|ing)? (?:afterwards?|after that|when (?:done|finished))\b"
+    r"|\breturn(?:s|ing)? with (?:at least|no less than|not less than|more than|over|\d)"  # "... with 30% left"
     r"|往返|再返回|并返回|然后返回|后返回|(?:然后|再|并|后)回来|飞回"
     # after the errand: "and then come home", "then RTB", "送完返航" (a UAV sent home alone is a return errand)
     r"|\b(?:and|then|afterwards|after that)[, ]+(?:then )?(?:(?:come|fly|head|go|get) (?:back )?home|rtb|return to base)\b"
@@ -143,8 +144,9 @@ _UNANCHORED_TIME = re.compile(
     rf"\b{_ANCHOR_WORD}\s+(?:(?:the|their|his|her|our|this)\s+)?{_EVENT}\b|\b{_ANCHOR_WORD}\s+{_CLAUSE}\b"
     r"|\b(?:by the time|in time for)\b|\b(?:tomorrow|tonight|this (?:morning|afternoon|evening)|next week)\b"
     r"|\b(?:same time as|the usual time|like last time|as (?:we did )?yesterday)\b"
-    r"|\b(?:a )?quarter (?:past|to)\b(?!\s+(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|\d))"
-    r"|\bhalf past\b(?!\s+(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|\d))"
+    # "at a quarter past", "by 10 past": minutes past an hour not said
+    r"|\b(?:at|by|before|until|around|about)\s+(?:(?:a )?quarter|half|five|ten|twenty|twenty[- ]five|\d{1,2})"
+    r"(?: minutes)? (?:past|to)\b(?=\s*(?:[,.;!?)]|$))"
     r"|(?:会议|开会|手术|下班|上班|交班|天黑|中午|午饭|晚饭|早饭|比赛|傍晚)(?:开始|结束)?(?:之前|以前|前|之后|以后)"
     r"|明天|今晚|后天|下周|到时候|那时候?|老时间|跟昨天一样|和上次一样|照旧"
 )
@@ -745,6 +747,17 @@ _KEPT_HOME_AFTER = re.compile(
 )
 
 
+# A UAV asked for without a sensor: "a drone with no camera" (privacy over homes), "one without a thermal camera", a
+# description's "(no thermal)"
+_WITHOUT_SENSOR = re.compile(
+    r"\b(?:drones?|uavs?|quads?|hexas?|aircraft|one)\s+(?:with\s+no|without(?:\s+(?:a|an|any))?|that has no|lacking"
+    r"(?:\s+(?:a|an))?)\s+(?P<sensor>thermal(?: camera)?|camera|lidar|winch)\b"
+    # a remark on such drones, no request for one: "one without a camera can't help", "... is fine too"
+    r"(?!\s+(?:can'?t|cannot|won'?t|will|would|is|are|also|too|works?|does|do)\b)"
+    r"|\((?:no|without(?: a)?)\s+(?P<sensor_said>thermal|camera|lidar|winch)\)"
+)
+
+
 def uavs_described(
     text: str, world: World, left_out: list[tuple[int, int]] | None = None
 ) -> tuple[list[str], list[str]]:
@@ -789,6 +802,11 @@ def uavs_described(
             or _PIN_AFTER.match(text[match.end() : match.end() + 40])
         ):
             offered.extend(fitting)
+    for match in _WITHOUT_SENSOR.finditer(text):  # "a drone with no camera", "(no thermal)": those carrying it are out
+        group = "sensor" if match["sensor"] else "sensor_said"
+        sensor = match[group].split()[0]  # "thermal camera": the thermal one
+        excluded.extend(u.id for u in world.fleet if u.status is UAVStatus.idle and sensor in u.sensors)
+        left_out.append(match.span(group))
     return list(dict.fromkeys(excluded)), [u for u in dict.fromkeys(offered) if u not in excluded]
 
 

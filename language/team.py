@@ -559,6 +559,7 @@ def _asked_for(words: _Words, pattern: re.Pattern[str]) -> bool:
         not _NEGATED.search(words.text[max(0, m.start() - 30) : m.start()])
         and not _SENSOR_NEGATED.search(words.text[max(0, m.start() - 20) : m.start()])
         and not _SAID_OUT_OF_ORDER.match(words.text, m.end())
+        and not _NOT_NEEDED_AFTER.match(words.text, m.end())
         for m in pattern.finditer(words.sensor_text)
     )
 
@@ -1152,6 +1153,11 @@ _OUT_OF_ORDER = re.compile(
     r"\b(?:broken|busted|faulty|dead|damaged|cracked|fogged|blurry|missing|removed|malfunction\w*|fail\w*|"
     r"not working|doesn't work|does not work|isn't working|is not working|won't work|out of order|(?:is |'s )?down|"
     r"(?:is |'s )?(?:out|off)\b)|坏|故障|失灵|不能用|不好用|不工作|没了|拆了"
+)
+# "thermal camera not needed", "a winch isn't necessary", "the winch is optional"
+_NOT_NEEDED_AFTER = re.compile(
+    r"\s*(?:\w+\s+)?(?:is\s+|are\s+)?(?:not|isn't|aren't)\s+(?:needed|required|necessary|wanted)\b"
+    r"|\s*(?:\w+\s+)?(?:is\s+|are\s+)?(?:unnecessary|optional|unneeded)\b|\s*(?:\w+\s+)?(?:不需要|不用|用不着|不必)"
 )
 # "the winch is broken", "its winch has failed" (not "winch down 1 kg", a verb)
 _SAID_OUT_OF_ORDER = re.compile(

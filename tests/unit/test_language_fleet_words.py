@@ -1110,6 +1110,9 @@ def test_uavs_said_out_of_service_where_they_wait_are_left_out(fleet_city, text)
         ("Take 1 kg from the hospital to the rescue camp; it comes back.", True),
         ("Fly 1 kg from the hospital to the crash site and then it comes back.", True),
         ("Fly from the hospital to the rescue camp, load 1 kg of samples and bring them back.", True),
+        ("Fly 1 kg from the hospital to the rescue camp and then home.", True),
+        ("Fly 1 kg from the hospital to the rescue camp, return afterwards.", True),
+        ("Fly 1 kg from the hospital to the rescue camp, then home in on the camp's beacon.", False),
         ("When uav_03 comes back from charging, take 1 kg from the depot to the school.", False),
         ("Take 1 kg from the hospital to the rescue camp and bring it back to the crash site.", False),
         ("Take 1 kg from the hospital to the rescue camp; don't come straight back, wait there.", False),
@@ -1155,3 +1158,57 @@ def test_coming_back_in_more_words_is_a_return_leg(fleet_city, text, back):
 def test_the_equipment_one_drone_is_asked_to_carry_is_held(fleet_city, text, observing, cargo):
     reading = read_request(text, fleet_city)
     assert not reading.team_needs and (reading.observing_sensors, reading.cargo_sensors) == (observing, cargo), reading
+
+
+@pytest.mark.parametrize(
+    ("text", "excluded", "observing"),
+    [
+        (
+            "From the hardware warehouse, fly a drone with no camera to the old bridge pier",
+            ["uav_05", "uav_06", "uav_07", "uav_08"],
+            [],
+        ),
+        ("From the south charging pad, a camera-only drone (no thermal) to the east levee", ["uav_07"], ["camera"]),
+        ("Film the flood site with a drone without a thermal camera", ["uav_07"], ["camera"]),
+        (
+            "Fly 2 kg from the depot to the school with a drone that has no winch",
+            ["uav_01", "uav_02", "uav_04", "uav_09"],
+            [],
+        ),
+        ("Take 1 kg to the school from the depot; no camera needed", [], []),
+    ],
+)
+def test_a_drone_asked_for_without_a_sensor_leaves_out_those_carrying_it(fleet_city, text, excluded, observing):
+    reading = read_request(text, fleet_city)
+    assert (sorted(reading.excluded_uavs), reading.observing_sensors) == (excluded, observing), reading
+
+
+@pytest.mark.parametrize(
+    ("text", "reserve", "back"),
+    [
+        ("From the west drone depot to the old bridge pier, don't let the battery drop under 40%", 0.4, False),
+        ("West depot to the crash on the eastern ring road, return with no less than 0.7 charge", 0.7, True),
+    ],
+)
+def test_a_reserve_said_as_a_floor_or_a_ratio(fleet_city, text, reserve, back):
+    stated = stated_constraints(text, fleet_city)
+    assert (stated.battery_reserve_ratio, stated.return_leg) == (reserve, back)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "From the west drone depot to the pumping station by the river; thermal camera not needed",
+        "Fly 1 kg from the depot to the school; a winch is not required",
+        "Take 2 kg from the hardware warehouse to the construction site; the winch is optional",
+    ],
+)
+def test_equipment_said_not_to_be_needed_after_its_name_is_not_asked_for(fleet_city, text):
+    reading = read_request(text, fleet_city)
+    assert not reading.observing_sensors and not reading.cargo_sensors, reading
+
+
+def test_a_remark_on_drones_without_a_sensor_leaves_none_out(fleet_city):
+    text = "Use a drone with a camera to film the east levee; one without a camera can't help"
+    reading = read_request(text, fleet_city)
+    assert reading.observing_sensors == ["camera"] and not reading.excluded_uavs, reading
