@@ -142,7 +142,8 @@ class StatedConstraints(Mentions):
         default_factory=list,
         exclude_if=lambda sensors: not sensors,
         description="a team request: the sensors its delivering sub-tasks need (the sketch's: 'an AED', a "
-        "defibrillator bay): on every delivering member's UAV",
+        "defibrillator bay): on every delivering member's UAV; one UAV: the cargo equipment the words name ('a drone "
+        "with a winch')",
     )
     return_leg: bool = Field(default=False, description="the request asks the UAV to come back")
     corridors_only: bool = Field(default=False, description="the request allows flight only inside drone corridors")
@@ -188,6 +189,11 @@ class StatedConstraints(Mentions):
     salient: list[SalientSpan] = Field(
         default_factory=list, description="every span the reading accounts for, with its role and polarity"
     )
+
+    @property
+    def sensors_asked(self) -> list[str]:
+        """Every sensor the words ask for, to observe with and for the cargo, in that order: what one UAV carries."""
+        return list(dict.fromkeys([*self.observing_sensors, *self.cargo_sensors]))
 
     def blockers(self, ceiling_m: float) -> list[tuple[str, str]]:
         """(error type, message) for what no plan can meet or resolve, known before any tool runs (R8): demands that
@@ -537,18 +543,19 @@ def _stop_order(world: World, stated: StatedConstraints, named: list[str], xy: l
 def equipped_uavs(world: World, stated: StatedConstraints) -> list[str]:
     """The idle UAVs that carry every sensor the words ask for (to observe with, or for the cargo: "a drone with a
     winch") and that the request does not leave out."""
-    wanted = {*stated.observing_sensors, *stated.cargo_sensors}
     return [
         u.id
         for u in world.fleet
-        if u.status is UAVStatus.idle and wanted <= set(u.sensors) and u.id not in stated.excluded_uavs
+        if u.status is UAVStatus.idle
+        and set(stated.sensors_asked) <= set(u.sensors)
+        and u.id not in stated.excluded_uavs
     ]
 
 
 def _sensors(world: World, stated: StatedConstraints, uav: Any) -> list[Finding]:
     """The one UAV carries the sensors the words ask for ("film the flood site": a camera; "a drone with a winch")."""
     flying = world.uav_index.get(uav) if isinstance(uav, str) else None
-    wanted = list(dict.fromkeys([*stated.observing_sensors, *stated.cargo_sensors]))
+    wanted = stated.sensors_asked
     lacking = [s for s in wanted if flying is not None and s not in flying.sensors]
     if not lacking:
         return []

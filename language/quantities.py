@@ -702,6 +702,8 @@ def with_digits(text: str) -> str:
 _EN_HOURS = {w: i for i, w in enumerate("one two three four five six seven eight nine ten eleven twelve".split(), 1)}
 _ZH_NUMBER = r"\d{1,2}|[零〇一二两三四五六七八九十]{1,3}"
 _AM_PM = r"(?P<{}>[ap])\.?m(?![a-z])\.?"
+# minutes said in words before "past" / "to" ("ten past two", "a quarter to three"): the keys of _SPOKEN_MINUTES
+SPOKEN_MINUTES = r"(?:a )?quarter|half|five|ten|twenty|twenty[- ]five"
 # what follows a number that is no hour: a unit or a counted noun ("40 to 60 metres", "4 to 6 bottles")
 _NOT_A_CLOCK_AFTER = (
     r"minutes?|mins?|hours?|hrs?|km|kg|kilo\w*|g\b|grams?|lbs?|pounds?|m\b|metres?|meters?|ft|feet|%|percent|"
@@ -718,7 +720,7 @@ _CLOCK = re.compile(
     # by 14h30
     r"|(?<=by |at )(?P<h3>\d{1,2})h(?P<m3>[0-5]\d)\b"
     # ten past two, half past two, a quarter to three, twenty-five to four (spoken, twelve-hour)
-    rf"|(?:(?P<spoken_m>(?:a )?quarter|half|five|ten|twenty|twenty[- ]five)(?: minutes?)? (?P<rel>past|after|to)"
+    rf"|(?:(?P<spoken_m>{SPOKEN_MINUTES})(?: minutes?)? (?P<rel>past|after|to)"
     rf"|(?P<digits_m>\d{{1,2}})(?: minutes?)? (?:past|after)) "
     rf"(?P<h5>{'|'.join(_EN_HOURS)}|\d{{1,2}})\b(?![.,]?\d)(?!\s*(?:-|{_NOT_A_CLOCK_AFTER}))"
     # British "half two" (2:30), and "by three" said alone

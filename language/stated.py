@@ -23,6 +23,7 @@ from language.mentions import (
 )
 from language.polarity import CLIMB_TO, PERMISSION, RuleDemand, clauses, rule_demands
 from language.quantities import (
+    SPOKEN_MINUTES,
     ClockTime,
     Quantity,
     find_clock_times,
@@ -145,7 +146,7 @@ _UNANCHORED_TIME = re.compile(
     r"|\b(?:by the time|in time for)\b|\b(?:tomorrow|tonight|this (?:morning|afternoon|evening)|next week)\b"
     r"|\b(?:same time as|the usual time|like last time|as (?:we did )?yesterday)\b"
     # "at a quarter past", "by 10 past": minutes past an hour not said
-    r"|\b(?:at|by|before|until|around|about)\s+(?:(?:a )?quarter|half|five|ten|twenty|twenty[- ]five|\d{1,2})"
+    rf"|\b(?:at|by|before|until|around|about)\s+(?:{SPOKEN_MINUTES}|\d{{1,2}})"
     r"(?: minutes)? (?:past|to)\b(?=\s*(?:[,.;!?)]|$))"
     r"|(?:会议|开会|手术|下班|上班|交班|天黑|中午|午饭|晚饭|早饭|比赛|傍晚)(?:开始|结束)?(?:之前|以前|前|之后|以后)"
     r"|明天|今晚|后天|下周|到时候|那时候?|老时间|跟昨天一样|和上次一样|照旧"

@@ -326,7 +326,7 @@ CARGO_SENSORS = ("defibrillator_bay", "winch")  # what the cargo needs goes to t
 # Cargo equipment a one-UAV request asks for by name ("a drone with a winch", "winch it down", "the drone with the
 # defibrillator bay"); an AED alone is cargo any UAV that lifts it may carry (docs/fleet.md).
 _EQUIPMENT_ASKED = {
-    "winch": re.compile(SENSOR_WORDS["winch"]),
+    "winch": _SENSOR_PATTERNS["winch"],
     "defibrillator_bay": re.compile(
         r"\b(?:defibrillator|defib|aed) (?:bay|compartment|mount|holder)|除颤(?:仪)?(?:舱|仓|挂架|挂载)"
     ),

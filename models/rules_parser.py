@@ -892,7 +892,7 @@ def keep_equipped(task: ParsedTask, reading: StatedConstraints, world: World) ->
     """A one-UAV request that asks for sensors ("film the flood site", "a drone with a winch"): the candidates are
     the idle UAVs that carry them and that the request does not leave out (assign_uav knows no sensors). None
     carrying them: the candidates stay, and the fidelity gate asks the operator (sensor_not_carried)."""
-    wanted = list(dict.fromkeys([*reading.observing_sensors, *reading.cargo_sensors]))
+    wanted = reading.sensors_asked
     if not wanted:
         return
     able = equipped_uavs(world, reading)
